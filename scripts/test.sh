@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# `npm test`: every check the project promises, in the order that fails fastest, ending in one summary line.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n== %s\n' "$*"; }
+
+step 'lint (eslint, prettier)'
+npx eslint . --max-warnings 0
+npx prettier --check . --log-level warn
+
+step 'type check (tsc --noEmit)'
+npx tsc --noEmit -p .
+
+step 'contracts (buf lint, buf breaking, generated code up to date)'
+bash scripts/check-contracts.sh
+
+step 'OpenAPI lint (redocly)'
+npx redocly lint openapi/openapi.yaml --format=summary
+
+step 'unit and integration tests (jest, real PostgreSQL and Temporal)'
+mkdir -p .data
+results=.data/jest-results.json
+status=0
+npx jest --ci --json --outputFile="$results" "$@" || status=$?
+# jest's own summary is not a line CI can read; say it plainly.
+node -e '
+  const r = require(require("node:path").resolve(process.argv[1]));
+  console.log(`tests: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests} skipped`);
+' "$results" || true
+exit "$status"
