@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Contract gate: buf lint and format, no breaking change against the committed baseline, src/generated up to date.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+buf=node_modules/.bin/buf
+baseline=proto/baseline/contracts.binpb
+
+if [[ ! -f "$baseline" ]]; then
+  echo "contracts: $baseline is missing: run npm run contracts:baseline and commit it" >&2
+  exit 1
+fi
+
+echo "contracts: buf lint"
+"$buf" lint
+
+echo "contracts: buf format"
+"$buf" format --diff --exit-code
+
+echo "contracts: buf breaking against $baseline"
+"$buf" breaking --against "$baseline"
+
+echo "contracts: generated code freshness"
+scratch="$(mktemp -d)"
+trap 'rm -rf "$scratch"' EXIT
+# --output prefixes the template's out directory, so the fresh copy lands in $scratch/src/generated.
+"$buf" generate --output "$scratch"
+if ! diff -r "$scratch/src/generated" src/generated >"$scratch/generated.diff"; then
+  head -n 40 "$scratch/generated.diff" >&2
+  echo "src/generated is stale: run npm run generate" >&2
+  exit 1
+fi
+
+echo "contracts: OK"
