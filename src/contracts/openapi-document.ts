@@ -1,0 +1,157 @@
+// Loads openapi/openapi.yaml once and lists its operations with their scopes and roles for router and policy.
+import fs from 'node:fs';
+import path from 'node:path';
+import { parse } from 'yaml';
+
+const documentRelativePath = path.join('openapi', 'openapi.yaml');
+
+export const httpMethods = ['GET', 'PUT', 'POST', 'DELETE', 'OPTIONS', 'HEAD', 'PATCH', 'TRACE'] as const;
+export type HttpMethod = (typeof httpMethods)[number];
+
+export const roles = ['customer', 'agent', 'admin'] as const;
+export type Role = (typeof roles)[number];
+
+/** `owner-or-staff`: a customer acts only on their own resources, agents and admins on any. */
+export type Ownership = 'owner-or-staff';
+
+export interface OpenApiOperation {
+  method: HttpMethod;
+  /** The OpenAPI path template, e.g. `/v1/bookings/{booking_id}`. */
+  path: string;
+  /** The same path in router syntax, e.g. `/v1/bookings/:booking_id`. */
+  routerPath: string;
+  operationId: string;
+  /** The `/v1` operation an `/api` twin stands for (`x-canonical-operation-id`); otherwise its own id. */
+  canonicalOperationId: string;
+  scopes: readonly string[];
+  roles: readonly Role[];
+  ownership: Ownership | null;
+  public: boolean;
+}
+
+export interface OpenApiDocument {
+  openapi: string;
+  info: { title: string; version: string; [key: string]: unknown };
+  paths: Record<string, Record<string, unknown>>;
+  components: Record<string, Record<string, unknown>>;
+  [key: string]: unknown;
+}
+
+class OpenApiContractError extends Error {
+  constructor(where: string, problem: string) {
+    super(`openapi/openapi.yaml ${where}: ${problem}`);
+    this.name = 'OpenApiContractError';
+  }
+}
+
+/** Walks up from this file, so the same code finds the document from `src/` (jest) and `dist/src/` (tsc). */
+function findDocumentPath(): string {
+  let directory = __dirname;
+  for (;;) {
+    const candidate = path.join(directory, documentRelativePath);
+    if (fs.existsSync(candidate) && fs.existsSync(path.join(directory, 'package.json'))) return candidate;
+    const parent = path.dirname(directory);
+    if (parent === directory) throw new Error(`cannot find ${documentRelativePath} above ${__dirname}`);
+    directory = parent;
+  }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function isStringArray(value: unknown): value is string[] {
+  return Array.isArray(value) && value.every((item) => typeof item === 'string');
+}
+
+function readDocument(documentPath: string): OpenApiDocument {
+  const parsed: unknown = parse(fs.readFileSync(documentPath, 'utf8'));
+  if (!isRecord(parsed) || typeof parsed.openapi !== 'string' || !isRecord(parsed.info)) {
+    throw new OpenApiContractError('root', 'is not an OpenAPI document');
+  }
+  if (!isRecord(parsed.paths) || !isRecord(parsed.components)) {
+    throw new OpenApiContractError('root', 'needs paths and components');
+  }
+  return parsed as OpenApiDocument;
+}
+
+/** Scopes of an operation; every alternative security scheme must ask for the same ones. */
+function readScopes(where: string, security: unknown): string[] | null {
+  if (!Array.isArray(security)) throw new OpenApiContractError(where, 'needs a security list');
+  if (security.length === 0) return null;
+  const scopeLists = security.map((requirement) => {
+    if (!isRecord(requirement)) throw new OpenApiContractError(where, 'has a malformed security requirement');
+    return Object.values(requirement).map((scopes) => {
+      if (!isStringArray(scopes)) throw new OpenApiContractError(where, 'has malformed security scopes');
+      return [...scopes].sort();
+    });
+  });
+  const [first, ...rest] = scopeLists.flat();
+  if (rest.some((scopes) => scopes.join(' ') !== first.join(' '))) {
+    throw new OpenApiContractError(where, 'lists different scopes for its security schemes');
+  }
+  return first;
+}
+
+function readRoles(where: string, value: unknown): Role[] {
+  if (!isStringArray(value) || value.length === 0) {
+    throw new OpenApiContractError(where, 'needs a non-empty x-roles list');
+  }
+  const unknownRole = value.find((role) => !(roles as readonly string[]).includes(role));
+  if (unknownRole) throw new OpenApiContractError(where, `names unknown role "${unknownRole}"`);
+  return value as Role[];
+}
+
+function readOperation(pathTemplate: string, method: HttpMethod, operation: unknown): OpenApiOperation {
+  const where = `${method} ${pathTemplate}`;
+  if (!isRecord(operation) || typeof operation.operationId !== 'string') {
+    throw new OpenApiContractError(where, 'needs an operationId');
+  }
+  const scopes = readScopes(where, operation.security);
+  const canonical = operation['x-canonical-operation-id'];
+  const ownership = operation['x-ownership'];
+  if (ownership !== undefined && ownership !== 'owner-or-staff') {
+    throw new OpenApiContractError(where, `has unknown x-ownership "${String(ownership)}"`);
+  }
+  if (scopes === null && ownership !== undefined) {
+    throw new OpenApiContractError(where, 'is public, so it cannot carry x-ownership');
+  }
+  return {
+    method,
+    path: pathTemplate,
+    routerPath: pathTemplate.replace(/\{([A-Za-z0-9_]+)\}/g, ':$1'),
+    operationId: operation.operationId,
+    canonicalOperationId: typeof canonical === 'string' ? canonical : operation.operationId,
+    scopes: scopes ?? [],
+    roles: scopes === null ? [] : readRoles(where, operation['x-roles']),
+    ownership: ownership === 'owner-or-staff' ? ownership : null,
+    public: scopes === null,
+  };
+}
+
+function listOperations(document: OpenApiDocument): OpenApiOperation[] {
+  const operations: OpenApiOperation[] = [];
+  for (const [pathTemplate, pathItem] of Object.entries(document.paths)) {
+    for (const method of httpMethods) {
+      const operation = pathItem[method.toLowerCase()];
+      if (operation !== undefined) operations.push(readOperation(pathTemplate, method, operation));
+    }
+  }
+  const seen = new Set<string>();
+  for (const { operationId } of operations) {
+    if (seen.has(operationId)) throw new OpenApiContractError(operationId, 'is not a unique operationId');
+    seen.add(operationId);
+  }
+  const unknownCanonical = operations.find((operation) => !seen.has(operation.canonicalOperationId));
+  if (unknownCanonical) {
+    throw new OpenApiContractError(unknownCanonical.operationId, 'names an unknown x-canonical-operation-id');
+  }
+  return operations;
+}
+
+export const openApiDocumentPath: string = findDocumentPath();
+export const openApiDocument: OpenApiDocument = readDocument(openApiDocumentPath);
+export const openApiOperations: readonly OpenApiOperation[] = listOperations(openApiDocument);
+export const openApiOperationsById: ReadonlyMap<string, OpenApiOperation> = new Map(
+  openApiOperations.map((operation) => [operation.operationId, operation]),
+);

@@ -1,0 +1,439 @@
+// Checks the OpenAPI document against the shared contract field list: operations, scopes, roles, fields, errors.
+import {
+  openApiDocument,
+  openApiOperations,
+  type OpenApiOperation,
+} from '../../../src/contracts/openapi-document';
+
+type Node = Record<string, unknown>;
+
+const everyRole = ['customer', 'agent', 'admin'];
+
+/** The authorization table of the contract field list; each row is also served under `/api`. */
+const authorizationTable = [
+  { method: 'POST', path: '/v1/bookings', operationId: 'createBooking', scope: 'bookings:write' },
+  { method: 'GET', path: '/v1/bookings', operationId: 'listBookings', scope: 'bookings:read' },
+  { method: 'GET', path: '/v1/bookings/{booking_id}', operationId: 'getBooking', scope: 'bookings:read' },
+  {
+    method: 'PATCH',
+    path: '/v1/bookings/{booking_id}',
+    operationId: 'updateBooking',
+    scope: 'bookings:write',
+  },
+  {
+    method: 'PUT',
+    path: '/v1/bookings/{booking_id}/cancel',
+    operationId: 'cancelBooking',
+    scope: 'bookings:write',
+  },
+  {
+    method: 'POST',
+    path: '/v1/bookings/{booking_id}/payment',
+    operationId: 'confirmPayment',
+    scope: 'payments:write',
+  },
+  { method: 'GET', path: '/v1/routes', operationId: 'listRoutes', scope: 'routes:read' },
+  {
+    method: 'GET',
+    path: '/v1/routes/{route_id}/availability',
+    operationId: 'getRouteAvailability',
+    scope: 'routes:read',
+  },
+  { method: 'GET', path: '/v1/users/{user_id}', operationId: 'getUser', scope: 'users:read' },
+  { method: 'GET', path: '/v1/users/me', operationId: 'getCurrentUser', scope: 'users:read' },
+];
+
+/** Customers act only on their own bookings and profile; the route catalogue is open to every role. */
+const ownedOperationIds = [
+  'createBooking',
+  'listBookings',
+  'getBooking',
+  'updateBooking',
+  'cancelBooking',
+  'confirmPayment',
+  'getUser',
+  'getCurrentUser',
+];
+
+const publicOperations = [
+  { method: 'POST', path: '/api/auth/login', operationId: 'login' },
+  { method: 'POST', path: '/api/auth/refresh', operationId: 'refresh' },
+  { method: 'GET', path: '/healthz', operationId: 'checkLiveness' },
+  { method: 'GET', path: '/readyz', operationId: 'checkReadiness' },
+  { method: 'GET', path: '/.well-known/openid-configuration', operationId: 'getOpenIdConfiguration' },
+  { method: 'GET', path: '/.well-known/jwks.json', operationId: 'getJsonWebKeySet' },
+];
+
+const serviceOperationIds = ['checkLiveness', 'checkReadiness', 'getOpenIdConfiguration', 'getJsonWebKeySet'];
+
+/** Properties of each schema exactly as the field list names them. */
+const schemaFields: Record<string, string[]> = {
+  Money: ['amount_minor', 'currency'],
+  Stop: ['code', 'name', 'city', 'country_code', 'time_zone'],
+  Route: [
+    'id',
+    'code',
+    'origin',
+    'destination',
+    'intermediate_stops',
+    'operator_name',
+    'distance_km',
+    'typical_duration',
+  ],
+  SeatMapEntry: ['seat_number', 'fare_class', 'status'],
+  TripAvailability: [
+    'trip_id',
+    'departure_time',
+    'arrival_time',
+    'seats_total',
+    'seats_free',
+    'lowest_price',
+    'seat_map',
+  ],
+  RouteAvailability: ['route_id', 'date', 'trips'],
+  Passenger: ['id', 'first_name', 'last_name', 'email', 'phone', 'seat_number', 'fare_class'],
+  PriceLine: ['passenger_id', 'seat_number', 'fare_class', 'amount'],
+  PriceBreakdown: ['lines', 'total'],
+  PaymentSummary: ['status', 'method', 'last_attempt_at', 'decline_reason'],
+  Booking: [
+    'id',
+    'customer_id',
+    'trip_id',
+    'route_id',
+    'status',
+    'passengers',
+    'contact_email',
+    'contact_phone',
+    'price',
+    'amount_paid',
+    'amount_refunded',
+    'hold_expires_at',
+    'payment',
+    'departure_time',
+    'created_at',
+    'updated_at',
+    'cancelled_at',
+    'cancellation_reason',
+    'version',
+  ],
+  User: ['id', 'email', 'display_name', 'phone', 'roles', 'created_at'],
+  PassengerInput: ['first_name', 'last_name', 'email', 'phone', 'seat_number', 'fare_class'],
+  CreateBookingRequest: ['trip_id', 'passengers', 'contact_email', 'contact_phone'],
+  ListBookingsResponse: ['bookings', 'next_page_token'],
+  SeatChange: ['passenger_id', 'seat_number', 'fare_class'],
+  PassengerUpdate: ['passenger_id', 'first_name', 'last_name', 'email', 'phone'],
+  UpdateBookingRequest: ['seat_changes', 'add_passengers', 'passenger_updates'],
+  CancelBookingRequest: ['reason'],
+  ConfirmPaymentRequest: ['payment_token'],
+  ListRoutesResponse: ['routes', 'next_page_token'],
+  LoginRequest: ['email', 'password'],
+  RefreshRequest: ['refresh_token'],
+  TokenResponse: ['access_token', 'token_type', 'expires_in', 'refresh_token'],
+};
+
+/** Fields the field list marks with (*): and no others. */
+const sensitiveFields: Record<string, string[]> = {
+  Passenger: ['first_name', 'last_name', 'email', 'phone'],
+  PaymentSummary: ['method'],
+  Booking: ['contact_email', 'contact_phone'],
+  User: ['email', 'display_name', 'phone'],
+  PassengerInput: ['first_name', 'last_name', 'email', 'phone'],
+  CreateBookingRequest: ['contact_email', 'contact_phone'],
+  PassengerUpdate: ['first_name', 'last_name', 'email', 'phone'],
+  ConfirmPaymentRequest: ['payment_token'],
+  LoginRequest: ['email', 'password'],
+  RefreshRequest: ['refresh_token'],
+  TokenResponse: ['access_token', 'refresh_token'],
+};
+
+const errorCodes = [
+  'VALIDATION_FAILED',
+  'UNAUTHENTICATED',
+  'PERMISSION_DENIED',
+  'NOT_FOUND',
+  'SEAT_UNAVAILABLE',
+  'BOOKING_STATE_CONFLICT',
+  'HOLD_EXPIRED',
+  'PAYMENT_DECLINED',
+  'IDEMPOTENCY_KEY_REUSED',
+  'IDEMPOTENCY_KEY_IN_USE',
+  'VERSION_MISMATCH',
+  'PAYLOAD_TOO_LARGE',
+  'RATE_LIMITED',
+  'UNAVAILABLE',
+  'INTERNAL',
+];
+
+/** Server-owned booking fields a client must never be able to set. */
+const serverOwnedFields = [
+  'id',
+  'customer_id',
+  'status',
+  'price',
+  'amount_paid',
+  'amount_refunded',
+  'payment',
+  'hold_expires_at',
+  'created_at',
+  'updated_at',
+  'cancelled_at',
+  'version',
+];
+
+function asNode(value: unknown): Node {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new Error(`expected an object, got ${JSON.stringify(value)}`);
+  }
+  return value as Node;
+}
+
+/** Follows a local `$ref` (JSON pointer into this document) until a concrete node is reached. */
+function resolve(value: unknown): Node {
+  let node = asNode(value);
+  while (typeof node.$ref === 'string') {
+    const pointer = node.$ref;
+    if (!pointer.startsWith('#/')) throw new Error(`only local references are expected, got ${pointer}`);
+    node = pointer
+      .slice(2)
+      .split('/')
+      .map((segment) => segment.replace(/~1/g, '/').replace(/~0/g, '~'))
+      .reduce<Node>((parent, segment) => asNode(parent[segment]), openApiDocument as Node);
+  }
+  return node;
+}
+
+function schema(name: string): Node {
+  return asNode(asNode(openApiDocument.components.schemas)[name]);
+}
+
+function operationNode(operation: { method: string; path: string }): Node {
+  return asNode(openApiDocument.paths[operation.path][operation.method.toLowerCase()]);
+}
+
+function findOperation(operationId: string): OpenApiOperation {
+  const operation = openApiOperations.find((candidate) => candidate.operationId === operationId);
+  if (!operation) throw new Error(`operation ${operationId} is missing`);
+  return operation;
+}
+
+function withTwins(operationId: string): OpenApiOperation[] {
+  return [findOperation(operationId), findOperation(`${operationId}Api`)];
+}
+
+function responseOf(operationId: string, status: string): Node {
+  const responses = asNode(operationNode(findOperation(operationId)).responses);
+  return resolve(responses[status]);
+}
+
+function headerNames(response: Node): string[] {
+  return Object.keys(asNode(response.headers ?? {}));
+}
+
+function parameterNamed(operationId: string, name: string): Node | undefined {
+  const parameters = (operationNode(findOperation(operationId)).parameters ?? []) as unknown[];
+  return parameters.map(resolve).find((parameter) => parameter.name === name);
+}
+
+/** Every object schema reachable from a request body, through properties, array items and compositions. */
+function objectSchemasUnder(value: unknown, seen = new Set<Node>()): Node[] {
+  const node = resolve(value);
+  if (seen.has(node)) return [];
+  seen.add(node);
+  const found: Node[] = node.type === 'object' || node.properties ? [node] : [];
+  const children = [
+    ...Object.values(asNode(node.properties ?? {})),
+    ...(node.items ? [node.items] : []),
+    ...(['allOf', 'oneOf', 'anyOf'] as const).flatMap((keyword) => (node[keyword] ?? []) as unknown[]),
+  ];
+  return [...found, ...children.flatMap((child) => objectSchemasUnder(child, seen))];
+}
+
+function requestBodySchemas(): { operationId: string; schema: Node }[] {
+  return openApiOperations.flatMap((operation) => {
+    const requestBody = operationNode(operation).requestBody;
+    if (requestBody === undefined) return [];
+    const content = asNode(resolve(requestBody).content);
+    return Object.values(content).map((mediaType) => ({
+      operationId: operation.operationId,
+      schema: resolve(asNode(mediaType).schema),
+    }));
+  });
+}
+
+describe('OpenAPI operations', () => {
+  it('declares exactly the authorization table, its /api twins and the public operations', () => {
+    const expected = [
+      ...authorizationTable.map(({ method, path, operationId }) => `${method} ${path} ${operationId}`),
+      ...authorizationTable.map(
+        ({ method, path, operationId }) => `${method} ${path.replace(/^\/v1\//, '/api/')} ${operationId}Api`,
+      ),
+      ...publicOperations.map(({ method, path, operationId }) => `${method} ${path} ${operationId}`),
+    ].sort();
+    const actual = openApiOperations.map(
+      (operation) => `${operation.method} ${operation.path} ${operation.operationId}`,
+    );
+    expect(actual.sort()).toEqual(expected);
+  });
+
+  it.each(authorizationTable)('$method $path and its /api twin ask for $scope and every role', (row) => {
+    const [versioned, twin] = withTwins(row.operationId);
+    expect(twin.path).toBe(row.path.replace(/^\/v1\//, '/api/'));
+    expect(twin.canonicalOperationId).toBe(row.operationId);
+    expect(versioned.canonicalOperationId).toBe(row.operationId);
+    for (const operation of [versioned, twin]) {
+      expect(operation.public).toBe(false);
+      expect(operation.scopes).toEqual([row.scope]);
+      expect(operation.roles).toEqual(everyRole);
+      expect(operation.ownership).toBe(ownedOperationIds.includes(row.operationId) ? 'owner-or-staff' : null);
+      expect(operationNode(operation).security).toEqual([
+        { oauth2: [row.scope] },
+        { openIdConnect: [row.scope] },
+      ]);
+    }
+  });
+
+  it.each(publicOperations)('$method $path is public', ({ operationId }) => {
+    const operation = findOperation(operationId);
+    expect(operation.public).toBe(true);
+    expect(operationNode(operation).security).toEqual([]);
+    expect(operationNode(operation)['x-roles']).toBeUndefined();
+    expect(operationNode(operation)['x-ownership']).toBeUndefined();
+  });
+
+  it('defines every scope it uses in both security schemes', () => {
+    const securitySchemes = asNode(openApiDocument.components.securitySchemes);
+    const oauth2 = asNode(securitySchemes.oauth2);
+    const flow = asNode(asNode(oauth2.flows).authorizationCode);
+    const definedScopes = asNode(flow.scopes);
+    const usedScopes = new Set(openApiOperations.flatMap((operation) => operation.scopes));
+    expect(Object.keys(definedScopes).sort()).toEqual([...usedScopes].sort());
+    for (const description of Object.values(definedScopes)) expect(description).toEqual(expect.any(String));
+    expect(asNode(securitySchemes.openIdConnect).type).toBe('openIdConnect');
+  });
+});
+
+describe('OpenAPI schemas', () => {
+  it.each(Object.entries(schemaFields))('%s has exactly the field list properties', (name, fields) => {
+    expect(Object.keys(asNode(schema(name).properties)).sort()).toEqual([...fields].sort());
+  });
+
+  it('marks exactly the sensitive fields of the field list with x-sensitive', () => {
+    const schemas = asNode(openApiDocument.components.schemas);
+    const marked: Record<string, string[]> = {};
+    for (const [name, value] of Object.entries(schemas)) {
+      const properties = Object.entries(asNode(asNode(value).properties ?? {}));
+      const sensitive = properties.filter(([, property]) => asNode(property)['x-sensitive'] === true);
+      if (sensitive.length > 0) marked[name] = sensitive.map(([field]) => field).sort();
+    }
+    const expected = Object.fromEntries(
+      Object.entries(sensitiveFields).map(([name, fields]) => [name, [...fields].sort()]),
+    );
+    expect(marked).toEqual(expected);
+  });
+
+  it('rejects unknown properties in every request body object', () => {
+    const bodies = requestBodySchemas();
+    expect(bodies.map(({ operationId }) => operationId)).toEqual(
+      expect.arrayContaining(['createBooking', 'updateBooking', 'cancelBooking', 'confirmPayment', 'login']),
+    );
+    for (const { schema: bodySchema } of bodies) {
+      for (const objectSchema of objectSchemasUnder(bodySchema)) {
+        expect(objectSchema.additionalProperties).toBe(false);
+      }
+    }
+  });
+
+  it('never accepts server-owned booking fields in a request', () => {
+    const requestFields = requestBodySchemas().flatMap(({ schema: bodySchema }) =>
+      objectSchemasUnder(bodySchema).flatMap((objectSchema) =>
+        Object.keys(asNode(objectSchema.properties ?? {})),
+      ),
+    );
+    expect(requestFields.filter((field) => serverOwnedFields.includes(field))).toEqual([]);
+  });
+
+  it('lists every error code of the field list in Problem.code', () => {
+    const problemCode = resolve(asNode(schema('Problem').properties).code);
+    expect([...(problemCode.enum as string[])].sort()).toEqual([...errorCodes].sort());
+  });
+
+  it('bounds passengers and page sizes as the design says', () => {
+    const passengers = asNode(asNode(schema('CreateBookingRequest').properties).passengers);
+    expect([passengers.minItems, passengers.maxItems]).toEqual([1, 9]);
+    const pageSize = asNode(resolve(asNode(openApiDocument.components.parameters).PageSize).schema);
+    expect([pageSize.minimum, pageSize.maximum, pageSize.default]).toEqual([1, 100, 20]);
+  });
+});
+
+describe('OpenAPI responses and headers', () => {
+  const tableOperationIds = authorizationTable.flatMap(({ operationId }) => [
+    operationId,
+    `${operationId}Api`,
+  ]);
+
+  it.each([...tableOperationIds, 'login', 'refresh'])(
+    '%s answers every 4xx and 5xx with application/problem+json',
+    (operationId) => {
+      const responses = asNode(operationNode(findOperation(operationId)).responses);
+      const errorStatuses = Object.keys(responses).filter((status) => /^[45]/.test(status));
+      expect(errorStatuses).toEqual(expect.arrayContaining(['400', '401', '429', '500', '503']));
+      for (const status of errorStatuses) {
+        const content = asNode(resolve(responses[status]).content);
+        expect(Object.keys(content)).toEqual(['application/problem+json']);
+        expect(asNode(content['application/problem+json']).schema).toEqual({
+          $ref: '#/components/schemas/Problem',
+        });
+      }
+    },
+  );
+
+  it.each(serviceOperationIds)('%s documents its errors too', (operationId) => {
+    const responses = asNode(operationNode(findOperation(operationId)).responses);
+    const problemStatuses = Object.keys(responses).filter(
+      (status) => asNode(resolve(responses[status]).content ?? {})['application/problem+json'] !== undefined,
+    );
+    expect(problemStatuses).toContain('405');
+  });
+
+  it('returns the statuses each operation can produce', () => {
+    const statuses = (operationId: string) =>
+      Object.keys(asNode(operationNode(findOperation(operationId)).responses));
+    expect(statuses('createBooking')).toEqual(expect.arrayContaining(['201', '409', '413', '415', '422']));
+    expect(statuses('confirmPayment')).toEqual(expect.arrayContaining(['200', '402', '409', '422']));
+    expect(statuses('updateBooking')).toEqual(expect.arrayContaining(['200', '409', '412', '413', '415']));
+    expect(statuses('getBooking')).toEqual(expect.arrayContaining(['200', '404']));
+    expect(statuses('checkReadiness')).toEqual(expect.arrayContaining(['200', '503']));
+  });
+
+  it('takes Idempotency-Key on booking creation and payment, and If-Match on update', () => {
+    for (const operationId of ['createBooking', 'createBookingApi', 'confirmPayment', 'confirmPaymentApi']) {
+      expect(parameterNamed(operationId, 'Idempotency-Key')).toMatchObject({ in: 'header' });
+    }
+    for (const operationId of ['updateBooking', 'updateBookingApi']) {
+      expect(parameterNamed(operationId, 'If-Match')).toMatchObject({ in: 'header', required: true });
+    }
+  });
+
+  it('accepts and returns X-Request-Id on every REST operation', () => {
+    for (const operation of openApiOperations) {
+      if (serviceOperationIds.includes(operation.operationId)) continue;
+      expect(parameterNamed(operation.operationId, 'X-Request-Id')).toMatchObject({ in: 'header' });
+      const responses = asNode(operationNode(operation).responses);
+      for (const response of Object.values(responses))
+        expect(headerNames(resolve(response))).toContain('X-Request-Id');
+    }
+  });
+
+  it('sends ETag with bookings, Location on creation, rate-limit headers on 429, Retry-After on 503, Allow on 405', () => {
+    expect(headerNames(responseOf('getBooking', '200'))).toContain('ETag');
+    expect(headerNames(responseOf('createBooking', '201'))).toEqual(
+      expect.arrayContaining(['Location', 'ETag']),
+    );
+    expect(headerNames(responseOf('getBooking', '429'))).toEqual(
+      expect.arrayContaining(['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After']),
+    );
+    expect(headerNames(responseOf('getBooking', '503'))).toContain('Retry-After');
+    expect(headerNames(responseOf('getBooking', '405'))).toContain('Allow');
+    expect(headerNames(responseOf('createBooking', '409'))).toContain('Retry-After');
+  });
+});
