@@ -1,0 +1,114 @@
+// Booking data shapes: plain JSON-safe values the workflow keeps in its state and both fronts render.
+
+export const bookingStatuses = ['PENDING_PAYMENT', 'CONFIRMED', 'CANCELLED', 'EXPIRED', 'COMPLETED'] as const;
+export type BookingStatus = (typeof bookingStatuses)[number];
+
+export const fareClasses = ['STANDARD', 'PREMIUM'] as const;
+export type FareClass = (typeof fareClasses)[number];
+
+export const paymentStatuses = ['NONE', 'DECLINED', 'CAPTURED', 'PARTIALLY_REFUNDED', 'REFUNDED'] as const;
+export type PaymentStatus = (typeof paymentStatuses)[number];
+
+/** What a caller asks of a booking; names the action in BOOKING_STATE_CONFLICT errors. */
+export type BookingAction = 'confirm-payment' | 'cancel' | 'update' | 'expire' | 'complete';
+
+/** RFC 3339 instant as produced by `Date.prototype.toISOString()` (UTC). Strings survive JSON unchanged. */
+export type Timestamp = string;
+
+/** Integer minor units (cents) in one ISO 4217 currency. */
+export interface Money {
+  readonly amountMinor: number;
+  readonly currency: string;
+}
+
+export interface PassengerInput {
+  readonly firstName: string;
+  readonly lastName: string;
+  readonly email: string;
+  readonly phone?: string;
+  readonly seatNumber: string;
+  readonly fareClass: FareClass;
+}
+
+export interface Passenger extends PassengerInput {
+  readonly id: string;
+}
+
+export interface PriceLine {
+  readonly passengerId: string;
+  readonly seatNumber: string;
+  readonly fareClass: FareClass;
+  readonly amount: Money;
+}
+
+export interface PriceBreakdown {
+  readonly lines: readonly PriceLine[];
+  readonly total: Money;
+}
+
+/** The trip's price per fare class; a class missing here is not sold on that trip. */
+export type FarePrices = Readonly<Partial<Record<FareClass, Money>>>;
+
+/**
+ * One tier of a refund rule: a cancellation at least `minimumNoticeMs` before departure gets
+ * `refundPercent` of the net amount paid back.
+ */
+export interface RefundTier {
+  readonly minimumNoticeMs: number;
+  readonly refundPercent: number;
+}
+
+/**
+ * A fare's refund rule. Tiers are checked from the longest notice down; the first that matches wins and
+ * no match refunds nothing. At or after departure `afterDepartureRefundPercent` applies instead.
+ */
+export interface RefundRule {
+  readonly name: string;
+  readonly tiers: readonly RefundTier[];
+  readonly afterDepartureRefundPercent: number;
+}
+
+export interface PaymentSummary {
+  readonly status: PaymentStatus;
+  /** Masked, e.g. `visa •••• 4242`; never a card number. */
+  readonly method?: string;
+  readonly lastAttemptAt?: Timestamp;
+  readonly declineReason?: string;
+}
+
+export interface PaymentAttempt {
+  readonly attemptNumber: number;
+  readonly attemptedAt: Timestamp;
+  readonly outcome: 'APPROVED' | 'DECLINED';
+  readonly amount: Money;
+  readonly method?: string;
+  readonly declineReason?: string;
+}
+
+/** Everything the booking workflow tracks; also the source of the Booking resource. */
+export interface BookingState {
+  readonly id: string;
+  readonly customerId: string;
+  readonly tripId: string;
+  readonly routeId: string;
+  readonly status: BookingStatus;
+  readonly passengers: readonly Passenger[];
+  readonly contactEmail: string;
+  readonly contactPhone?: string;
+  readonly price: PriceBreakdown;
+  readonly amountPaid: Money;
+  readonly amountRefunded: Money;
+  readonly holdExpiresAt: Timestamp;
+  readonly payment: PaymentSummary;
+  readonly paymentAttempts: readonly PaymentAttempt[];
+  /** Snapshot of the fare's rule when the booking was made: later fare changes do not alter its terms. */
+  readonly refundRule: RefundRule;
+  readonly departureTime: Timestamp;
+  /** Starts at 1 and grows with every accepted change; the REST ETag and gRPC expected_version. */
+  readonly version: number;
+  readonly createdAt: Timestamp;
+  readonly updatedAt: Timestamp;
+  readonly confirmedAt?: Timestamp;
+  readonly cancelledAt?: Timestamp;
+  readonly cancellationReason?: string;
+}

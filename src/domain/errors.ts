@@ -1,0 +1,335 @@
+// The one error vocabulary of the service: codes, their HTTP and gRPC statuses, and DomainError.
+import type { BookingAction, BookingStatus } from './booking';
+
+export const errorCodes = [
+  'VALIDATION_FAILED',
+  'UNAUTHENTICATED',
+  'PERMISSION_DENIED',
+  'NOT_FOUND',
+  'SEAT_UNAVAILABLE',
+  'BOOKING_STATE_CONFLICT',
+  'HOLD_EXPIRED',
+  'PAYMENT_DECLINED',
+  'IDEMPOTENCY_KEY_REUSED',
+  'IDEMPOTENCY_KEY_IN_USE',
+  'VERSION_MISMATCH',
+  'PAYLOAD_TOO_LARGE',
+  'RATE_LIMITED',
+  'UNAVAILABLE',
+  'INTERNAL',
+] as const;
+
+export type ErrorCode = (typeof errorCodes)[number];
+
+/** gRPC status names with their wire numbers (grpc-js `status` enum values). */
+export const grpcStatusCodes = {
+  INVALID_ARGUMENT: 3,
+  NOT_FOUND: 5,
+  PERMISSION_DENIED: 7,
+  RESOURCE_EXHAUSTED: 8,
+  FAILED_PRECONDITION: 9,
+  ABORTED: 10,
+  INTERNAL: 13,
+  UNAVAILABLE: 14,
+  UNAUTHENTICATED: 16,
+} as const;
+
+export type GrpcStatusName = keyof typeof grpcStatusCodes;
+
+export interface ErrorCodeMapping {
+  readonly httpStatus: number;
+  readonly grpcStatus: GrpcStatusName;
+  /** Short, stable summary used as the RFC 9457 `title`. */
+  readonly title: string;
+  /** The same request may succeed later: REST answers with Retry-After, Temporal activities may retry. */
+  readonly retryable: boolean;
+}
+
+/** DESIGN §5, in one place for both fronts. */
+export const errorCodeMappings: Readonly<Record<ErrorCode, ErrorCodeMapping>> = {
+  VALIDATION_FAILED: {
+    httpStatus: 400,
+    grpcStatus: 'INVALID_ARGUMENT',
+    title: 'Validation failed',
+    retryable: false,
+  },
+  UNAUTHENTICATED: {
+    httpStatus: 401,
+    grpcStatus: 'UNAUTHENTICATED',
+    title: 'Authentication required',
+    retryable: false,
+  },
+  PERMISSION_DENIED: {
+    httpStatus: 403,
+    grpcStatus: 'PERMISSION_DENIED',
+    title: 'Permission denied',
+    retryable: false,
+  },
+  NOT_FOUND: { httpStatus: 404, grpcStatus: 'NOT_FOUND', title: 'Not found', retryable: false },
+  SEAT_UNAVAILABLE: {
+    httpStatus: 409,
+    grpcStatus: 'FAILED_PRECONDITION',
+    title: 'Seat unavailable',
+    retryable: false,
+  },
+  BOOKING_STATE_CONFLICT: {
+    httpStatus: 409,
+    grpcStatus: 'FAILED_PRECONDITION',
+    title: 'Booking state conflict',
+    retryable: false,
+  },
+  HOLD_EXPIRED: {
+    httpStatus: 409,
+    grpcStatus: 'FAILED_PRECONDITION',
+    title: 'Hold expired',
+    retryable: false,
+  },
+  PAYMENT_DECLINED: {
+    httpStatus: 402,
+    grpcStatus: 'FAILED_PRECONDITION',
+    title: 'Payment declined',
+    retryable: false,
+  },
+  IDEMPOTENCY_KEY_REUSED: {
+    httpStatus: 422,
+    grpcStatus: 'INVALID_ARGUMENT',
+    title: 'Idempotency key reused with a different request',
+    retryable: false,
+  },
+  IDEMPOTENCY_KEY_IN_USE: {
+    httpStatus: 409,
+    grpcStatus: 'ABORTED',
+    title: 'Idempotency key in use',
+    retryable: true,
+  },
+  VERSION_MISMATCH: { httpStatus: 412, grpcStatus: 'ABORTED', title: 'Version mismatch', retryable: false },
+  PAYLOAD_TOO_LARGE: {
+    httpStatus: 413,
+    grpcStatus: 'RESOURCE_EXHAUSTED',
+    title: 'Payload too large',
+    retryable: false,
+  },
+  RATE_LIMITED: { httpStatus: 429, grpcStatus: 'RESOURCE_EXHAUSTED', title: 'Rate limited', retryable: true },
+  UNAVAILABLE: { httpStatus: 503, grpcStatus: 'UNAVAILABLE', title: 'Service unavailable', retryable: true },
+  INTERNAL: { httpStatus: 500, grpcStatus: 'INTERNAL', title: 'Internal error', retryable: false },
+};
+
+export function isErrorCode(value: unknown): value is ErrorCode {
+  return typeof value === 'string' && (errorCodes as readonly string[]).includes(value);
+}
+
+export type JsonValue =
+  string | number | boolean | null | readonly JsonValue[] | { readonly [key: string]: JsonValue };
+
+export interface FieldViolation {
+  /** Path in the contract's snake_case names, e.g. `passengers[1].email`; `''` is the request as a whole. */
+  readonly field: string;
+  readonly message: string;
+}
+
+/** The plain-data form that crosses JSON boundaries (Temporal ApplicationFailure details, queues, logs). */
+export interface DomainErrorData {
+  readonly code: ErrorCode;
+  readonly message: string;
+  readonly fieldViolations?: readonly FieldViolation[];
+  readonly details?: Readonly<Record<string, JsonValue>>;
+}
+
+/**
+ * A business error with a stable code. Messages reach clients as the problem `detail`, so they never
+ * contain personal data, SQL or stack traces.
+ */
+export class DomainError extends Error {
+  override readonly name = 'DomainError';
+  readonly code: ErrorCode;
+  readonly fieldViolations: readonly FieldViolation[];
+  readonly details: Readonly<Record<string, JsonValue>>;
+
+  constructor(
+    code: ErrorCode,
+    message: string,
+    options: {
+      fieldViolations?: readonly FieldViolation[];
+      details?: Readonly<Record<string, JsonValue>>;
+      cause?: unknown;
+    } = {},
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.fieldViolations = options.fieldViolations ?? [];
+    this.details = options.details ?? {};
+  }
+
+  get mapping(): ErrorCodeMapping {
+    return errorCodeMappings[this.code];
+  }
+
+  toJSON(): DomainErrorData {
+    return {
+      code: this.code,
+      message: this.message,
+      ...(this.fieldViolations.length > 0 ? { fieldViolations: this.fieldViolations } : {}),
+      ...(Object.keys(this.details).length > 0 ? { details: this.details } : {}),
+    };
+  }
+
+  static fromJSON(data: DomainErrorData): DomainError {
+    return new DomainError(data.code, data.message, {
+      fieldViolations: data.fieldViolations,
+      details: data.details,
+    });
+  }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null;
+}
+
+export function isDomainErrorData(value: unknown): value is DomainErrorData {
+  if (!isRecord(value) || !isErrorCode(value.code) || typeof value.message !== 'string') return false;
+  const violations = value.fieldViolations;
+  if (violations !== undefined) {
+    if (!Array.isArray(violations)) return false;
+    const wellFormed = violations.every(
+      (violation) =>
+        isRecord(violation) && typeof violation.field === 'string' && typeof violation.message === 'string',
+    );
+    if (!wellFormed) return false;
+  }
+  return value.details === undefined || (isRecord(value.details) && !Array.isArray(value.details));
+}
+
+const maximumCauseDepth = 10;
+
+/**
+ * Finds the DomainError inside whatever a boundary threw: the error itself, its plain-data form, or one
+ * wrapped in `cause` chains and `details` arrays (Temporal's WorkflowFailedError → ApplicationFailure with
+ * `details: [DomainErrorData]`), without depending on Temporal here.
+ */
+export function findDomainError(error: unknown): DomainError | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < maximumCauseDepth && isRecord(current); depth += 1) {
+    if (current instanceof DomainError) return current;
+    if (isDomainErrorData(current)) return DomainError.fromJSON(current);
+    if (Array.isArray(current.details)) {
+      const data = current.details.find(isDomainErrorData);
+      if (data !== undefined) return DomainError.fromJSON(data);
+    }
+    current = current.cause;
+  }
+  return undefined;
+}
+
+/** Anything that is not a DomainError becomes INTERNAL with a generic message: no internals leak. */
+export function toDomainError(error: unknown): DomainError {
+  return findDomainError(error) ?? internalError(error);
+}
+
+export function validationFailed(fieldViolations: readonly FieldViolation[]): DomainError {
+  const count = fieldViolations.length;
+  return new DomainError(
+    'VALIDATION_FAILED',
+    `The request has ${count} invalid field${count === 1 ? '' : 's'}`,
+    {
+      fieldViolations,
+    },
+  );
+}
+
+export function seatUnavailable(seatNumbers: readonly string[]): DomainError {
+  const plural = seatNumbers.length === 1 ? 'Seat' : 'Seats';
+  const verb = seatNumbers.length === 1 ? 'is' : 'are';
+  return new DomainError('SEAT_UNAVAILABLE', `${plural} ${seatNumbers.join(', ')} ${verb} not available`, {
+    details: { seatNumbers: [...seatNumbers] },
+  });
+}
+
+const actionPhrases: Readonly<Record<BookingAction, string>> = {
+  'confirm-payment': 'confirm payment for',
+  cancel: 'cancel',
+  update: 'change',
+  expire: 'expire',
+  complete: 'complete',
+};
+
+export function bookingStateConflict(
+  status: BookingStatus,
+  action: BookingAction,
+  reason?: string,
+): DomainError {
+  const message = `Cannot ${actionPhrases[action]} a booking in status ${status}`;
+  return new DomainError('BOOKING_STATE_CONFLICT', reason === undefined ? message : `${message}: ${reason}`, {
+    details: { status, action },
+  });
+}
+
+export function holdExpired(holdExpiresAt: string): DomainError {
+  return new DomainError('HOLD_EXPIRED', `The seat hold expired at ${holdExpiresAt}`, {
+    details: { holdExpiresAt },
+  });
+}
+
+export function notFound(resource: string, id: string): DomainError {
+  return new DomainError('NOT_FOUND', `${resource} ${id} was not found`, { details: { resource, id } });
+}
+
+export function paymentDeclined(declineReason: string): DomainError {
+  return new DomainError('PAYMENT_DECLINED', `The payment was declined: ${declineReason}`, {
+    details: { declineReason },
+  });
+}
+
+export function versionMismatch(expectedVersion: number, currentVersion: number): DomainError {
+  return new DomainError(
+    'VERSION_MISMATCH',
+    `The booking is at version ${currentVersion}, the request expected ${expectedVersion}`,
+    { details: { expectedVersion, currentVersion } },
+  );
+}
+
+export function idempotencyKeyReused(): DomainError {
+  return new DomainError(
+    'IDEMPOTENCY_KEY_REUSED',
+    'This idempotency key was already used with a different request',
+  );
+}
+
+export function idempotencyKeyInUse(retryAfterSeconds: number): DomainError {
+  return new DomainError(
+    'IDEMPOTENCY_KEY_IN_USE',
+    'A request with this idempotency key is still in progress',
+    {
+      details: { retryAfterSeconds },
+    },
+  );
+}
+
+export function unauthenticated(message = 'A valid bearer token is required'): DomainError {
+  return new DomainError('UNAUTHENTICATED', message);
+}
+
+export function permissionDenied(message = 'The caller may not perform this operation'): DomainError {
+  return new DomainError('PERMISSION_DENIED', message);
+}
+
+export function payloadTooLarge(limitBytes: number): DomainError {
+  return new DomainError('PAYLOAD_TOO_LARGE', `The request body exceeds ${limitBytes} bytes`, {
+    details: { limitBytes },
+  });
+}
+
+export function rateLimited(retryAfterSeconds: number): DomainError {
+  return new DomainError('RATE_LIMITED', 'Too many requests', { details: { retryAfterSeconds } });
+}
+
+export function unavailable(
+  message = 'The service is temporarily unavailable',
+  retryAfterSeconds = 1,
+): DomainError {
+  return new DomainError('UNAVAILABLE', message, { details: { retryAfterSeconds } });
+}
+
+/** The cause stays on the error for logs; it never reaches `toJSON` or a client. */
+export function internalError(cause?: unknown): DomainError {
+  return new DomainError('INTERNAL', 'An internal error occurred', { cause });
+}

@@ -1,0 +1,197 @@
+// Pricing, change deltas, refund rules and what each booking state says is owed (DESIGN §2, invariant 2).
+import type {
+  BookingState,
+  BookingStatus,
+  FarePrices,
+  Money,
+  Passenger,
+  PaymentStatus,
+  PriceBreakdown,
+  RefundRule,
+  Timestamp,
+} from './booking';
+import { DomainError, validationFailed, type FieldViolation } from './errors';
+import { isZeroMoney, money, subtractMoney, sumMoney, zeroMoney } from './money';
+import { hourMs, timestampMs } from './time';
+
+/** Full refund until 24 h before departure, half after that, nothing once the bus has left. */
+export const defaultRefundRule: RefundRule = {
+  name: 'standard-flexible',
+  tiers: [
+    { minimumNoticeMs: 24 * hourMs, refundPercent: 100 },
+    { minimumNoticeMs: 0, refundPercent: 50 },
+  ],
+  afterDepartureRefundPercent: 0,
+};
+
+function pricesCurrency(farePrices: FarePrices): string {
+  const currencies = new Set(Object.values(farePrices).map((price) => price.currency));
+  if (currencies.size !== 1) {
+    throw new DomainError('INTERNAL', 'A trip must price its fare classes in exactly one currency');
+  }
+  return [...currencies][0];
+}
+
+/**
+ * One line per passenger at the trip's price for their fare class. A fare class the trip does not sell is
+ * a VALIDATION_FAILED on `fareClassField(index)` (by default `passengers[i].fare_class`).
+ */
+export function priceBooking(
+  passengers: readonly Pick<Passenger, 'id' | 'seatNumber' | 'fareClass'>[],
+  farePrices: FarePrices,
+  fareClassField: (index: number) => string = (index) => `passengers[${index}].fare_class`,
+): PriceBreakdown {
+  const currency = pricesCurrency(farePrices);
+  const violations: FieldViolation[] = [];
+  const lines = passengers.flatMap((passenger, index) => {
+    const price = farePrices[passenger.fareClass];
+    if (price === undefined) {
+      violations.push({
+        field: fareClassField(index),
+        message: `fare class ${passenger.fareClass} is not sold on this trip`,
+      });
+      return [];
+    }
+    const amount = money(price.amountMinor, price.currency);
+    return [
+      { passengerId: passenger.id, seatNumber: passenger.seatNumber, fareClass: passenger.fareClass, amount },
+    ];
+  });
+  if (violations.length > 0) throw validationFailed(violations);
+  return {
+    lines,
+    total: sumMoney(
+      lines.map((line) => line.amount),
+      currency,
+    ),
+  };
+}
+
+/** after − before: positive is more to pay, negative is money back. */
+export function priceDelta(before: PriceBreakdown, after: PriceBreakdown): Money {
+  return subtractMoney(after.total, before.total);
+}
+
+export type ChangeSettlement =
+  | { readonly kind: 'NONE'; readonly amount: Money }
+  /** Pending booking: nothing was captured, the amount due simply becomes the new total. */
+  | { readonly kind: 'AMOUNT_DUE_CHANGED'; readonly amount: Money }
+  /** Confirmed booking: capture the difference (ProcessPayment). */
+  | { readonly kind: 'CHARGE'; readonly amount: Money }
+  /** Confirmed booking: give the difference back (RefundPayment). */
+  | { readonly kind: 'REFUND'; readonly amount: Money };
+
+/** What a change costs in the booking's current status; `amount` is never negative. */
+export function settlementForChange(status: BookingStatus, delta: Money): ChangeSettlement {
+  if (isZeroMoney(delta)) return { kind: 'NONE', amount: delta };
+  const amount = money(Math.abs(delta.amountMinor), delta.currency);
+  if (status === 'PENDING_PAYMENT') return { kind: 'AMOUNT_DUE_CHANGED', amount };
+  if (status === 'CONFIRMED') return { kind: delta.amountMinor > 0 ? 'CHARGE' : 'REFUND', amount };
+  throw new DomainError('INTERNAL', `A ${status} booking cannot be changed`);
+}
+
+/** The percentage the rule grants for a cancellation at `cancelledAt`. */
+export function refundPercent(rule: RefundRule, departureTime: Timestamp, cancelledAt: Timestamp): number {
+  const noticeMs = timestampMs(departureTime) - timestampMs(cancelledAt);
+  if (noticeMs <= 0) return rule.afterDepartureRefundPercent;
+  const byLongestNotice = [...rule.tiers].sort((left, right) => right.minimumNoticeMs - left.minimumNoticeMs);
+  return byLongestNotice.find((tier) => noticeMs >= tier.minimumNoticeMs)?.refundPercent ?? 0;
+}
+
+/**
+ * Refund amounts round DOWN to the minor unit: the operator never pays out more than the rule grants, and
+ * the customer loses at most one minor unit (50% of 1 001 cents refunds 500).
+ */
+function percentOf(amount: Money, percent: number): Money {
+  if (!Number.isInteger(percent) || percent < 0 || percent > 100) {
+    throw new DomainError('INTERNAL', 'Refund percentages are whole numbers from 0 to 100');
+  }
+  return money(Math.floor((amount.amountMinor * percent) / 100), amount.currency);
+}
+
+/** The refund a cancellation earns: the rule's percentage of the net amount captured so far. */
+export function refundOwed(input: {
+  amountPaid: Money;
+  amountRefunded: Money;
+  departureTime: Timestamp;
+  cancelledAt: Timestamp;
+  rule?: RefundRule;
+}): Money {
+  const netPaid = subtractMoney(input.amountPaid, input.amountRefunded);
+  if (netPaid.amountMinor <= 0) return zeroMoney(netPaid.currency);
+  return percentOf(
+    netPaid,
+    refundPercent(input.rule ?? defaultRefundRule, input.departureTime, input.cancelledAt),
+  );
+}
+
+/** The refund a cancellation of this booking at `cancelledAt` triggers; nothing for an unpaid one. */
+export function cancellationRefund(
+  state: Pick<BookingState, 'status' | 'amountPaid' | 'amountRefunded' | 'departureTime' | 'refundRule'>,
+  cancelledAt: Timestamp,
+): Money {
+  if (state.status !== 'CONFIRMED') return zeroMoney(state.amountPaid.currency);
+  return refundOwed({
+    amountPaid: state.amountPaid,
+    amountRefunded: state.amountRefunded,
+    departureTime: state.departureTime,
+    cancelledAt,
+    rule: state.refundRule,
+  });
+}
+
+type OwedState = Pick<
+  BookingState,
+  'status' | 'price' | 'departureTime' | 'refundRule' | 'confirmedAt' | 'cancelledAt'
+>;
+
+/**
+ * What captured − refunded must equal in each state (invariant 2): nothing while pending or expired, the
+ * price once confirmed or completed, and for a cancelled booking that had been paid, the part of the price
+ * its refund rule let the operator keep.
+ */
+export function amountOwedByState(state: OwedState): Money {
+  const currency = state.price.total.currency;
+  switch (state.status) {
+    case 'PENDING_PAYMENT':
+    case 'EXPIRED':
+      return zeroMoney(currency);
+    case 'CONFIRMED':
+    case 'COMPLETED':
+      return state.price.total;
+    case 'CANCELLED': {
+      if (state.confirmedAt === undefined) return zeroMoney(currency);
+      if (state.cancelledAt === undefined) {
+        throw new DomainError('INTERNAL', 'A cancelled booking records when it was cancelled');
+      }
+      const refund = percentOf(
+        state.price.total,
+        refundPercent(state.refundRule, state.departureTime, state.cancelledAt),
+      );
+      return subtractMoney(state.price.total, refund);
+    }
+  }
+}
+
+/** amountPaid − amountRefunded. */
+export function netAmountPaid(state: Pick<BookingState, 'amountPaid' | 'amountRefunded'>): Money {
+  return subtractMoney(state.amountPaid, state.amountRefunded);
+}
+
+/** owed − net paid: positive means a charge is missing, negative a refund; zero when invariant 2 holds. */
+export function outstandingBalance(
+  state: OwedState & Pick<BookingState, 'amountPaid' | 'amountRefunded'>,
+): Money {
+  return subtractMoney(amountOwedByState(state), netAmountPaid(state));
+}
+
+/** The payment summary status that follows from the money moved so far. */
+export function paymentStatusFor(input: {
+  amountPaid: Money;
+  amountRefunded: Money;
+  lastAttemptDeclined: boolean;
+}): PaymentStatus {
+  if (input.amountPaid.amountMinor === 0) return input.lastAttemptDeclined ? 'DECLINED' : 'NONE';
+  if (input.amountRefunded.amountMinor === 0) return 'CAPTURED';
+  return input.amountRefunded.amountMinor >= input.amountPaid.amountMinor ? 'REFUNDED' : 'PARTIALLY_REFUNDED';
+}

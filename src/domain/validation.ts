@@ -1,0 +1,526 @@
+// Turns untrusted create/update/cancel/payment inputs into typed commands, or one VALIDATION_FAILED listing every problem.
+import { fareClasses, type FareClass, type Passenger, type PassengerInput, type Timestamp } from './booking';
+import { validationFailed, type FieldViolation } from './errors';
+import { addDuration, minuteMs } from './time';
+
+export const defaultMaxPassengers = 9;
+export const defaultHoldDurationMs = 15 * minuteMs;
+export const maxNameLength = 100;
+export const maxEmailLength = 254;
+export const maxCancellationReasonLength = 500;
+export const maxPaymentTokenLength = 256;
+
+const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const seatNumberPattern = /^[1-9][0-9]?[A-F]$/;
+const e164Pattern = /^\+[1-9][0-9]{1,14}$/;
+/** The HTML standard's "valid e-mail address", except that the domain must contain a dot to be deliverable. */
+const emailPattern =
+  /^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
+const controlCharacterPattern = /\p{Cc}/u;
+const controlCharacterExceptLineBreaksPattern = /[^\P{Cc}\n\r\t]/u;
+const paymentTokenPattern = /^[\x21-\x7E]+$/;
+
+export function isUuid(value: unknown): value is string {
+  return typeof value === 'string' && uuidPattern.test(value);
+}
+
+export function isSeatNumber(value: unknown): value is string {
+  return typeof value === 'string' && seatNumberPattern.test(value);
+}
+
+export function isE164Phone(value: unknown): value is string {
+  return typeof value === 'string' && e164Pattern.test(value);
+}
+
+export function isEmail(value: unknown): value is string {
+  return typeof value === 'string' && value.length <= maxEmailLength && emailPattern.test(value);
+}
+
+export function isFareClass(value: unknown): value is FareClass {
+  return typeof value === 'string' && (fareClasses as readonly string[]).includes(value);
+}
+
+/** When the hold of a booking created at `now` lapses. */
+export function holdExpiresAt(now: Date, holdDurationMs: number = defaultHoldDurationMs): Timestamp {
+  return addDuration(now, holdDurationMs);
+}
+
+/** Collects violations so one answer lists every bad field. */
+class ViolationList {
+  readonly violations: FieldViolation[] = [];
+
+  add(field: string, message: string): void {
+    this.violations.push({ field, message });
+  }
+
+  throwIfAny(): void {
+    if (this.violations.length > 0) throw validationFailed(this.violations);
+  }
+}
+
+/**
+ * Optional fields arrive as undefined (JSON), null (JSON) or '' (proto3 strings without presence); all three
+ * mean "not given".
+ */
+function isAbsent(value: unknown): value is undefined | null | '' {
+  return value === undefined || value === null || value === '';
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function readName(value: unknown, field: string, violations: ViolationList): string | undefined {
+  if (typeof value !== 'string') {
+    violations.add(field, 'is required and must be a string');
+    return undefined;
+  }
+  const trimmed = value.trim();
+  const length = [...trimmed].length;
+  if (length < 1 || length > maxNameLength) {
+    violations.add(field, `must be 1 to ${maxNameLength} characters after trimming spaces`);
+    return undefined;
+  }
+  if (controlCharacterPattern.test(trimmed)) {
+    violations.add(field, 'must not contain control characters');
+    return undefined;
+  }
+  return trimmed;
+}
+
+function readEmail(value: unknown, field: string, violations: ViolationList): string | undefined {
+  if (typeof value !== 'string') {
+    violations.add(field, 'is required and must be a string');
+    return undefined;
+  }
+  const trimmed = value.trim();
+  if (!isEmail(trimmed)) {
+    violations.add(field, 'must be a valid email address');
+    return undefined;
+  }
+  return trimmed;
+}
+
+/** Returns null for "not given" so callers can tell it from "given but invalid" (undefined). */
+function readOptionalPhone(
+  value: unknown,
+  field: string,
+  violations: ViolationList,
+): string | null | undefined {
+  if (isAbsent(value)) return null;
+  if (typeof value !== 'string' || !isE164Phone(value.trim())) {
+    violations.add(field, 'must be an E.164 phone number such as +351912345678');
+    return undefined;
+  }
+  return value.trim();
+}
+
+function readSeatNumber(value: unknown, field: string, violations: ViolationList): string | undefined {
+  if (!isSeatNumber(value)) {
+    violations.add(field, 'must be a seat number such as 12C (row 1-99, seat A-F)');
+    return undefined;
+  }
+  return value;
+}
+
+function readFareClass(value: unknown, field: string, violations: ViolationList): FareClass | undefined {
+  if (!isFareClass(value)) {
+    violations.add(field, `must be one of ${fareClasses.join(', ')}`);
+    return undefined;
+  }
+  return value;
+}
+
+function readUuid(value: unknown, field: string, violations: ViolationList): string | undefined {
+  if (!isUuid(value)) {
+    violations.add(field, 'must be a UUID');
+    return undefined;
+  }
+  return value.toLowerCase();
+}
+
+function readList(value: unknown, field: string, violations: ViolationList): unknown[] | undefined {
+  if (isAbsent(value)) return [];
+  if (!Array.isArray(value)) {
+    violations.add(field, 'must be a list');
+    return undefined;
+  }
+  return value;
+}
+
+/** Wire shape of a passenger, camelCase; both fronts map their payload onto it. */
+export interface PassengerInputData {
+  readonly firstName?: unknown;
+  readonly lastName?: unknown;
+  readonly email?: unknown;
+  readonly phone?: unknown;
+  readonly seatNumber?: unknown;
+  readonly fareClass?: unknown;
+}
+
+function readPassenger(value: unknown, path: string, violations: ViolationList): PassengerInput | undefined {
+  if (!isRecord(value)) {
+    violations.add(path, 'must be an object');
+    return undefined;
+  }
+  const input = value as PassengerInputData;
+  const firstName = readName(input.firstName, `${path}.first_name`, violations);
+  const lastName = readName(input.lastName, `${path}.last_name`, violations);
+  const email = readEmail(input.email, `${path}.email`, violations);
+  const phone = readOptionalPhone(input.phone, `${path}.phone`, violations);
+  const seatNumber = readSeatNumber(input.seatNumber, `${path}.seat_number`, violations);
+  const fareClass = readFareClass(input.fareClass, `${path}.fare_class`, violations);
+  if (
+    firstName === undefined ||
+    lastName === undefined ||
+    email === undefined ||
+    phone === undefined ||
+    seatNumber === undefined ||
+    fareClass === undefined
+  ) {
+    return undefined;
+  }
+  return { firstName, lastName, email, ...(phone === null ? {} : { phone }), seatNumber, fareClass };
+}
+
+/** The well-formed seat numbers among raw passenger inputs, each with its field path. */
+function rawSeatClaims(values: readonly unknown[], listField: string): SeatClaim[] {
+  return values.flatMap((value, index) => {
+    const seatNumber = isRecord(value) ? value.seatNumber : undefined;
+    return isSeatNumber(seatNumber) ? [{ seatNumber, path: `${listField}[${index}].seat_number` }] : [];
+  });
+}
+
+interface SeatClaim {
+  readonly seatNumber: string;
+  /** Where the claim came from in the request; undefined for a seat the booking already holds. */
+  readonly path: string | undefined;
+}
+
+/** Reports every seat claimed by more than one passenger, on each claimant that has a path. */
+function reportDuplicateSeats(claims: readonly SeatClaim[], violations: ViolationList): void {
+  const claimsBySeat = new Map<string, number>();
+  for (const claim of claims)
+    claimsBySeat.set(claim.seatNumber, (claimsBySeat.get(claim.seatNumber) ?? 0) + 1);
+  for (const claim of claims) {
+    if (claim.path !== undefined && (claimsBySeat.get(claim.seatNumber) ?? 0) > 1) {
+      violations.add(
+        claim.path,
+        `seat ${claim.seatNumber} is given to more than one passenger of this booking`,
+      );
+    }
+  }
+}
+
+export interface ValidationOptions {
+  readonly maxPassengers?: number;
+}
+
+export interface CreateBookingInput {
+  readonly tripId?: unknown;
+  readonly passengers?: unknown;
+  readonly contactEmail?: unknown;
+  readonly contactPhone?: unknown;
+}
+
+export interface CreateBookingCommand {
+  readonly tripId: string;
+  readonly passengers: readonly PassengerInput[];
+  readonly contactEmail: string;
+  readonly contactPhone?: string;
+}
+
+export function validateCreateBooking(
+  input: CreateBookingInput,
+  options: ValidationOptions = {},
+): CreateBookingCommand {
+  const maxPassengers = options.maxPassengers ?? defaultMaxPassengers;
+  const violations = new ViolationList();
+  const tripId = readUuid(input.tripId, 'trip_id', violations);
+  const contactEmail = readEmail(input.contactEmail, 'contact_email', violations);
+  const contactPhone = readOptionalPhone(input.contactPhone, 'contact_phone', violations);
+
+  const passengers: PassengerInput[] = [];
+  if (!Array.isArray(input.passengers)) {
+    violations.add('passengers', 'is required and must be a list');
+  } else {
+    if (input.passengers.length < 1 || input.passengers.length > maxPassengers) {
+      violations.add('passengers', `must list 1 to ${maxPassengers} passengers`);
+    }
+    input.passengers.forEach((value, index) => {
+      const passenger = readPassenger(value, `passengers[${index}]`, violations);
+      if (passenger !== undefined) passengers.push(passenger);
+    });
+    reportDuplicateSeats(rawSeatClaims(input.passengers, 'passengers'), violations);
+  }
+
+  violations.throwIfAny();
+  return {
+    tripId: tripId as string,
+    passengers,
+    contactEmail: contactEmail as string,
+    ...(typeof contactPhone === 'string' ? { contactPhone } : {}),
+  };
+}
+
+export interface SeatChange {
+  readonly passengerId: string;
+  readonly seatNumber: string;
+  readonly fareClass: FareClass;
+}
+
+export interface PassengerDetailsUpdate {
+  readonly passengerId: string;
+  readonly firstName?: string;
+  readonly lastName?: string;
+  readonly email?: string;
+  readonly phone?: string;
+}
+
+export interface UpdateBookingInput {
+  readonly seatChanges?: unknown;
+  readonly addPassengers?: unknown;
+  readonly passengerUpdates?: unknown;
+}
+
+export interface UpdateBookingCommand {
+  readonly seatChanges: readonly SeatChange[];
+  readonly addPassengers: readonly PassengerInput[];
+  readonly passengerUpdates: readonly PassengerDetailsUpdate[];
+}
+
+/** Finds the passenger an entry refers to, reporting unknown and repeated ids. */
+function readPassengerReference(
+  value: unknown,
+  field: string,
+  passengersById: ReadonlyMap<string, Passenger>,
+  alreadyReferenced: Set<string>,
+  violations: ViolationList,
+): Passenger | undefined {
+  const passengerId = readUuid(value, field, violations);
+  if (passengerId === undefined) return undefined;
+  const passenger = passengersById.get(passengerId);
+  if (passenger === undefined) {
+    violations.add(field, 'no passenger with this id belongs to the booking');
+    return undefined;
+  }
+  if (alreadyReferenced.has(passengerId)) {
+    violations.add(field, 'this passenger appears more than once in the list');
+    return undefined;
+  }
+  alreadyReferenced.add(passengerId);
+  return passenger;
+}
+
+function readSeatChange(
+  value: unknown,
+  path: string,
+  passengersById: ReadonlyMap<string, Passenger>,
+  referenced: Set<string>,
+  violations: ViolationList,
+): SeatChange | undefined {
+  if (!isRecord(value)) {
+    violations.add(path, 'must be an object');
+    return undefined;
+  }
+  const passenger = readPassengerReference(
+    value.passengerId,
+    `${path}.passenger_id`,
+    passengersById,
+    referenced,
+    violations,
+  );
+  const seatNumber = readSeatNumber(value.seatNumber, `${path}.seat_number`, violations);
+  const fareClass = isAbsent(value.fareClass)
+    ? passenger?.fareClass
+    : readFareClass(value.fareClass, `${path}.fare_class`, violations);
+  if (passenger === undefined || seatNumber === undefined || fareClass === undefined) return undefined;
+  if (seatNumber === passenger.seatNumber) {
+    // A seat's fare class is fixed by the bus layout, so keeping the seat means keeping the class.
+    violations.add(
+      path,
+      fareClass === passenger.fareClass
+        ? 'the passenger already has this seat'
+        : 'to change fare class choose a seat of that class',
+    );
+    return undefined;
+  }
+  return { passengerId: passenger.id, seatNumber, fareClass };
+}
+
+const editableDetails = [
+  { key: 'firstName', field: 'first_name' },
+  { key: 'lastName', field: 'last_name' },
+  { key: 'email', field: 'email' },
+  { key: 'phone', field: 'phone' },
+] as const;
+
+function readPassengerDetailsUpdate(
+  value: unknown,
+  path: string,
+  passengersById: ReadonlyMap<string, Passenger>,
+  referenced: Set<string>,
+  violations: ViolationList,
+): PassengerDetailsUpdate | undefined {
+  if (!isRecord(value)) {
+    violations.add(path, 'must be an object');
+    return undefined;
+  }
+  const passenger = readPassengerReference(
+    value.passengerId,
+    `${path}.passenger_id`,
+    passengersById,
+    referenced,
+    violations,
+  );
+  const changes: { firstName?: string; lastName?: string; email?: string; phone?: string } = {};
+  let anyInvalid = false;
+  for (const { key, field } of editableDetails) {
+    if (isAbsent(value[key])) continue;
+    const fieldPath = `${path}.${field}`;
+    const read =
+      key === 'email'
+        ? readEmail(value[key], fieldPath, violations)
+        : key === 'phone'
+          ? readOptionalPhone(value[key], fieldPath, violations)
+          : readName(value[key], fieldPath, violations);
+    if (typeof read === 'string') changes[key] = read;
+    else anyInvalid = true;
+  }
+  if (passenger === undefined || anyInvalid) return undefined;
+  const changed = editableDetails.filter(
+    ({ key }) => changes[key] !== undefined && changes[key] !== passenger[key],
+  );
+  if (changed.length === 0) {
+    violations.add(path, 'must change at least one of first_name, last_name, email, phone');
+    return undefined;
+  }
+  return { passengerId: passenger.id, ...changes };
+}
+
+/**
+ * Checks an update against the booking's current passengers: every entry must change something, refer to
+ * a passenger of the booking at most once per list, and leave every seat with at most one passenger.
+ */
+export function validateUpdateBooking(
+  input: UpdateBookingInput,
+  current: { readonly passengers: readonly Passenger[] },
+  options: ValidationOptions = {},
+): UpdateBookingCommand {
+  const maxPassengers = options.maxPassengers ?? defaultMaxPassengers;
+  const violations = new ViolationList();
+  const passengersById = new Map(current.passengers.map((passenger) => [passenger.id, passenger]));
+
+  const seatChangeValues = readList(input.seatChanges, 'seat_changes', violations);
+  const addPassengerValues = readList(input.addPassengers, 'add_passengers', violations);
+  const passengerUpdateValues = readList(input.passengerUpdates, 'passenger_updates', violations);
+
+  const seatChanges: SeatChange[] = [];
+  const seatChangeReferences = new Set<string>();
+  const seatClaimPaths = new Map<string, string>();
+  seatChangeValues?.forEach((value, index) => {
+    const path = `seat_changes[${index}]`;
+    const change = readSeatChange(value, path, passengersById, seatChangeReferences, violations);
+    if (change === undefined) return;
+    seatChanges.push(change);
+    seatClaimPaths.set(change.passengerId, `${path}.seat_number`);
+  });
+
+  const addPassengers: PassengerInput[] = [];
+  addPassengerValues?.forEach((value, index) => {
+    const passenger = readPassenger(value, `add_passengers[${index}]`, violations);
+    if (passenger !== undefined) addPassengers.push(passenger);
+  });
+  if (
+    addPassengerValues !== undefined &&
+    current.passengers.length + addPassengerValues.length > maxPassengers
+  ) {
+    violations.add('add_passengers', `a booking has at most ${maxPassengers} passengers`);
+  }
+
+  const passengerUpdates: PassengerDetailsUpdate[] = [];
+  const updateReferences = new Set<string>();
+  passengerUpdateValues?.forEach((value, index) => {
+    const update = readPassengerDetailsUpdate(
+      value,
+      `passenger_updates[${index}]`,
+      passengersById,
+      updateReferences,
+      violations,
+    );
+    if (update !== undefined) passengerUpdates.push(update);
+  });
+
+  const seatChangeByPassenger = new Map(seatChanges.map((change) => [change.passengerId, change]));
+  reportDuplicateSeats(
+    [
+      ...current.passengers.map((passenger) => ({
+        seatNumber: seatChangeByPassenger.get(passenger.id)?.seatNumber ?? passenger.seatNumber,
+        path: seatClaimPaths.get(passenger.id),
+      })),
+      ...rawSeatClaims(addPassengerValues ?? [], 'add_passengers'),
+    ],
+    violations,
+  );
+
+  const nothingRequested =
+    (seatChangeValues?.length ?? 0) +
+      (addPassengerValues?.length ?? 0) +
+      (passengerUpdateValues?.length ?? 0) ===
+    0;
+  if (nothingRequested && violations.violations.length === 0) {
+    violations.add('', 'an update must change at least one seat, passenger or passenger detail');
+  }
+
+  violations.throwIfAny();
+  return { seatChanges, addPassengers, passengerUpdates };
+}
+
+export interface CancelBookingCommand {
+  readonly reason?: string;
+}
+
+export function validateCancelBooking(input: { readonly reason?: unknown }): CancelBookingCommand {
+  if (isAbsent(input.reason)) return {};
+  const reason = typeof input.reason === 'string' ? input.reason.trim() : undefined;
+  if (reason === undefined) throw validationFailed([{ field: 'reason', message: 'must be a string' }]);
+  if ([...reason].length > maxCancellationReasonLength) {
+    throw validationFailed([
+      { field: 'reason', message: `must be at most ${maxCancellationReasonLength} characters` },
+    ]);
+  }
+  if (controlCharacterExceptLineBreaksPattern.test(reason)) {
+    throw validationFailed([{ field: 'reason', message: 'must not contain control characters' }]);
+  }
+  return reason === '' ? {} : { reason };
+}
+
+export interface ConfirmPaymentCommand {
+  readonly paymentToken: string;
+}
+
+export function validateConfirmPayment(input: { readonly paymentToken?: unknown }): ConfirmPaymentCommand {
+  const token = input.paymentToken;
+  if (
+    typeof token !== 'string' ||
+    token.length < 1 ||
+    token.length > maxPaymentTokenLength ||
+    !paymentTokenPattern.test(token)
+  ) {
+    throw validationFailed([
+      {
+        field: 'payment_token',
+        message: `is required: 1 to ${maxPaymentTokenLength} printable characters without spaces`,
+      },
+    ]);
+  }
+  return { paymentToken: token };
+}
+
+/** Ids in paths and bodies; a malformed one is a 400, never a lookup. */
+export function validateId(value: unknown, field: string): string {
+  const violations = new ViolationList();
+  const id = readUuid(value, field, violations);
+  violations.throwIfAny();
+  return id as string;
+}

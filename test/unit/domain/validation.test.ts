@@ -1,0 +1,374 @@
+// Input validation: typed commands out, or one VALIDATION_FAILED naming every bad field.
+import { DomainError, type FieldViolation } from '../../../src/domain/errors';
+import {
+  defaultHoldDurationMs,
+  holdExpiresAt,
+  isE164Phone,
+  isEmail,
+  isSeatNumber,
+  isUuid,
+  validateCancelBooking,
+  validateConfirmPayment,
+  validateCreateBooking,
+  validateId,
+  validateUpdateBooking,
+  type CreateBookingInput,
+  type UpdateBookingInput,
+} from '../../../src/domain/validation';
+import { firstPassengerId, passengers, secondPassengerId } from './fixtures';
+
+const tripId = '55555555-5555-4555-8555-555555555555';
+
+function violationsOf(action: () => unknown): FieldViolation[] {
+  try {
+    action();
+  } catch (error) {
+    if (error instanceof DomainError && error.code === 'VALIDATION_FAILED') return [...error.fieldViolations];
+    throw error;
+  }
+  throw new Error('expected VALIDATION_FAILED');
+}
+
+function fieldsOf(action: () => unknown): string[] {
+  return violationsOf(action).map((violation) => violation.field);
+}
+
+function passengerInput(overrides: Record<string, unknown> = {}) {
+  return {
+    firstName: '  Ana ',
+    lastName: 'Silva',
+    email: 'ana@example.com',
+    phone: '+351912345678',
+    seatNumber: '12C',
+    fareClass: 'STANDARD',
+    ...overrides,
+  };
+}
+
+function createInput(overrides: Partial<CreateBookingInput> = {}): CreateBookingInput {
+  return { tripId, passengers: [passengerInput()], contactEmail: 'ana@example.com', ...overrides };
+}
+
+describe('field syntax', () => {
+  it.each(['1A', '9F', '12C', '99A'])('accepts seat %s', (seat) => expect(isSeatNumber(seat)).toBe(true));
+  it.each(['0A', '100A', '12G', '12c', 'A12', '01A', ''])('rejects seat %s', (seat) =>
+    expect(isSeatNumber(seat)).toBe(false),
+  );
+  it.each(['+351912345678', '+14155552671', '+12'])('accepts phone %s', (phone) =>
+    expect(isE164Phone(phone)).toBe(true),
+  );
+  it.each(['351912345678', '+0123', '+1 415 555 2671', '+1234567890123456', '+1'])(
+    'rejects phone %s',
+    (phone) => expect(isE164Phone(phone)).toBe(false),
+  );
+  it.each(['ana@example.com', 'a.b+tag@sub.example.pt'])('accepts email %s', (email) =>
+    expect(isEmail(email)).toBe(true),
+  );
+  it.each(['ana', 'ana@', '@example.com', 'ana@localhost', 'ana @example.com', 'ana@exa_mple.com'])(
+    'rejects email %s',
+    (email) => expect(isEmail(email)).toBe(false),
+  );
+  it('rejects an email longer than 254 characters', () => {
+    expect(isEmail(`${'a'.repeat(64)}@${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(63)}.pt`)).toBe(false);
+  });
+  it('accepts UUIDs in either case and nothing else', () => {
+    expect(isUuid(tripId)).toBe(true);
+    expect(isUuid(tripId.toUpperCase())).toBe(true);
+    expect(isUuid('55555555555545558555555555555555')).toBe(false);
+    expect(isUuid(42)).toBe(false);
+  });
+});
+
+describe('validateCreateBooking', () => {
+  it('returns a typed command with trimmed names', () => {
+    expect(validateCreateBooking(createInput({ contactPhone: '+351912345678' }))).toEqual({
+      tripId,
+      passengers: [
+        {
+          firstName: 'Ana',
+          lastName: 'Silva',
+          email: 'ana@example.com',
+          phone: '+351912345678',
+          seatNumber: '12C',
+          fareClass: 'STANDARD',
+        },
+      ],
+      contactEmail: 'ana@example.com',
+      contactPhone: '+351912345678',
+    });
+  });
+
+  it('treats undefined, null and empty optional phones as absent', () => {
+    for (const absent of [undefined, null, '']) {
+      const command = validateCreateBooking(
+        createInput({ contactPhone: absent, passengers: [passengerInput({ phone: absent })] }),
+      );
+      expect(command).not.toHaveProperty('contactPhone');
+      expect(command.passengers[0]).not.toHaveProperty('phone');
+    }
+  });
+
+  it('lists every violation with its field path', () => {
+    const violations = violationsOf(() =>
+      validateCreateBooking({
+        tripId: 'trip-1',
+        contactEmail: 'nope',
+        contactPhone: '912345678',
+        passengers: [
+          passengerInput(),
+          passengerInput({
+            firstName: '   ',
+            lastName: 'x'.repeat(101),
+            email: 'bad',
+            phone: '12',
+            seatNumber: '0Z',
+            fareClass: 'FIRST',
+          }),
+          'not an object',
+        ],
+      }),
+    );
+    expect(violations.map((violation) => violation.field)).toEqual([
+      'trip_id',
+      'contact_email',
+      'contact_phone',
+      'passengers[1].first_name',
+      'passengers[1].last_name',
+      'passengers[1].email',
+      'passengers[1].phone',
+      'passengers[1].seat_number',
+      'passengers[1].fare_class',
+      'passengers[2]',
+    ]);
+    expect(violations.every((violation) => violation.message.length > 0)).toBe(true);
+  });
+
+  it('never echoes the rejected values (they may be personal data)', () => {
+    const violations = violationsOf(() =>
+      validateCreateBooking(createInput({ contactEmail: 'secret-person@nowhere' })),
+    );
+    expect(JSON.stringify(violations)).not.toContain('secret-person');
+  });
+
+  it('rejects names with control characters and counts characters, not bytes', () => {
+    expect(
+      fieldsOf(() =>
+        validateCreateBooking(createInput({ passengers: [passengerInput({ lastName: 'Sil\u0000va' })] })),
+      ),
+    ).toEqual(['passengers[0].last_name']);
+    const hundredAccented = 'é'.repeat(100);
+    expect(
+      validateCreateBooking(createInput({ passengers: [passengerInput({ lastName: hundredAccented })] }))
+        .passengers[0].lastName,
+    ).toBe(hundredAccented);
+  });
+
+  it('requires 1 to 9 passengers, the limit being a parameter', () => {
+    expect(fieldsOf(() => validateCreateBooking(createInput({ passengers: [] })))).toEqual(['passengers']);
+    expect(fieldsOf(() => validateCreateBooking(createInput({ passengers: undefined })))).toEqual([
+      'passengers',
+    ]);
+    const ten = Array.from({ length: 10 }, (_, index) => passengerInput({ seatNumber: `${index + 1}A` }));
+    expect(fieldsOf(() => validateCreateBooking(createInput({ passengers: ten })))).toEqual(['passengers']);
+    expect(validateCreateBooking(createInput({ passengers: ten.slice(0, 9) })).passengers).toHaveLength(9);
+    expect(
+      fieldsOf(() =>
+        validateCreateBooking(createInput({ passengers: ten.slice(0, 3) }), { maxPassengers: 2 }),
+      ),
+    ).toEqual(['passengers']);
+  });
+
+  it('rejects the same seat given to two passengers', () => {
+    const sameSeat = [
+      passengerInput(),
+      passengerInput({ firstName: 'Rui' }),
+      passengerInput({ seatNumber: '1A' }),
+    ];
+    expect(fieldsOf(() => validateCreateBooking(createInput({ passengers: sameSeat })))).toEqual([
+      'passengers[0].seat_number',
+      'passengers[1].seat_number',
+    ]);
+  });
+});
+
+describe('validateUpdateBooking', () => {
+  const current = { passengers };
+
+  it('returns a typed command; an omitted fare class keeps the passenger’s', () => {
+    const command = validateUpdateBooking(
+      {
+        seatChanges: [{ passengerId: firstPassengerId, seatNumber: '4A' }],
+        addPassengers: [passengerInput({ seatNumber: '3C' })],
+        passengerUpdates: [{ passengerId: secondPassengerId, email: 'rui.costa@example.com', phone: '' }],
+      },
+      current,
+    );
+    expect(command).toEqual({
+      seatChanges: [{ passengerId: firstPassengerId, seatNumber: '4A', fareClass: 'STANDARD' }],
+      addPassengers: [expect.objectContaining({ firstName: 'Ana', seatNumber: '3C' })],
+      passengerUpdates: [{ passengerId: secondPassengerId, email: 'rui.costa@example.com' }],
+    });
+  });
+
+  it('accepts a seat change to another fare class, and a swap of seats within the booking', () => {
+    expect(
+      validateUpdateBooking(
+        { seatChanges: [{ passengerId: firstPassengerId, seatNumber: '1A', fareClass: 'PREMIUM' }] },
+        current,
+      ).seatChanges,
+    ).toEqual([{ passengerId: firstPassengerId, seatNumber: '1A', fareClass: 'PREMIUM' }]);
+    const swap: UpdateBookingInput = {
+      seatChanges: [
+        { passengerId: firstPassengerId, seatNumber: '3B' },
+        { passengerId: secondPassengerId, seatNumber: '3A' },
+      ],
+    };
+    expect(validateUpdateBooking(swap, current).seatChanges).toHaveLength(2);
+  });
+
+  it('requires the update to change something', () => {
+    expect(violationsOf(() => validateUpdateBooking({}, current))).toEqual([
+      { field: '', message: 'an update must change at least one seat, passenger or passenger detail' },
+    ]);
+    expect(
+      fieldsOf(() =>
+        validateUpdateBooking({ seatChanges: [], addPassengers: [], passengerUpdates: [] }, current),
+      ),
+    ).toEqual(['']);
+    expect(
+      fieldsOf(() =>
+        validateUpdateBooking(
+          {
+            seatChanges: [{ passengerId: firstPassengerId, seatNumber: '3A' }],
+            passengerUpdates: [
+              { passengerId: firstPassengerId, firstName: ' Ana ' },
+              { passengerId: secondPassengerId },
+            ],
+          },
+          current,
+        ),
+      ),
+    ).toEqual(['seat_changes[0]', 'passenger_updates[0]', 'passenger_updates[1]']);
+  });
+
+  it('keeps a seat’s fare class: changing class means choosing another seat', () => {
+    expect(
+      violationsOf(() =>
+        validateUpdateBooking(
+          { seatChanges: [{ passengerId: firstPassengerId, seatNumber: '3A', fareClass: 'PREMIUM' }] },
+          current,
+        ),
+      ),
+    ).toEqual([{ field: 'seat_changes[0]', message: 'to change fare class choose a seat of that class' }]);
+  });
+
+  it('requires seat changes and detail updates to name passengers of the booking, once each', () => {
+    const stranger = '99999999-9999-4999-8999-999999999999';
+    expect(
+      fieldsOf(() =>
+        validateUpdateBooking(
+          {
+            seatChanges: [
+              { passengerId: stranger, seatNumber: '5A' },
+              { passengerId: 'not-a-uuid', seatNumber: '5B' },
+              { passengerId: firstPassengerId, seatNumber: '5C' },
+              { passengerId: firstPassengerId, seatNumber: '5D' },
+            ],
+            passengerUpdates: [{ passengerId: stranger, firstName: 'Eve' }],
+          },
+          current,
+        ),
+      ),
+    ).toEqual([
+      'seat_changes[0].passenger_id',
+      'seat_changes[1].passenger_id',
+      'seat_changes[3].passenger_id',
+      'passenger_updates[0].passenger_id',
+    ]);
+  });
+
+  it('rejects a seat that would end up with two passengers', () => {
+    expect(
+      fieldsOf(() =>
+        validateUpdateBooking(
+          {
+            seatChanges: [{ passengerId: firstPassengerId, seatNumber: '3B' }],
+            addPassengers: [passengerInput({ seatNumber: '3B' }), passengerInput({ seatNumber: '3C' })],
+          },
+          current,
+        ),
+      ),
+    ).toEqual(['seat_changes[0].seat_number', 'add_passengers[0].seat_number']);
+  });
+
+  it('validates added passengers and the passenger limit', () => {
+    expect(
+      fieldsOf(() => validateUpdateBooking({ addPassengers: [passengerInput({ email: 'x' })] }, current)),
+    ).toEqual(['add_passengers[0].email']);
+    const added = Array.from({ length: 8 }, (_, index) => passengerInput({ seatNumber: `${index + 10}A` }));
+    expect(fieldsOf(() => validateUpdateBooking({ addPassengers: added }, current))).toEqual([
+      'add_passengers',
+    ]);
+    expect(
+      fieldsOf(() =>
+        validateUpdateBooking({ addPassengers: added.slice(0, 1) }, current, { maxPassengers: 2 }),
+      ),
+    ).toEqual(['add_passengers']);
+  });
+
+  it('validates edited details field by field', () => {
+    expect(
+      fieldsOf(() =>
+        validateUpdateBooking(
+          {
+            passengerUpdates: [
+              { passengerId: firstPassengerId, firstName: '', lastName: 7, email: 'x@y', phone: '00351' },
+            ],
+          },
+          current,
+        ),
+      ),
+    ).toEqual(['passenger_updates[0].last_name', 'passenger_updates[0].email', 'passenger_updates[0].phone']);
+  });
+
+  it('rejects lists that are not lists', () => {
+    expect(fieldsOf(() => validateUpdateBooking({ seatChanges: 'all', addPassengers: {} }, current))).toEqual(
+      ['seat_changes', 'add_passengers'],
+    );
+  });
+});
+
+describe('other inputs', () => {
+  it('validates a cancellation reason', () => {
+    expect(validateCancelBooking({})).toEqual({});
+    expect(validateCancelBooking({ reason: '  ' })).toEqual({});
+    expect(validateCancelBooking({ reason: ' plans changed\nsorry ' })).toEqual({
+      reason: 'plans changed\nsorry',
+    });
+    expect(fieldsOf(() => validateCancelBooking({ reason: 'x'.repeat(501) }))).toEqual(['reason']);
+    expect(fieldsOf(() => validateCancelBooking({ reason: 'bell\u0007' }))).toEqual(['reason']);
+    expect(fieldsOf(() => validateCancelBooking({ reason: 3 }))).toEqual(['reason']);
+  });
+
+  it('validates a payment token', () => {
+    expect(validateConfirmPayment({ paymentToken: 'tok_visa' })).toEqual({ paymentToken: 'tok_visa' });
+    expect(fieldsOf(() => validateConfirmPayment({}))).toEqual(['payment_token']);
+    expect(fieldsOf(() => validateConfirmPayment({ paymentToken: 'tok visa' }))).toEqual(['payment_token']);
+  });
+
+  it('validates ids under the given field name and normalises case', () => {
+    expect(validateId(tripId.toUpperCase(), 'booking_id')).toBe(tripId);
+    expect(violationsOf(() => validateId('42', 'booking_id'))).toEqual([
+      { field: 'booking_id', message: 'must be a UUID' },
+    ]);
+  });
+});
+
+describe('holdExpiresAt', () => {
+  it('is 15 minutes after now by default, or the given duration', () => {
+    const now = new Date('2026-11-01T09:00:00.000Z');
+    expect(defaultHoldDurationMs).toBe(15 * 60_000);
+    expect(holdExpiresAt(now)).toBe('2026-11-01T09:15:00.000Z');
+    expect(holdExpiresAt(now, 5_000)).toBe('2026-11-01T09:00:05.000Z');
+  });
+});
