@@ -1,0 +1,29 @@
+# syntax=docker/dockerfile:1
+# One image for the booking API, the Temporal worker and the migration job; docker-compose.yml picks the command.
+
+ARG NODE_IMAGE=node:20-bookworm-slim
+
+FROM ${NODE_IMAGE} AS build
+WORKDIR /app
+COPY package.json package-lock.json .npmrc ./
+# Install scripts stay off, as on the dev machines: the native parts (Temporal core bridge, swc, argon2)
+# ship prebuilt in platform packages, and no dependency needs a postinstall step.
+RUN --mount=type=cache,target=/root/.npm npm ci --ignore-scripts
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+COPY migrations ./migrations
+RUN npm run build && npm prune --omit=dev --ignore-scripts
+
+FROM ${NODE_IMAGE} AS runtime
+ENV NODE_ENV=production
+WORKDIR /app
+# package.json marks the project root that the code resolves openapi/ and dist/ from.
+COPY --from=build /app/package.json ./
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+# The API serves the OpenAPI document at /openapi.yaml straight from this file.
+COPY openapi ./openapi
+# Files stay root-owned and the processes run as the image's unprivileged user, so they cannot rewrite their own code.
+USER node
+EXPOSE 8080 50051
+CMD ["node", "dist/src/api/main.js"]
