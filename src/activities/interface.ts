@@ -1,0 +1,115 @@
+// The activity contract between the booking workflow and the workers: names, inputs and results, all plain data.
+import type { BookingState } from '../domain/booking';
+
+/** Integer minor units plus ISO 4217 currency, as in the contracts. */
+export interface MoneyAmount {
+  amountMinor: number;
+  currency: string;
+}
+
+export interface SeatRequest {
+  passengerId: string;
+  seatNumber: string;
+  fareClass: string;
+}
+
+export interface ReserveSeatsInput {
+  bookingId: string;
+  tripId: string;
+  seats: SeatRequest[];
+  /** ISO 8601; the hold lapses on its own at this instant if the workflow never releases it. */
+  holdExpiresAt: string;
+  /** Derived from the booking id and the step, so a retry finds its own earlier work. */
+  idempotencyKey: string;
+}
+
+export interface ConfirmSeatsInput {
+  bookingId: string;
+  tripId: string;
+  idempotencyKey: string;
+}
+
+export interface ReleaseSeatsInput {
+  bookingId: string;
+  tripId: string;
+  /** The seats to release; all of the booking's active seats when absent. */
+  seatNumbers?: string[];
+  idempotencyKey: string;
+}
+
+export interface ProcessPaymentInput {
+  bookingId: string;
+  idempotencyKey: string;
+  amount: MoneyAmount;
+  /** A gateway token (never a card number). */
+  paymentToken: string;
+}
+
+export interface ProcessPaymentResult {
+  transactionId: string;
+  /** e.g. `visa •••• 4242`. */
+  methodMasked: string;
+  amount: MoneyAmount;
+}
+
+export interface RefundPaymentInput {
+  bookingId: string;
+  idempotencyKey: string;
+  /** The charge to refund against. */
+  transactionId: string;
+  amount: MoneyAmount;
+}
+
+export interface RefundPaymentResult {
+  refundId: string;
+  amount: MoneyAmount;
+}
+
+export type NotificationTemplate =
+  'booking-confirmed' | 'booking-changed' | 'booking-cancelled' | 'booking-expired' | 'payment-declined';
+
+export interface SendEmailNotificationInput {
+  bookingId: string;
+  idempotencyKey: string;
+  template: NotificationTemplate;
+  to: string;
+  parameters: Record<string, string | number>;
+}
+
+export interface SendSmsNotificationInput {
+  bookingId: string;
+  idempotencyKey: string;
+  template: NotificationTemplate;
+  to: string;
+  parameters: Record<string, string | number>;
+}
+
+/**
+ * Every activity by its Temporal type name (the names operators see in the Web UI), with the task queue it runs on.
+ * The workflow proxies each family on its own queue, so seats, payments and notifications scale apart.
+ */
+export interface SeatActivities {
+  ReserveSeats(input: ReserveSeatsInput): Promise<void>;
+  ConfirmSeats(input: ConfirmSeatsInput): Promise<void>;
+  ReleaseSeats(input: ReleaseSeatsInput): Promise<void>;
+}
+
+export interface PaymentActivities {
+  ProcessPayment(input: ProcessPaymentInput): Promise<ProcessPaymentResult>;
+  RefundPayment(input: RefundPaymentInput): Promise<RefundPaymentResult>;
+}
+
+export interface NotificationActivities {
+  SendEmailNotification(input: SendEmailNotificationInput): Promise<void>;
+  SendSMSNotification(input: SendSmsNotificationInput): Promise<void>;
+}
+
+/** Runs on the workflow queue: writes the booking read model that REST and gRPC read from. */
+export interface ReadModelActivities {
+  RecordBooking(snapshot: BookingState): Promise<void>;
+}
+
+export type BookingActivities = SeatActivities &
+  PaymentActivities &
+  NotificationActivities &
+  ReadModelActivities;

@@ -1,0 +1,75 @@
+// Serves the OpenAPI document at /openapi.yaml and Swagger UI at /docs, from files read once at start.
+import fs from 'node:fs';
+import path from 'node:path';
+import Router from '@koa/router';
+import { projectRoot } from '../../project-root';
+
+export const openApiDocumentPath = path.join(projectRoot, 'openapi', 'openapi.yaml');
+
+const swaggerAssets: Record<string, string> = {
+  'swagger-ui.css': 'text/css; charset=utf-8',
+  'swagger-ui-bundle.js': 'application/javascript; charset=utf-8',
+  'swagger-ui-standalone-preset.js': 'application/javascript; charset=utf-8',
+  'favicon-32x32.png': 'image/png',
+};
+
+const swaggerPage = `<!doctype html>
+<html lang="en">
+<head>
+  <meta charset="utf-8">
+  <title>Bus booking API</title>
+  <link rel="stylesheet" href="/docs/swagger-ui.css">
+  <link rel="icon" type="image/png" href="/docs/favicon-32x32.png">
+</head>
+<body>
+  <div id="swagger-ui"></div>
+  <script src="/docs/swagger-ui-bundle.js"></script>
+  <script src="/docs/swagger-ui-standalone-preset.js"></script>
+  <script src="/docs/initializer.js"></script>
+</body>
+</html>
+`;
+
+// Kept out of the page itself so a strict Content-Security-Policy (no inline scripts) still allows the docs.
+const swaggerInitializer = `window.ui = SwaggerUIBundle({
+  url: '/openapi.yaml',
+  dom_id: '#swagger-ui',
+  deepLinking: true,
+  presets: [SwaggerUIBundle.presets.apis, SwaggerUIStandalonePreset],
+  layout: 'StandaloneLayout',
+});
+`;
+
+export function documentationRouter(): Router {
+  const document = fs.readFileSync(openApiDocumentPath);
+  const assetDirectory = path.dirname(require.resolve('swagger-ui-dist/package.json'));
+  const assets = new Map(
+    Object.entries(swaggerAssets).map(([name, type]) => [
+      name,
+      { type, body: fs.readFileSync(path.join(assetDirectory, name)) },
+    ]),
+  );
+  assets.set('initializer.js', {
+    type: 'application/javascript; charset=utf-8',
+    body: Buffer.from(swaggerInitializer),
+  });
+
+  const router = new Router();
+  router.get('/openapi.yaml', (context) => {
+    context.type = 'application/yaml';
+    context.set('Cache-Control', 'public, max-age=300');
+    context.body = document;
+  });
+  router.get('/docs', (context) => {
+    context.type = 'text/html; charset=utf-8';
+    context.body = swaggerPage;
+  });
+  router.get('/docs/:asset', (context, next) => {
+    const asset = assets.get(context.params.asset);
+    if (!asset) return next();
+    context.type = asset.type;
+    context.set('Cache-Control', 'public, max-age=86400');
+    context.body = asset.body;
+  });
+  return router;
+}

