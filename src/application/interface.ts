@@ -1,0 +1,108 @@
+// What the fronts (REST and gRPC) may ask of the application layer; every rule lives behind these calls.
+import type { BookingState, BookingStatus, FareClass, Money } from '../domain/booking';
+import type { CreateBookingInput, UpdateBookingInput } from '../domain/validation';
+
+export type Role = 'customer' | 'agent' | 'admin';
+
+/** The authenticated caller, always taken from a verified token, never from a request body. */
+export interface Actor {
+  userId: string;
+  roles: readonly Role[];
+  scopes: readonly string[];
+}
+
+/** A booking as readers see it: the read model row, decrypted for its owner. */
+export type BookingView = Omit<BookingState, 'paymentAttempts' | 'refundRule'>;
+
+export interface Page<T> {
+  items: T[];
+  /** Opaque; absent on the last page. */
+  nextPageToken?: string;
+}
+
+export interface PageRequest {
+  pageSize?: number;
+  pageToken?: string;
+}
+
+export interface BookingApplication {
+  /** Resolves once the seats are held (PENDING_PAYMENT), or throws SEAT_UNAVAILABLE with nothing held. */
+  createBooking(
+    actor: Actor,
+    input: CreateBookingInput,
+    options?: { requestId?: string },
+  ): Promise<BookingView>;
+  getBooking(actor: Actor, bookingId: string): Promise<BookingView>;
+  listBookings(actor: Actor, request: PageRequest & { status?: BookingStatus }): Promise<Page<BookingView>>;
+  updateBooking(
+    actor: Actor,
+    bookingId: string,
+    input: UpdateBookingInput,
+    options?: { expectedVersion?: number },
+  ): Promise<BookingView>;
+  cancelBooking(actor: Actor, bookingId: string, input: { reason?: unknown }): Promise<BookingView>;
+  confirmPayment(actor: Actor, bookingId: string, input: { paymentToken?: unknown }): Promise<BookingView>;
+}
+
+export interface StopView {
+  code: string;
+  name: string;
+  city: string;
+  countryCode: string;
+  timeZone: string;
+}
+
+export interface RouteView {
+  id: string;
+  code: string;
+  origin: StopView;
+  destination: StopView;
+  intermediateStops: StopView[];
+  operatorName: string;
+  distanceKm: number;
+  typicalDurationMinutes: number;
+}
+
+export interface SeatMapEntryView {
+  seatNumber: string;
+  fareClass: FareClass;
+  status: 'FREE' | 'TAKEN';
+}
+
+export interface TripAvailabilityView {
+  tripId: string;
+  departureTime: string;
+  arrivalTime: string;
+  seatsTotal: number;
+  seatsFree: number;
+  lowestPrice: Money;
+  seatMap: SeatMapEntryView[];
+}
+
+export interface RouteAvailabilityView {
+  routeId: string;
+  /** Local calendar date at the route's origin, `YYYY-MM-DD`. */
+  date: string;
+  trips: TripAvailabilityView[];
+}
+
+export interface CatalogApplication {
+  listRoutes(
+    request: PageRequest & { origin?: string; destination?: string; date?: string },
+  ): Promise<Page<RouteView>>;
+  getRouteAvailability(routeId: string, date: string): Promise<RouteAvailabilityView>;
+}
+
+export interface UserView {
+  id: string;
+  email: string;
+  displayName: string;
+  phone?: string;
+  roles: Role[];
+  createdAt: string;
+}
+
+export interface UserApplication {
+  /** `me` names the caller; customers read only themselves, agents and admins anyone. */
+  getUser(actor: Actor, userId: string): Promise<UserView>;
+}
