@@ -21,8 +21,16 @@ export interface ReserveSeatsInput {
   holdExpiresAt: string;
   /** Derived from the booking id and the step, so a retry finds its own earlier work. */
   idempotencyKey: string;
+  /**
+   * The booking's first snapshot (version 1), required on the creating reservation: seat allocations reference
+   * the bookings row, so ReserveSeats records this snapshot and the holds in ONE transaction; a SEAT_UNAVAILABLE
+   * then leaves neither a hold nor a booking row. Ignored once the row exists (seat changes may omit it); without
+   * it and without a row, ReserveSeats fails non-retryable NOT_FOUND.
+   */
+  booking?: BookingState;
 }
 
+/** Turns the booking's HELD seats BOOKED; non-retryable HOLD_EXPIRED when it holds no seat any more. */
 export interface ConfirmSeatsInput {
   bookingId: string;
   tripId: string;
@@ -37,6 +45,7 @@ export interface ReleaseSeatsInput {
   idempotencyKey: string;
 }
 
+/** Amounts of ProcessPayment and RefundPayment are positive: skip the call for a zero charge or refund. */
 export interface ProcessPaymentInput {
   bookingId: string;
   idempotencyKey: string;
@@ -65,6 +74,10 @@ export interface RefundPaymentResult {
   amount: MoneyAmount;
 }
 
+/**
+ * The parameters each template needs are listed in `notificationTemplateParameters` (./notification-templates):
+ * amounts in minor units plus `currency`, instants as ISO 8601; a missing or unknown one is VALIDATION_FAILED.
+ */
 export type NotificationTemplate =
   'booking-confirmed' | 'booking-changed' | 'booking-cancelled' | 'booking-expired' | 'payment-declined';
 

@@ -1,0 +1,44 @@
+// How activities report outcomes to Temporal: business errors never retry, transient ones do, with stable types.
+import { ApplicationFailure } from '@temporalio/common';
+import { DomainError } from '../domain/errors';
+
+/** A business outcome (seat taken, card declined): the workflow reads it back with findDomainError. */
+export function businessFailure(error: DomainError): ApplicationFailure {
+  return ApplicationFailure.nonRetryable(error.message, error.code, error.toJSON());
+}
+
+/** Something that may work on the next attempt (gateway timeout, provider 503); the type names the cause. */
+export function transientFailure(type: string, message: string, cause?: unknown): ApplicationFailure {
+  return ApplicationFailure.create({
+    type,
+    message,
+    nonRetryable: false,
+    cause: cause instanceof Error ? cause : undefined,
+  });
+}
+
+/** A failure no retry can fix that is not a business outcome (a refund larger than the charge). */
+export function permanentFailure(type: string, message: string, cause?: unknown): ApplicationFailure {
+  return ApplicationFailure.create({
+    type,
+    message,
+    nonRetryable: true,
+    cause: cause instanceof Error ? cause : undefined,
+  });
+}
+
+interface PostgresError {
+  code?: unknown;
+  constraint?: unknown;
+}
+
+export function isPostgresError(error: unknown, code: string, constraint?: string): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const { code: errorCode, constraint: errorConstraint } = error as PostgresError;
+  return errorCode === code && (constraint === undefined || errorConstraint === constraint);
+}
+
+export const postgresErrorCodes = {
+  uniqueViolation: '23505',
+  foreignKeyViolation: '23503',
+} as const;

@@ -1,0 +1,115 @@
+// Builds the booking activities from their dependencies, and picks the subset each task queue's worker serves.
+import path from 'node:path';
+import type { Knex } from 'knex';
+import type { Config } from '../config';
+import { createDatabase } from '../db/connection';
+import type { Logger } from '../logger';
+import { createHttpSmsSender } from '../adapters/http-sms-sender';
+import { createOutboxEmailSender, createOutboxSmsSender } from '../adapters/outbox-senders';
+import { createPaymentGatewaySimulator } from '../adapters/payment-gateway-simulator';
+import { createSmtpEmailSender } from '../adapters/smtp-email-sender';
+import type { EmailSender, SmsSender } from '../ports/notification-senders';
+import type { PaymentGateway } from '../ports/payment-gateway';
+import { projectRoot } from '../project-root';
+import { createFieldCipherFromConfig } from '../security/field-cipher-from-config';
+import type { FieldCipher } from '../security/field-encryption';
+import { taskQueues } from '../workflows/shared';
+import type { BookingActivities } from './interface';
+import { createNotificationActivities } from './notifications';
+import { createPaymentActivities } from './payments';
+import { createReadModelActivities } from './read-model';
+import { createSeatActivities } from './seats';
+
+export interface ActivityDependencies {
+  database: Knex;
+  cipher: FieldCipher;
+  paymentGateway: PaymentGateway;
+  emailSender: EmailSender;
+  smsSender: SmsSender;
+  /** See SeatActivityDependencies; Config's booking.lapsedHoldGraceSeconds. */
+  lapsedHoldGraceSeconds: number;
+}
+
+export interface OwnedActivityDependencies extends ActivityDependencies {
+  /** Closes the database pool and the SMTP connections. */
+  close(): Promise<void>;
+}
+
+export function createActivities(dependencies: ActivityDependencies): BookingActivities {
+  return {
+    ...createSeatActivities(dependencies),
+    ...createPaymentActivities(dependencies),
+    ...createNotificationActivities(dependencies),
+    ...createReadModelActivities(dependencies),
+  };
+}
+
+export type TaskQueue = (typeof taskQueues)[keyof typeof taskQueues];
+
+/** Which activities each queue's workers register; the workflow proxies each family on its queue. */
+export const activityNamesByTaskQueue = {
+  [taskQueues.bookings]: ['RecordBooking'],
+  [taskQueues.seats]: ['ReserveSeats', 'ConfirmSeats', 'ReleaseSeats'],
+  [taskQueues.payments]: ['ProcessPayment', 'RefundPayment'],
+  [taskQueues.notifications]: ['SendEmailNotification', 'SendSMSNotification'],
+} as const satisfies Record<TaskQueue, readonly (keyof BookingActivities)[]>;
+
+export function activitiesForTaskQueue(
+  activities: BookingActivities,
+  queue: string,
+): Partial<BookingActivities> {
+  if (!Object.hasOwn(activityNamesByTaskQueue, queue)) throw new RangeError(`unknown task queue ${queue}`);
+  const names: readonly (keyof BookingActivities)[] = activityNamesByTaskQueue[queue as TaskQueue];
+  return Object.fromEntries(names.map((name) => [name, activities[name]])) as Partial<BookingActivities>;
+}
+
+function senders(config: Config, logger: Logger): { email: EmailSender; sms: SmsSender; close(): void } {
+  const notifications = config.notifications;
+  if (notifications.transport === 'outbox') {
+    const directory = path.resolve(projectRoot, notifications.outboxDirectory);
+    logger.info({ outboxDirectory: directory }, 'notifications go to the local outbox');
+    return {
+      email: createOutboxEmailSender({ directory, from: notifications.emailFrom }),
+      sms: createOutboxSmsSender({ directory }),
+      close: () => {},
+    };
+  }
+  const email = createSmtpEmailSender({ ...notifications.smtp, from: notifications.emailFrom });
+  logger.info(
+    { smtpHost: notifications.smtp.host, smtpPort: notifications.smtp.port },
+    'notifications go to SMTP and the HTTP SMS provider',
+  );
+  return {
+    email,
+    sms: createHttpSmsSender({
+      url: notifications.sms.providerUrl!,
+      apiKey: notifications.sms.apiKey,
+      timeoutMs: notifications.sms.timeoutMs,
+    }),
+    close: () => email.close(),
+  };
+}
+
+/** The real dependencies from configuration: PostgreSQL, the field cipher, the gateway simulator, the senders. */
+export function createActivityDependencies(config: Config, logger: Logger): OwnedActivityDependencies {
+  const cipher = createFieldCipherFromConfig(config);
+  const database = createDatabase(config.database.url, {
+    poolSize: config.database.poolSize,
+    applicationName: 'bookings-activities',
+  });
+  const notificationSenders = senders(config, logger);
+  return {
+    database,
+    cipher,
+    paymentGateway: createPaymentGatewaySimulator(database),
+    emailSender: notificationSenders.email,
+    smsSender: notificationSenders.sms,
+    lapsedHoldGraceSeconds: config.booking.lapsedHoldGraceSeconds,
+    async close() {
+      notificationSenders.close();
+      await database.destroy();
+    },
+  };
+}
+
+export type { BookingActivities } from './interface';

@@ -1,0 +1,157 @@
+// SendEmailNotification and SendSMSNotification: render, record in the notifications table, send at most once.
+import type { Knex } from 'knex';
+import { notFound, validationFailed, type FieldViolation } from '../domain/errors';
+import { isE164Phone, isEmail } from '../domain/validation';
+import { PermanentDeliveryError, type EmailSender, type SmsSender } from '../ports/notification-senders';
+import type { FieldCipher } from '../security/field-encryption';
+import {
+  businessFailure,
+  isPostgresError,
+  permanentFailure,
+  postgresErrorCodes,
+  transientFailure,
+} from './failures';
+import type {
+  NotificationActivities,
+  NotificationTemplate,
+  SendEmailNotificationInput,
+  SendSmsNotificationInput,
+} from './interface';
+import {
+  NotificationTemplateError,
+  renderNotification,
+  type RenderedNotification,
+} from './notification-templates';
+
+export interface NotificationActivityDependencies {
+  database: Knex;
+  cipher: FieldCipher;
+  emailSender: EmailSender;
+  smsSender: SmsSender;
+}
+
+type Channel = 'EMAIL' | 'SMS';
+
+interface NotificationRequest {
+  bookingId: string;
+  idempotencyKey: string;
+  template: NotificationTemplate;
+  to: string;
+  parameters: Record<string, string | number>;
+}
+
+const MAXIMUM_ERROR_LENGTH = 500;
+
+function validate(channel: Channel, input: NotificationRequest): RenderedNotification {
+  const violations: FieldViolation[] = [];
+  if (typeof input.idempotencyKey !== 'string' || input.idempotencyKey.length === 0) {
+    violations.push({ field: 'idempotency_key', message: 'is required' });
+  }
+  const validRecipient = channel === 'EMAIL' ? isEmail(input.to) : isE164Phone(input.to);
+  if (!validRecipient) {
+    violations.push({
+      field: 'to',
+      message: channel === 'EMAIL' ? 'must be an email address' : 'must be E.164',
+    });
+  }
+  if (violations.length > 0) throw businessFailure(validationFailed(violations));
+  try {
+    return renderNotification(input.template, input.parameters, input.bookingId);
+  } catch (error) {
+    if (error instanceof NotificationTemplateError) {
+      throw businessFailure(validationFailed([{ field: 'parameters', message: error.message }]));
+    }
+    throw error;
+  }
+}
+
+interface DeliveryOutcome {
+  failure?: unknown;
+}
+
+export function createNotificationActivities(
+  dependencies: NotificationActivityDependencies,
+): NotificationActivities {
+  const { database, cipher, emailSender, smsSender } = dependencies;
+
+  function deliver(channel: Channel, input: NotificationRequest, message: RenderedNotification) {
+    return channel === 'EMAIL'
+      ? emailSender.send({
+          to: input.to,
+          subject: message.subject,
+          text: message.text,
+          idempotencyKey: input.idempotencyKey,
+        })
+      : smsSender.send({ to: input.to, text: message.smsText, idempotencyKey: input.idempotencyKey });
+  }
+
+  /**
+   * The row keyed by the idempotency key is locked while sending, so a concurrent retry waits and then finds it
+   * SENT; a crash after the provider accepted and before the commit can still resend (providers get the key).
+   */
+  async function send(channel: Channel, input: NotificationRequest): Promise<void> {
+    const message = validate(channel, input);
+    const outcome = await database
+      .transaction(async (transaction): Promise<DeliveryOutcome> => {
+        await transaction('notifications')
+          .insert({
+            booking_id: input.bookingId,
+            channel,
+            recipient: cipher.encrypt(input.to),
+            template: input.template,
+            subject: channel === 'EMAIL' ? message.subject : null,
+            body: cipher.encrypt(channel === 'EMAIL' ? message.text : message.smsText),
+            idempotency_key: input.idempotencyKey,
+          })
+          .onConflict('idempotency_key')
+          .ignore();
+        const row: { id: string; status: string } = await transaction('notifications')
+          .where({ idempotency_key: input.idempotencyKey })
+          .forUpdate()
+          .first('id', 'status');
+        if (row.status === 'SENT') return {};
+        try {
+          await deliver(channel, input, message);
+        } catch (failure) {
+          const permanent = failure instanceof PermanentDeliveryError;
+          await transaction('notifications')
+            .where({ id: row.id })
+            .update({
+              status: permanent ? 'FAILED' : 'PENDING',
+              attempts: transaction.raw('attempts + 1'),
+              last_error: (failure instanceof Error ? failure.message : String(failure)).slice(
+                0,
+                MAXIMUM_ERROR_LENGTH,
+              ),
+            });
+          return { failure };
+        }
+        await transaction('notifications')
+          .where({ id: row.id })
+          .update({
+            status: 'SENT',
+            sent_at: transaction.fn.now(),
+            attempts: transaction.raw('attempts + 1'),
+            last_error: null,
+          });
+        return {};
+      })
+      .catch((error: unknown) => {
+        if (isPostgresError(error, postgresErrorCodes.foreignKeyViolation)) {
+          throw businessFailure(notFound('Booking', input.bookingId));
+        }
+        throw error;
+      });
+    if (outcome.failure === undefined) return;
+    const { failure } = outcome;
+    const reason = failure instanceof Error ? failure.message : String(failure);
+    throw failure instanceof PermanentDeliveryError
+      ? permanentFailure('DELIVERY_REJECTED', reason, failure)
+      : transientFailure('DELIVERY_FAILED', reason, failure);
+  }
+
+  return {
+    SendEmailNotification: (input: SendEmailNotificationInput) => send('EMAIL', input),
+    SendSMSNotification: (input: SendSmsNotificationInput) => send('SMS', input),
+  };
+}

@@ -1,0 +1,153 @@
+// ProcessPayment and RefundPayment: money moves through the PaymentGateway port, the booking's ledger rows follow.
+import type { Knex } from 'knex';
+import {
+  idempotencyKeyReused,
+  notFound,
+  paymentDeclined,
+  validationFailed,
+  type FieldViolation,
+} from '../domain/errors';
+import type { Money } from '../domain/booking';
+import { maxPaymentTokenLength } from '../domain/validation';
+import {
+  GatewayUnavailableError,
+  IdempotencyKeyConflictError,
+  RefundRejectedError,
+  type PaymentGateway,
+} from '../ports/payment-gateway';
+import type { FieldCipher } from '../security/field-encryption';
+import { businessFailure, permanentFailure, transientFailure } from './failures';
+import type {
+  PaymentActivities,
+  ProcessPaymentInput,
+  ProcessPaymentResult,
+  RefundPaymentInput,
+  RefundPaymentResult,
+} from './interface';
+
+export interface PaymentActivityDependencies {
+  database: Knex;
+  cipher: FieldCipher;
+  paymentGateway: PaymentGateway;
+}
+
+function amountViolations(amount: Money | undefined): FieldViolation[] {
+  const violations: FieldViolation[] = [];
+  if (!amount || !Number.isSafeInteger(amount.amountMinor) || amount.amountMinor <= 0) {
+    violations.push({
+      field: 'amount.amount_minor',
+      message: 'must be a positive whole number of minor units',
+    });
+  }
+  if (!amount || !/^[A-Z]{3}$/.test(amount.currency)) {
+    violations.push({ field: 'amount.currency', message: 'must be an ISO 4217 code' });
+  }
+  return violations;
+}
+
+function keyViolations(idempotencyKey: string): FieldViolation[] {
+  return typeof idempotencyKey === 'string' && idempotencyKey.length > 0 && idempotencyKey.length <= 255
+    ? []
+    : [{ field: 'idempotency_key', message: 'must be 1 to 255 characters' }];
+}
+
+function rejectInvalid(violations: FieldViolation[]): void {
+  if (violations.length > 0) throw businessFailure(validationFailed(violations));
+}
+
+/** Turns the port's errors into Temporal failures: unknown outcomes retry with the same key, the rest do not. */
+function gatewayFailure(error: unknown): unknown {
+  if (error instanceof GatewayUnavailableError) return transientFailure(error.name, error.message, error);
+  if (error instanceof IdempotencyKeyConflictError) return businessFailure(idempotencyKeyReused());
+  if (error instanceof RefundRejectedError) return permanentFailure('REFUND_REJECTED', error.message, error);
+  return error;
+}
+
+export function createPaymentActivities(dependencies: PaymentActivityDependencies): PaymentActivities {
+  const { database, cipher, paymentGateway } = dependencies;
+
+  /**
+   * Charges once per idempotency key (the gateway deduplicates) and records the attempt in `payments`.
+   * A decline is non-retryable PAYMENT_DECLINED carrying the reason; a gateway outage is retried.
+   */
+  async function ProcessPayment(input: ProcessPaymentInput): Promise<ProcessPaymentResult> {
+    const tokenViolations: FieldViolation[] =
+      typeof input.paymentToken === 'string' &&
+      input.paymentToken.length > 0 &&
+      input.paymentToken.length <= maxPaymentTokenLength
+        ? []
+        : [{ field: 'payment_token', message: 'is required' }];
+    rejectInvalid([
+      ...amountViolations(input.amount),
+      ...keyViolations(input.idempotencyKey),
+      ...tokenViolations,
+    ]);
+
+    // No charge without a booking: the booking row must exist before any money moves.
+    const booking = await database('bookings').where({ id: input.bookingId }).first('id');
+    if (!booking) throw businessFailure(notFound('Booking', input.bookingId));
+
+    const outcome = await paymentGateway
+      .charge({
+        idempotencyKey: input.idempotencyKey,
+        amount: input.amount,
+        paymentToken: input.paymentToken,
+        description: `Bus booking ${input.bookingId}`,
+      })
+      .catch((error: unknown) => {
+        throw gatewayFailure(error);
+      });
+
+    await database('payments')
+      .insert({
+        booking_id: input.bookingId,
+        idempotency_key: input.idempotencyKey,
+        amount_minor: input.amount.amountMinor,
+        currency: input.amount.currency,
+        status: outcome.status === 'approved' ? 'APPROVED' : 'DECLINED',
+        decline_reason: outcome.status === 'declined' ? outcome.reason : null,
+        gateway_transaction_id: outcome.status === 'approved' ? outcome.transactionId : null,
+        method_masked: outcome.status === 'approved' ? cipher.encrypt(outcome.methodMasked) : null,
+      })
+      .onConflict('idempotency_key')
+      .ignore();
+
+    if (outcome.status === 'declined') throw businessFailure(paymentDeclined(outcome.reason));
+    return { transactionId: outcome.transactionId, methodMasked: outcome.methodMasked, amount: input.amount };
+  }
+
+  /** Refunds against a captured charge of this booking, once per idempotency key, and records it in `refunds`. */
+  async function RefundPayment(input: RefundPaymentInput): Promise<RefundPaymentResult> {
+    rejectInvalid([...amountViolations(input.amount), ...keyViolations(input.idempotencyKey)]);
+    const payment: { id: string } | undefined = await database('payments')
+      .where({ booking_id: input.bookingId, gateway_transaction_id: input.transactionId, status: 'APPROVED' })
+      .first('id');
+    if (!payment) throw businessFailure(notFound('Payment', input.transactionId));
+
+    const { refundId } = await paymentGateway
+      .refund({
+        idempotencyKey: input.idempotencyKey,
+        transactionId: input.transactionId,
+        amount: input.amount,
+      })
+      .catch((error: unknown) => {
+        throw gatewayFailure(error);
+      });
+
+    await database('refunds')
+      .insert({
+        booking_id: input.bookingId,
+        payment_id: payment.id,
+        idempotency_key: input.idempotencyKey,
+        amount_minor: input.amount.amountMinor,
+        currency: input.amount.currency,
+        status: 'SUCCEEDED',
+        gateway_refund_id: refundId,
+      })
+      .onConflict('idempotency_key')
+      .ignore();
+    return { refundId, amount: input.amount };
+  }
+
+  return { ProcessPayment, RefundPayment };
+}

@@ -1,0 +1,123 @@
+// The simulator's ledger rules, enforced by PostgreSQL itself: one charge per key, refunds within the captured amount.
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import {
+  createPaymentGatewaySimulator,
+  simulatorLedgerTables,
+} from '../../../src/adapters/payment-gateway-simulator';
+import {
+  IdempotencyKeyConflictError,
+  RefundRejectedError,
+  type PaymentGateway,
+} from '../../../src/ports/payment-gateway';
+import { openTestDatabase } from './fixtures';
+
+let database: Knex;
+let gateway: PaymentGateway;
+const keyPrefix = `simulator-test-${randomUUID()}`;
+const euros = (amountMinor: number) => ({ amountMinor, currency: 'EUR' });
+
+function key(name: string): string {
+  return `${keyPrefix}:${name}`;
+}
+
+async function approvedCharge(name: string, amountMinor = 2590): Promise<string> {
+  const result = await gateway.charge({
+    idempotencyKey: key(name),
+    amount: euros(amountMinor),
+    paymentToken: 'tok_visa',
+    description: 'simulator test',
+  });
+  if (result.status !== 'approved') throw new Error('expected an approval');
+  return result.transactionId;
+}
+
+beforeAll(() => {
+  database = openTestDatabase(8);
+  gateway = createPaymentGatewaySimulator(database);
+});
+
+afterAll(async () => {
+  if (!database) return;
+  const charges = database(simulatorLedgerTables.charges).where('idempotency_key', 'like', `${keyPrefix}%`);
+  await database(simulatorLedgerTables.refunds).whereIn('charge_id', charges.clone().select('id')).delete();
+  await charges.delete();
+  await database(simulatorLedgerTables.transientFailures)
+    .where('idempotency_key', 'like', `${keyPrefix}%`)
+    .delete();
+  await database.destroy();
+});
+
+describe('payment gateway simulator ledger', () => {
+  it('has a unique index that refuses a second charge row for one idempotency key', async () => {
+    await approvedCharge('unique');
+    const [row] = await database(simulatorLedgerTables.charges).where({ idempotency_key: key('unique') });
+    const { id: _id, transaction_id: _transactionId, ...copy } = row;
+    await expect(
+      database(simulatorLedgerTables.charges).insert({ ...copy, transaction_id: `ch_copy_${randomUUID()}` }),
+    ).rejects.toMatchObject({ code: '23505', constraint: 'charges_idempotency_key_unique' });
+  });
+
+  it('has a check that refuses refunding more than was captured', async () => {
+    const transactionId = await approvedCharge('check', 1000);
+    await expect(
+      database(simulatorLedgerTables.charges)
+        .where({ transaction_id: transactionId })
+        .update({ refunded_minor: 1001 }),
+    ).rejects.toMatchObject({ code: '23514', constraint: 'charges_refunded_within_amount' });
+  });
+
+  it('serialises concurrent refunds of one charge so together they never exceed it', async () => {
+    const transactionId = await approvedCharge('concurrent-refunds');
+    const outcomes = await Promise.allSettled(
+      [1, 2, 3].map((index) =>
+        gateway.refund({ idempotencyKey: key(`refund-${index}`), transactionId, amount: euros(1000) }),
+      ),
+    );
+    expect(outcomes.filter((outcome) => outcome.status === 'fulfilled')).toHaveLength(2);
+    const [rejected] = outcomes.flatMap((outcome) => (outcome.status === 'rejected' ? [outcome.reason] : []));
+    expect(rejected).toBeInstanceOf(RefundRejectedError);
+    const [charge] = await database(simulatorLedgerTables.charges).where({ transaction_id: transactionId });
+    expect(charge.refunded_minor).toBe(2000);
+  });
+
+  it('replays a refund by key, and refuses the key for another refund, a declined charge or another currency', async () => {
+    const transactionId = await approvedCharge('replay');
+    const first = await gateway.refund({
+      idempotencyKey: key('replay-refund'),
+      transactionId,
+      amount: euros(500),
+    });
+    await expect(
+      gateway.refund({ idempotencyKey: key('replay-refund'), transactionId, amount: euros(500) }),
+    ).resolves.toEqual(first);
+    await expect(
+      gateway.refund({ idempotencyKey: key('replay-refund'), transactionId, amount: euros(600) }),
+    ).rejects.toBeInstanceOf(IdempotencyKeyConflictError);
+    await expect(
+      gateway.refund({
+        idempotencyKey: key('replay-usd'),
+        transactionId,
+        amount: { amountMinor: 100, currency: 'USD' },
+      }),
+    ).rejects.toBeInstanceOf(RefundRejectedError);
+
+    const declined = await gateway.charge({
+      idempotencyKey: key('declined'),
+      amount: euros(100),
+      paymentToken: 'tok_chargeDeclined',
+      description: 'simulator test',
+    });
+    expect(declined).toEqual({ status: 'declined', reason: 'card_declined' });
+    const [declinedRow] = await database(simulatorLedgerTables.charges).where({
+      idempotency_key: key('declined'),
+    });
+    await expect(
+      gateway.refund({
+        idempotencyKey: key('declined-refund'),
+        transactionId: declinedRow.transaction_id,
+        amount: euros(100),
+      }),
+    ).rejects.toBeInstanceOf(RefundRejectedError);
+  });
+});

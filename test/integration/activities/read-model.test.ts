@@ -1,0 +1,159 @@
+// RecordBooking: encrypted read-model rows, a version guard against out-of-order writes, passengers kept in step.
+import type { Knex } from 'knex';
+import type { ReadModelActivities, SeatActivities } from '../../../src/activities/interface';
+import { createReadModelActivities } from '../../../src/activities/read-model';
+import { createSeatActivities } from '../../../src/activities/seats';
+import type { BookingState } from '../../../src/domain/booking';
+import { activityKey } from '../../../src/domain/ids';
+import {
+  bookingSnapshot,
+  createTestCipher,
+  createTestTrip,
+  openTestDatabase,
+  runActivity,
+  seatPrice,
+  testPassenger,
+  type TestTrip,
+} from './fixtures';
+
+const cipher = createTestCipher();
+let database: Knex;
+let trip: TestTrip;
+let readModel: ReadModelActivities;
+let seats: SeatActivities;
+
+beforeAll(async () => {
+  database = openTestDatabase();
+  trip = await createTestTrip(database, cipher);
+  readModel = createReadModelActivities({ database, cipher });
+  seats = createSeatActivities({ database, cipher, lapsedHoldGraceSeconds: 60 });
+});
+
+afterAll(async () => {
+  await trip?.remove();
+  await database?.destroy();
+});
+
+const passengerColumns = ['first_name', 'last_name', 'email', 'phone'] as const;
+
+async function storedPassengers(bookingId: string) {
+  const rows = await database('passengers').where({ booking_id: bookingId }).orderBy('position').select();
+  return rows.map((row) => ({
+    id: row.id,
+    position: row.position,
+    seatNumber: row.seat_number,
+    firstName: cipher.decrypt(row.first_name),
+    email: cipher.decrypt(row.email),
+    phone: cipher.decryptOptional(row.phone),
+  }));
+}
+
+function confirmed(booking: BookingState, version: number): BookingState {
+  return {
+    ...booking,
+    status: 'CONFIRMED',
+    version,
+    amountPaid: booking.price.total,
+    payment: { status: 'CAPTURED', method: 'visa •••• 4242', lastAttemptAt: new Date().toISOString() },
+    updatedAt: new Date().toISOString(),
+  };
+}
+
+describe('RecordBooking', () => {
+  it('stores personal data only as enc:v1 envelopes that decrypt to the snapshot', async () => {
+    const booking = bookingSnapshot(trip, [testPassenger('1A'), testPassenger('1B', { phone: undefined })]);
+    await runActivity(readModel.RecordBooking, confirmed(booking, 2));
+
+    const { rows } = await database.raw(
+      'SELECT contact_email, contact_phone, payment_method_masked, status, version FROM bookings WHERE id = ?',
+      [booking.id],
+    );
+    expect(rows[0]).toMatchObject({ status: 'CONFIRMED', version: 2 });
+    for (const column of ['contact_email', 'contact_phone', 'payment_method_masked']) {
+      expect(rows[0][column]).toMatch(/^enc:v1:test:/);
+    }
+    expect(cipher.decrypt(rows[0].contact_email)).toBe(booking.contactEmail);
+    expect(cipher.decrypt(rows[0].payment_method_masked)).toBe('visa •••• 4242');
+
+    const { rows: passengerRows } = await database.raw('SELECT * FROM passengers WHERE booking_id = ?', [
+      booking.id,
+    ]);
+    for (const row of passengerRows) {
+      for (const column of passengerColumns) {
+        if (row[column] !== null) expect(row[column]).toMatch(/^enc:v1:test:/);
+      }
+    }
+    expect(await storedPassengers(booking.id)).toEqual([
+      expect.objectContaining({ position: 1, firstName: 'Ana', phone: '+351912345678' }),
+      expect.objectContaining({ position: 2, seatNumber: '1B', phone: null }),
+    ]);
+    const row = await database('bookings').where({ id: booking.id }).first();
+    expect(row).toMatchObject({
+      amount_paid_minor: seatPrice.amountMinor * 2,
+      payment_status: 'CAPTURED',
+      price_breakdown: booking.price,
+    });
+  });
+
+  it('never goes back to an older version, and rewrites the same version idempotently', async () => {
+    const booking = bookingSnapshot(trip, [testPassenger('2A')]);
+    await runActivity(readModel.RecordBooking, booking);
+    await runActivity(readModel.RecordBooking, confirmed(booking, 3));
+    const stale = { ...booking, version: 2, passengers: [{ ...booking.passengers[0], firstName: 'Stale' }] };
+    await runActivity(readModel.RecordBooking, stale);
+    await runActivity(readModel.RecordBooking, confirmed(booking, 3));
+
+    const row = await database('bookings').where({ id: booking.id }).first();
+    expect(row).toMatchObject({ status: 'CONFIRMED', version: 3 });
+    expect(await storedPassengers(booking.id)).toEqual([expect.objectContaining({ firstName: 'Ana' })]);
+  });
+
+  it('keeps passengers in step with seat changes, additions and edits, relinking the seats', async () => {
+    const [first, second] = [testPassenger('3A'), testPassenger('3B')];
+    const booking = bookingSnapshot(trip, [first]);
+    await runActivity(seats.ReserveSeats, {
+      bookingId: booking.id,
+      tripId: booking.tripId,
+      seats: [{ passengerId: first.id, seatNumber: '3A', fareClass: 'STANDARD' }],
+      holdExpiresAt: booking.holdExpiresAt,
+      idempotencyKey: activityKey(booking.id, 'reserve-seats', 1),
+      booking,
+    });
+    // Version 2 moves the first passenger to 3C and adds the second in 3B.
+    await runActivity(seats.ReserveSeats, {
+      bookingId: booking.id,
+      tripId: booking.tripId,
+      seats: [
+        { passengerId: first.id, seatNumber: '3C', fareClass: 'STANDARD' },
+        { passengerId: second.id, seatNumber: '3B', fareClass: 'STANDARD' },
+      ],
+      holdExpiresAt: booking.holdExpiresAt,
+      idempotencyKey: activityKey(booking.id, 'reserve-seats', 2),
+    });
+    await runActivity(seats.ReleaseSeats, {
+      bookingId: booking.id,
+      tripId: booking.tripId,
+      seatNumbers: ['3A'],
+      idempotencyKey: activityKey(booking.id, 'release-seats', 2),
+    });
+    await runActivity(readModel.RecordBooking, {
+      ...booking,
+      version: 2,
+      passengers: [{ ...first, seatNumber: '3C', firstName: 'Ana Maria' }, second],
+    });
+
+    expect(await storedPassengers(booking.id)).toEqual([
+      expect.objectContaining({ id: first.id, position: 1, seatNumber: '3C', firstName: 'Ana Maria' }),
+      expect.objectContaining({ id: second.id, position: 2, seatNumber: '3B' }),
+    ]);
+    const active = await database('seat_allocations')
+      .where({ booking_id: booking.id })
+      .whereIn('state', ['HELD', 'BOOKED'])
+      .orderBy('seat_number')
+      .select('seat_number', 'passenger_id');
+    expect(active).toEqual([
+      { seat_number: '3B', passenger_id: second.id },
+      { seat_number: '3C', passenger_id: first.id },
+    ]);
+  });
+});

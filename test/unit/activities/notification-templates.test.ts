@@ -1,0 +1,164 @@
+// The lifecycle message templates: every template renders, amounts and times are formatted, bad parameters are named.
+import {
+  bookingReference,
+  formatInstant,
+  formatMoney,
+  NotificationTemplateError,
+  notificationTemplateParameters,
+  renderNotification,
+} from '../../../src/activities/notification-templates';
+import type { NotificationTemplate } from '../../../src/activities/interface';
+
+const bookingId = '6f1c2a3b-4d5e-4f60-8a7b-9c0d1e2f3a4b';
+const departureTime = '2026-12-01T10:00:00.000Z';
+
+describe('formatMoney', () => {
+  it('uses the currency’s own number of decimals', () => {
+    expect(formatMoney(2590, 'EUR')).toBe('€25.90');
+    expect(formatMoney(0, 'EUR')).toBe('€0.00');
+    expect(formatMoney(1500, 'JPY')).toBe('JP¥1,500');
+    // ICU separates a code-style symbol with a no-break space.
+    expect(formatMoney(12345, 'KWD')).toMatch(/^KWD\s12\.345$/);
+    expect(formatMoney(123456789, 'GBP')).toBe('£1,234,567.89');
+  });
+});
+
+describe('formatInstant', () => {
+  it('shows the instant in the given time zone, UTC by default', () => {
+    expect(formatInstant(departureTime)).toBe('Tue, 1 Dec 2026, 10:00 UTC');
+    expect(formatInstant('2026-07-01T10:00:00Z', 'Europe/Lisbon')).toBe('Wed, 1 Jul 2026, 11:00 WEST');
+  });
+});
+
+describe('renderNotification', () => {
+  const reference = bookingReference(bookingId);
+
+  it('confirms with departure, seats and the amount paid', () => {
+    const message = renderNotification(
+      'booking-confirmed',
+      { departureTime, seatNumbers: '3A, 3B', amountPaidMinor: 5180, currency: 'EUR' },
+      bookingId,
+    );
+    expect(reference).toBe('6F1C2A3B');
+    expect(message.subject).toBe('Booking 6F1C2A3B confirmed');
+    expect(message.text).toContain('Departure: Tue, 1 Dec 2026, 10:00 UTC\nSeats: 3A, 3B\nPaid: €51.80');
+    expect(message.smsText).toBe(
+      'Booking 6F1C2A3B confirmed: departure Tue, 1 Dec 2026, 10:00 UTC, seats 3A, 3B, paid €51.80.',
+    );
+  });
+
+  it('describes a change with the difference charged or refunded', () => {
+    const charged = renderNotification(
+      'booking-changed',
+      { departureTime, seatNumbers: '3A, 3B, 4A', totalMinor: 7770, currency: 'EUR', chargedMinor: 2590 },
+      bookingId,
+    );
+    expect(charged.subject).toBe('Booking 6F1C2A3B changed');
+    expect(charged.text).toContain('Total: €77.70\nCharged for the change: €25.90');
+    expect(charged.text).not.toContain('Refunded');
+
+    const refunded = renderNotification(
+      'booking-changed',
+      {
+        departureTime,
+        seatNumbers: '5C',
+        totalMinor: 2590,
+        currency: 'EUR',
+        refundedMinor: 1410,
+        chargedMinor: 0,
+      },
+      bookingId,
+    );
+    expect(refunded.text).toContain('Refunded for the change: €14.10');
+    expect(refunded.text).not.toContain('Charged');
+  });
+
+  it('states the refund of a cancellation, or that none is due', () => {
+    const withRefund = renderNotification(
+      'booking-cancelled',
+      { departureTime, refundAmountMinor: 2590, currency: 'EUR', reason: 'Plans changed' },
+      bookingId,
+    );
+    expect(withRefund.subject).toBe('Booking 6F1C2A3B cancelled');
+    expect(withRefund.text).toContain('Reason: Plans changed\nA refund of €25.90 is on its way');
+    expect(withRefund.smsText).toBe('Booking 6F1C2A3B cancelled. Refund: €25.90.');
+
+    const withoutRefund = renderNotification(
+      'booking-cancelled',
+      { departureTime, refundAmountMinor: 0, currency: 'EUR' },
+      bookingId,
+    );
+    expect(withoutRefund.text).toContain('No refund is due');
+    expect(withoutRefund.text).not.toContain('Reason:');
+  });
+
+  it('explains an expiry and a declined payment', () => {
+    const expired = renderNotification(
+      'booking-expired',
+      { departureTime, holdExpiresAt: '2026-11-01T09:15:00Z', timeZone: 'Europe/Lisbon' },
+      bookingId,
+    );
+    expect(expired.subject).toBe('Booking 6F1C2A3B expired');
+    expect(expired.text).toContain('expired at Sun, 1 Nov 2026, 09:15 WET before payment');
+    expect(expired.text).toContain('Nothing was charged');
+
+    const declined = renderNotification(
+      'payment-declined',
+      {
+        declineReason: 'insufficient_funds',
+        amountMinor: 2590,
+        currency: 'EUR',
+        holdExpiresAt: '2026-11-01T09:15:00Z',
+      },
+      bookingId,
+    );
+    expect(declined.subject).toBe('Payment for booking 6F1C2A3B declined');
+    expect(declined.text).toContain(
+      'The payment of €25.90 for booking 6F1C2A3B was declined (insufficient_funds).',
+    );
+    expect(declined.text).toContain('Your seats stay held until Sun, 1 Nov 2026, 09:15 UTC');
+    expect(declined.smsText).toBe('Payment of €25.90 for booking 6F1C2A3B declined (insufficient_funds).');
+  });
+
+  it('renders every template from its required parameters alone', () => {
+    const samples: Record<string, string | number> = {
+      departureTime,
+      seatNumbers: '1A',
+      amountPaidMinor: 100,
+      totalMinor: 100,
+      refundAmountMinor: 100,
+      amountMinor: 100,
+      currency: 'EUR',
+      declineReason: 'card_declined',
+    };
+    for (const [template, { required }] of Object.entries(notificationTemplateParameters)) {
+      const parameters = Object.fromEntries(required.map((name) => [name, samples[name]]));
+      const message = renderNotification(template as NotificationTemplate, parameters, bookingId);
+      expect(message.subject).toContain(reference);
+      expect(message.text.length).toBeGreaterThan(message.smsText.length);
+    }
+  });
+
+  it('names missing, unknown and malformed parameters', () => {
+    const render = (parameters: Record<string, string | number>) => () =>
+      renderNotification('booking-confirmed', parameters, bookingId);
+    const complete = { departureTime, seatNumbers: '1A', amountPaidMinor: 100, currency: 'EUR' };
+    expect(render({ currency: 'EUR' })).toThrow(
+      new NotificationTemplateError(
+        'template booking-confirmed needs parameters departureTime, seatNumbers, amountPaidMinor',
+      ),
+    );
+    expect(render({ ...complete, passengerName: 'Ana' })).toThrow('has no parameters passengerName');
+    expect(render({ ...complete, amountPaidMinor: 12.5 })).toThrow('amountPaidMinor must be a whole number');
+    expect(render({ ...complete, currency: 'euro' })).toThrow('currency must be ISO 4217');
+    expect(render({ ...complete, departureTime: 'tomorrow' })).toThrow(
+      'departureTime must be an ISO 8601 instant',
+    );
+    expect(render({ ...complete, timeZone: 'Mars/Olympus' })).toThrow(
+      'Mars/Olympus is not an IANA time zone',
+    );
+    expect(() => renderNotification('booking-lost' as NotificationTemplate, complete, bookingId)).toThrow(
+      'unknown template booking-lost',
+    );
+  });
+});
