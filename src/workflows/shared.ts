@@ -1,5 +1,16 @@
-// Definitions shared by the booking workflow and its callers: task queues, search attributes, workflow ids.
-import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+// Definitions shared by the booking workflow and its callers: task queues, search attributes, ids, updates, query.
+import { defineSearchAttributeKey, SearchAttributeType, type SearchAttributePair } from '@temporalio/common';
+import { defineQuery, defineUpdate } from '@temporalio/workflow';
+import type {
+  BookingState,
+  FareClass,
+  FarePrices,
+  PassengerInput,
+  RefundRule,
+  Timestamp,
+} from '../domain/booking';
+import type { DomainErrorData } from '../domain/errors';
+import type { UpdateBookingInput } from '../domain/validation';
 
 /** Task queues: workflows, and each activity family, can be served by separately scaled workers. */
 export const taskQueues = {
@@ -8,6 +19,9 @@ export const taskQueues = {
   payments: 'booking-payments',
   notifications: 'booking-notifications',
 } as const;
+
+/** The queue name behind each logical queue; one Temporal namespace can host several isolated deployments. */
+export type TaskQueueNames = Readonly<Record<keyof typeof taskQueues, string>>;
 
 /** Search attributes operators filter on in the Temporal Web UI (`BookingStatus='CONFIRMED'`). */
 export const searchAttributes = {
@@ -23,4 +37,79 @@ export const allSearchAttributes = Object.values(searchAttributes);
 /** One workflow per booking, found by id from the booking id alone. */
 export function bookingWorkflowId(bookingId: string): string {
   return `booking-${bookingId}`;
+}
+
+/** The workflow function's registered name, for callers that start it without importing workflow code. */
+export const bookingWorkflowType = 'bookingWorkflow';
+
+/** Durations the workflow needs, computed by the application layer from Config so tests can shorten them. */
+export interface BookingTimings {
+  holdDurationMs: number;
+  changeCutoffMs: number;
+  activityStartToCloseMs: number;
+  /** First retry delay of a transiently failing activity; later retries back off exponentially. */
+  activityRetryInitialIntervalMs: number;
+  activityRetryMaximumIntervalMs: number;
+}
+
+/** Everything a booking workflow needs to run without reading the database itself. */
+export interface BookingWorkflowInput {
+  bookingId: string;
+  customerId: string;
+  tripId: string;
+  routeId: string;
+  departureTime: Timestamp;
+  /** IANA time zone of the route's origin: customers read departure times in it. */
+  originTimeZone: string;
+  passengers: PassengerInput[];
+  contactEmail: string;
+  contactPhone?: string;
+  /** The trip's price per fare class when the booking was made. */
+  farePrices: FarePrices;
+  /** Seat number → fare class of the bus layout: a seat outside it, or of another class, is refused. */
+  seatClasses: Record<string, FareClass>;
+  refundRule: RefundRule;
+  maxPassengers: number;
+  timings: BookingTimings;
+  /** Where the activities run; the standard `taskQueues` when absent. */
+  taskQueues?: TaskQueueNames;
+}
+
+/** How a booking workflow ended: a booking that ran its course, or a request that never became a booking. */
+export type BookingWorkflowResult =
+  { outcome: 'BOOKING_ENDED'; booking: BookingState } | { outcome: 'NOT_BOOKED'; error: DomainErrorData };
+
+export interface ConfirmPaymentRequest {
+  paymentToken?: unknown;
+}
+
+export interface UpdateBookingRequest {
+  changes: UpdateBookingInput;
+  /** The version the caller last saw (ETag / expected_version); a stale one answers VERSION_MISMATCH. */
+  expectedVersion?: number;
+}
+
+export interface CancelBookingRequest {
+  reason?: unknown;
+}
+
+/** Sent with the start (update-with-start): answers once the seats are held, or fails with SEAT_UNAVAILABLE. */
+export const createBookingUpdate = defineUpdate<BookingState>('CreateBooking');
+export const confirmPaymentUpdate = defineUpdate<BookingState, [ConfirmPaymentRequest]>('ConfirmPayment');
+export const updateBookingUpdate = defineUpdate<BookingState, [UpdateBookingRequest]>('UpdateBooking');
+export const cancelBookingUpdate = defineUpdate<BookingState, [CancelBookingRequest]>('CancelBooking');
+/** The booking as the workflow holds it right now (before the read model catches up). */
+export const bookingStateQuery = defineQuery<BookingState | undefined>('BookingState');
+
+/** Search attribute values for a booking; set at start and upserted on every transition. */
+export function bookingSearchAttributes(
+  booking: Pick<BookingState, 'status' | 'routeId' | 'tripId' | 'customerId' | 'departureTime'>,
+): SearchAttributePair[] {
+  return [
+    { key: searchAttributes.bookingStatus, value: booking.status },
+    { key: searchAttributes.routeId, value: booking.routeId },
+    { key: searchAttributes.tripId, value: booking.tripId },
+    { key: searchAttributes.customerId, value: booking.customerId },
+    { key: searchAttributes.departureTime, value: new Date(booking.departureTime) },
+  ];
 }

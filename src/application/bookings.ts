@@ -1,0 +1,444 @@
+// The booking application both fronts call: commands become workflow updates, reads come from the read model.
+import { randomUUID } from 'node:crypto';
+import {
+  WithStartWorkflowOperation,
+  WorkflowExecutionAlreadyStartedError,
+  type Client,
+  type WorkflowHandle,
+} from '@temporalio/client';
+import type { Knex } from 'knex';
+import { v5 as uuidFromName } from 'uuid';
+import type { Config } from '../config';
+import type { BookingState, BookingStatus, FareClass, FarePrices } from '../domain/booking';
+import {
+  bookingStateConflict,
+  DomainError,
+  holdExpired,
+  idempotencyKeyReused,
+  notFound,
+  permissionDenied,
+  validationFailed,
+} from '../domain/errors';
+import { defaultRefundRule, priceBooking } from '../domain/fares';
+import { isTerminal } from '../domain/lifecycle';
+import { money } from '../domain/money';
+import {
+  isUuid,
+  validateCancelBooking,
+  validateConfirmPayment,
+  validateCreateBooking,
+  validateId,
+  type CreateBookingInput,
+  type UpdateBookingInput,
+} from '../domain/validation';
+import type { FieldCipher } from '../security/field-encryption';
+import type { bookingWorkflow } from '../workflows/booking';
+import { bookingSummary } from '../workflows/booking-details';
+import { assertCreateSeatsOnBus } from '../workflows/seat-layout';
+import {
+  bookingSearchAttributes,
+  bookingWorkflowId,
+  bookingWorkflowType,
+  cancelBookingUpdate,
+  confirmPaymentUpdate,
+  createBookingUpdate,
+  taskQueues,
+  updateBookingUpdate,
+  type BookingTimings,
+  type BookingWorkflowInput,
+  type TaskQueueNames,
+} from '../workflows/shared';
+import { decodeBookingCursor, encodeBookingCursor, readPageSize, readStatusFilter } from './booking-pages';
+import { findBookingRow, selectBookingColumns, withPassengers, type BookingRow } from './booking-read-model';
+import type { Actor, BookingApplication, BookingView, Page, PageRequest } from './interface';
+import { domainErrorFromTemporal, isWorkflowGone } from './temporal-outcomes';
+
+/** Namespace of the name-based booking ids: (customer, request id) always maps to the same booking id. */
+const bookingIdNamespace = 'b3f0c0de-5a7e-4b1e-9c2a-6d8e4f1a2b3c';
+
+/**
+ * Memo field holding a keyed hash (the cipher's blind index) of the validated create command: a request id
+ * reused with another body is told apart from a retry without writing the passengers' details into Temporal.
+ */
+const createRequestMemoKey = 'createRequestFingerprint';
+
+/** Activity timings not in Config; tests shorten the retry interval to keep transient-failure cases fast. */
+export const defaultActivityTimings = {
+  activityStartToCloseMs: 30_000,
+  activityRetryInitialIntervalMs: 1000,
+  activityRetryMaximumIntervalMs: 60_000,
+} as const;
+
+export interface BookingApplicationDependencies {
+  config: Pick<Config, 'booking'>;
+  database: Knex;
+  temporal: Client;
+  cipher: FieldCipher;
+  /** Overrides of the durations the workflow gets; hold and change cutoff come from config.booking. */
+  timings?: Partial<BookingTimings>;
+  /** Queue names the workers of this deployment poll; the standard ones by default. */
+  taskQueues?: TaskQueueNames;
+  now?: () => Date;
+}
+
+interface BookableTrip {
+  id: string;
+  routeId: string;
+  departureTime: Date;
+  originTimeZone: string;
+  farePrices: FarePrices;
+  seatClasses: Record<string, FareClass>;
+}
+
+function isStaff(actor: Actor): boolean {
+  return actor.roles.includes('agent') || actor.roles.includes('admin');
+}
+
+/**
+ * The workflow's state as readers see it. Exactly what the read model returns for the same version (it stores
+ * no confirmation time), so a caller's own write and a later read compare equal.
+ */
+export function toBookingView(state: BookingState): BookingView {
+  const {
+    paymentAttempts: _paymentAttempts,
+    refundRule: _refundRule,
+    confirmedAt: _confirmedAt,
+    ...view
+  } = state;
+  return view;
+}
+
+function tripUnavailable(tripId: string, why: string): DomainError {
+  return new DomainError('VALIDATION_FAILED', `Trip ${tripId} cannot be booked: ${why}`, {
+    fieldViolations: [{ field: 'trip_id', message: why }],
+  });
+}
+
+/** What each command is called in BOOKING_STATE_CONFLICT errors, for a workflow that has already ended. */
+type CommandAction = 'confirm-payment' | 'cancel' | 'update';
+
+export function createBookingApplication(dependencies: BookingApplicationDependencies): BookingApplication {
+  const { config, database, temporal, cipher } = dependencies;
+  const now = dependencies.now ?? (() => new Date());
+  const queueNames = dependencies.taskQueues ?? taskQueues;
+  const timings: BookingTimings = {
+    holdDurationMs: config.booking.holdDurationSeconds * 1000,
+    changeCutoffMs: config.booking.changeCutoffSeconds * 1000,
+    ...defaultActivityTimings,
+    ...dependencies.timings,
+  };
+
+  async function loadBookableTrip(tripId: string): Promise<BookableTrip> {
+    const trip:
+      | {
+          id: string;
+          route_id: string;
+          layout_id: string;
+          departure_time: Date;
+          status: string;
+          time_zone: string;
+        }
+      | undefined = await database('trips')
+      .join('routes', 'routes.id', 'trips.route_id')
+      .join('stops', 'stops.code', 'routes.origin_stop_code')
+      .where('trips.id', tripId)
+      .first(
+        'trips.id',
+        'trips.route_id',
+        'trips.layout_id',
+        'trips.departure_time',
+        'trips.status',
+        'stops.time_zone',
+      );
+    if (trip === undefined) throw notFound('Trip', tripId);
+    if (trip.status === 'CANCELLED') throw tripUnavailable(tripId, 'the trip was cancelled');
+    if (trip.status === 'DEPARTED' || trip.departure_time.getTime() <= now().getTime()) {
+      throw tripUnavailable(tripId, `the trip departed at ${trip.departure_time.toISOString()}`);
+    }
+    const [fares, seats] = await Promise.all([
+      database('trip_fares').where('trip_id', tripId).select('fare_class', 'amount_minor', 'currency'),
+      database('seats').where('layout_id', trip.layout_id).select('seat_number', 'fare_class'),
+    ]);
+    if (fares.length === 0) throw tripUnavailable(tripId, 'the trip has no fares on sale');
+    const farePrices: Partial<Record<FareClass, ReturnType<typeof money>>> = {};
+    for (const fare of fares as { fare_class: FareClass; amount_minor: number; currency: string }[]) {
+      farePrices[fare.fare_class] = money(fare.amount_minor, fare.currency.trim());
+    }
+    const seatClasses: Record<string, FareClass> = {};
+    for (const seat of seats as { seat_number: string; fare_class: FareClass }[]) {
+      seatClasses[seat.seat_number] = seat.fare_class;
+    }
+    return {
+      id: trip.id,
+      routeId: trip.route_id,
+      departureTime: trip.departure_time,
+      originTimeZone: trip.time_zone,
+      farePrices,
+      seatClasses,
+    };
+  }
+
+  /** Bookings reference users: a token whose subject has no account here cannot book. */
+  async function assertCustomerAccount(actor: Actor): Promise<string> {
+    const customerId = actor.userId.toLowerCase();
+    const exists = isUuid(customerId) && (await database('users').where('id', customerId).first('id'));
+    if (!exists) throw permissionDenied('Bookings need a customer account; this sign-in has none');
+    return customerId;
+  }
+
+  /** One account may not hold a whole bus: unpaid holds are capped per customer. */
+  async function assertOpenHoldsBelowCap(customerId: string): Promise<void> {
+    const cap = config.booking.maxOpenHoldsPerCustomer;
+    const openHolds: { hold_expires_at: Date }[] = await database('bookings')
+      .where({ customer_id: customerId, status: 'PENDING_PAYMENT' })
+      .where('hold_expires_at', '>', now())
+      .orderBy('hold_expires_at')
+      .limit(cap)
+      .select('hold_expires_at');
+    if (openHolds.length < cap) return;
+    const retryAfterSeconds = Math.max(
+      1,
+      Math.ceil((openHolds[0].hold_expires_at.getTime() - now().getTime()) / 1000),
+    );
+    throw new DomainError(
+      'RATE_LIMITED',
+      `You already hold ${openHolds.length} unpaid bookings, the most allowed; pay for or cancel one before holding more seats`,
+      { details: { retryAfterSeconds, openHolds: openHolds.length, maximumOpenHolds: cap } },
+    );
+  }
+
+  function bookingIdFor(customerId: string, requestId: string | undefined): string {
+    if (requestId === undefined || requestId === '') return randomUUID();
+    return uuidFromName(`${customerId}\n${requestId}`, bookingIdNamespace);
+  }
+
+  /** The caller's booking row; another customer's booking is NOT_FOUND, exactly like a missing one. */
+  async function loadVisibleBooking(actor: Actor, bookingIdInput: string): Promise<BookingRow> {
+    const bookingId = validateId(bookingIdInput, 'booking_id');
+    const row = await findBookingRow(database, bookingId);
+    if (row === undefined || (row.customer_id !== actor.userId.toLowerCase() && !isStaff(actor))) {
+      throw notFound('Booking', bookingId);
+    }
+    return row;
+  }
+
+  async function viewOf(row: BookingRow): Promise<BookingView> {
+    const [view] = await withPassengers(database, [row], cipher);
+    return view;
+  }
+
+  /** A workflow that has ended cannot take commands; say why in the booking's own terms. */
+  function endedBookingError(row: BookingRow, action: CommandAction): DomainError {
+    if (row.status === 'EXPIRED' && action !== 'cancel') {
+      return holdExpired((row.hold_expires_at ?? row.updated_at).toISOString());
+    }
+    return bookingStateConflict(row.status, action);
+  }
+
+  async function sendCommand(
+    actor: Actor,
+    bookingIdInput: string,
+    action: CommandAction,
+    send: (handle: WorkflowHandle<typeof bookingWorkflow>) => Promise<BookingState>,
+  ): Promise<BookingView> {
+    const row = await loadVisibleBooking(actor, bookingIdInput);
+    // Cancelling is idempotent (as the contracts promise): a repeated cancel answers the cancelled booking.
+    if (action === 'cancel' && row.status === 'CANCELLED') return viewOf(row);
+    if (isTerminal(row.status)) throw endedBookingError(row, action);
+    const handle = temporal.workflow.getHandle<typeof bookingWorkflow>(bookingWorkflowId(row.id));
+    try {
+      return toBookingView(await send(handle));
+    } catch (error) {
+      if (isWorkflowGone(error)) {
+        const latest = (await findBookingRow(database, row.id)) ?? row;
+        if (action === 'cancel' && latest.status === 'CANCELLED') return viewOf(latest);
+        throw isTerminal(latest.status) ? endedBookingError(latest, action) : notFound('Booking', row.id);
+      }
+      throw domainErrorFromTemporal(error);
+    }
+  }
+
+  /** A request id names one request: the same id with a different body is refused, not answered as a retry. */
+  async function assertSameCreateRequest(bookingId: string, requestFingerprint: string): Promise<void> {
+    let memo: Record<string, unknown> | undefined;
+    try {
+      ({ memo } = await temporal.workflow.getHandle(bookingWorkflowId(bookingId)).describe());
+    } catch (error) {
+      throw domainErrorFromTemporal(error);
+    }
+    const recorded = memo?.[createRequestMemoKey];
+    if (typeof recorded === 'string' && recorded !== requestFingerprint) throw idempotencyKeyReused();
+  }
+
+  /** A request id seen before whose workflow has ended: answer what the first request got. */
+  async function answerRepeatedCreate(actor: Actor, bookingId: string): Promise<BookingView> {
+    const row = await findBookingRow(database, bookingId);
+    if (row !== undefined && row.customer_id === actor.userId.toLowerCase()) return viewOf(row);
+    const outcome = await temporal.workflow
+      .getHandle<typeof bookingWorkflow>(bookingWorkflowId(bookingId))
+      .result();
+    if (outcome.outcome === 'NOT_BOOKED') throw DomainError.fromJSON(outcome.error);
+    throw notFound('Booking', bookingId);
+  }
+
+  async function createBooking(
+    actor: Actor,
+    input: CreateBookingInput,
+    options: { requestId?: string } = {},
+  ): Promise<BookingView> {
+    const command = validateCreateBooking(input, { maxPassengers: config.booking.maxPassengersPerBooking });
+    const customerId = await assertCustomerAccount(actor);
+    const trip = await loadBookableTrip(command.tripId);
+    assertCreateSeatsOnBus(command, trip.seatClasses);
+    priceBooking(
+      command.passengers.map((passenger, index) => ({ ...passenger, id: String(index) })),
+      trip.farePrices,
+    );
+    await assertOpenHoldsBelowCap(customerId);
+
+    const bookingId = bookingIdFor(customerId, options.requestId);
+    const hasRequestId = options.requestId !== undefined && options.requestId !== '';
+    const requestFingerprint = cipher.blindIndex(JSON.stringify(command));
+    const departureTime = trip.departureTime.toISOString();
+    const workflowInput: BookingWorkflowInput = {
+      bookingId,
+      customerId,
+      tripId: trip.id,
+      routeId: trip.routeId,
+      departureTime,
+      originTimeZone: trip.originTimeZone,
+      passengers: [...command.passengers],
+      contactEmail: command.contactEmail,
+      ...(command.contactPhone === undefined ? {} : { contactPhone: command.contactPhone }),
+      farePrices: trip.farePrices,
+      seatClasses: trip.seatClasses,
+      refundRule: defaultRefundRule,
+      maxPassengers: config.booking.maxPassengersPerBooking,
+      timings,
+      taskQueues: queueNames,
+    };
+    const startWorkflowOperation = new WithStartWorkflowOperation<typeof bookingWorkflow>(
+      bookingWorkflowType,
+      {
+        workflowId: bookingWorkflowId(bookingId),
+        taskQueue: queueNames.bookings,
+        // A repeated request id joins the running workflow; one that has ended is never started again.
+        workflowIdConflictPolicy: 'USE_EXISTING',
+        workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        args: [workflowInput],
+        typedSearchAttributes: bookingSearchAttributes({
+          status: 'PENDING_PAYMENT',
+          routeId: trip.routeId,
+          tripId: trip.id,
+          customerId,
+          departureTime,
+        }),
+        staticSummary: bookingSummary({ tripId: trip.id, departureTime, passengers: command.passengers }),
+        memo: { [createRequestMemoKey]: requestFingerprint },
+      },
+    );
+    let booking: BookingState;
+    try {
+      booking = await temporal.workflow.executeUpdateWithStart(createBookingUpdate, {
+        startWorkflowOperation,
+      });
+    } catch (error) {
+      if (error instanceof WorkflowExecutionAlreadyStartedError) {
+        await assertSameCreateRequest(bookingId, requestFingerprint);
+        return answerRepeatedCreate(actor, bookingId);
+      }
+      const failure = domainErrorFromTemporal(error);
+      // The workflow answered (e.g. SEAT_UNAVAILABLE): only the request that started it may hear the answer.
+      if (hasRequestId && failure.code !== 'UNAVAILABLE' && failure.code !== 'INTERNAL') {
+        await assertSameCreateRequest(bookingId, requestFingerprint);
+      }
+      throw failure;
+    }
+    if (hasRequestId) await assertSameCreateRequest(bookingId, requestFingerprint);
+    return toBookingView(booking);
+  }
+
+  async function getBooking(actor: Actor, bookingId: string): Promise<BookingView> {
+    return viewOf(await loadVisibleBooking(actor, bookingId));
+  }
+
+  async function listBookings(
+    actor: Actor,
+    request: PageRequest & { status?: BookingStatus },
+  ): Promise<Page<BookingView>> {
+    const pageSize = readPageSize(request.pageSize);
+    const status = readStatusFilter(request.status);
+    const cursor = request.pageToken ? decodeBookingCursor(request.pageToken, status) : undefined;
+    const query = selectBookingColumns(database)
+      .select(
+        database.raw(
+          `to_char(bookings.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS cursor_created_at`,
+        ),
+      )
+      .orderBy([
+        { column: 'bookings.created_at', order: 'desc' },
+        { column: 'bookings.id', order: 'desc' },
+      ])
+      .limit(pageSize + 1);
+    // Staff list every booking; customers only their own.
+    if (!isStaff(actor)) query.where('bookings.customer_id', actor.userId.toLowerCase());
+    if (status !== null) query.where('bookings.status', status);
+    if (cursor !== undefined) {
+      query.whereRaw('(bookings.created_at, bookings.id) < (?::timestamptz, ?::uuid)', [
+        cursor.createdAt,
+        cursor.id,
+      ]);
+    }
+    const rows: (BookingRow & { cursor_created_at: string })[] = await query;
+    const pageRows = rows.slice(0, pageSize);
+    const last = pageRows.at(-1);
+    const items = await withPassengers(database, pageRows, cipher);
+    return {
+      items,
+      ...(rows.length > pageSize && last !== undefined
+        ? { nextPageToken: encodeBookingCursor({ createdAt: last.cursor_created_at, id: last.id, status }) }
+        : {}),
+    };
+  }
+
+  async function updateBooking(
+    actor: Actor,
+    bookingId: string,
+    input: UpdateBookingInput,
+    options: { expectedVersion?: number } = {},
+  ): Promise<BookingView> {
+    const { expectedVersion } = options;
+    if (expectedVersion !== undefined && (!Number.isSafeInteger(expectedVersion) || expectedVersion < 1)) {
+      throw validationFailed([{ field: 'expected_version', message: 'must be a whole number from 1' }]);
+    }
+    return sendCommand(actor, bookingId, 'update', (handle) =>
+      handle.executeUpdate(updateBookingUpdate, {
+        args: [{ changes: input, ...(expectedVersion === undefined ? {} : { expectedVersion }) }],
+      }),
+    );
+  }
+
+  async function cancelBooking(
+    actor: Actor,
+    bookingId: string,
+    input: { reason?: unknown },
+  ): Promise<BookingView> {
+    const command = validateCancelBooking(input);
+    return sendCommand(actor, bookingId, 'cancel', (handle) =>
+      handle.executeUpdate(cancelBookingUpdate, { args: [command] }),
+    );
+  }
+
+  async function confirmPayment(
+    actor: Actor,
+    bookingId: string,
+    input: { paymentToken?: unknown },
+  ): Promise<BookingView> {
+    const command = validateConfirmPayment(input);
+    return sendCommand(actor, bookingId, 'confirm-payment', (handle) =>
+      handle.executeUpdate(confirmPaymentUpdate, { args: [command] }),
+    );
+  }
+
+  return { createBooking, getBooking, listBookings, updateBooking, cancelBooking, confirmPayment };
+}

@@ -1,0 +1,80 @@
+// Worker process entry point (`npm run worker`): serves the configured task queues until SIGINT or SIGTERM.
+import { NativeConnection } from '@temporalio/worker';
+import { createActivities, createActivityDependencies } from '../activities';
+import { loadConfig, type Config } from '../config';
+import { createLogger, type Logger } from '../logger';
+import { exitOnStartupFailure, onShutdownSignal } from '../runtime/process';
+import { createBookingWorkers } from './booking-workers';
+import { installTemporalRuntime } from './temporal-logger';
+
+const connectAttempts = 30;
+const maximumConnectDelayMs = 5000;
+
+function sleep(milliseconds: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, milliseconds));
+}
+
+/** The Temporal frontend may start after the worker (compose, the embedded stack): retry with backoff. */
+async function connectWithRetry(config: Config, logger: Logger): Promise<NativeConnection> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await NativeConnection.connect({ address: config.temporal.address });
+    } catch (error) {
+      if (attempt >= connectAttempts) {
+        throw new Error(
+          `cannot reach Temporal at ${config.temporal.address} (TEMPORAL_ADDRESS) after ${attempt} attempts`,
+          { cause: error },
+        );
+      }
+      const delayMs = Math.min(maximumConnectDelayMs, 250 * 2 ** (attempt - 1));
+      logger.warn(
+        { attempt, delayMs, address: config.temporal.address },
+        'Temporal not reachable yet, retrying',
+      );
+      await sleep(delayMs);
+    }
+  }
+}
+
+/** Connects and registers the workers; returns their run, which settles only when they stop. */
+async function start(logger: Logger, config: Config): Promise<{ running: Promise<void> }> {
+  installTemporalRuntime(logger);
+  // Installed first, so a signal while Temporal is still unreachable stops the process too.
+  let stopEverything = async (): Promise<void> => {};
+  onShutdownSignal(logger, () => stopEverything());
+  const connection = await connectWithRetry(config, logger);
+  const dependencies = createActivityDependencies(config, logger);
+  const workers = await createBookingWorkers({
+    config,
+    connection,
+    activities: createActivities(dependencies),
+    logger,
+  });
+  stopEverything = async () => {
+    await workers.shutdown();
+    await dependencies.close();
+    await connection.close();
+  };
+  // Wrapped: an async function returning the promise itself would wait for the workers to stop.
+  return { running: workers.run() };
+}
+
+function loadConfigOrExit(): Config {
+  try {
+    return loadConfig();
+  } catch (error) {
+    exitOnStartupFailure(createLogger({ level: 'info', name: 'worker' }))(error);
+    throw error;
+  }
+}
+
+const config = loadConfigOrExit();
+const logger = createLogger({ level: config.logLevel, name: 'worker' });
+start(logger, config).then(
+  ({ running }) =>
+    running.catch((error: unknown) => {
+      logger.fatal({ err: error }, 'a booking worker stopped unexpectedly');
+      process.exit(1);
+    }),
+  exitOnStartupFailure(logger),
+);

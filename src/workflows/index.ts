@@ -1,0 +1,2 @@
+// The workflow bundle's entry point: every workflow function the `bookings` task queue runs.
+export { bookingWorkflow } from './booking';

@@ -1,0 +1,61 @@
+// Checks requested seats against the bus layout: the seat must exist and its fare class is fixed by the layout.
+import type { FareClass } from '../domain/booking';
+import { validationFailed, type FieldViolation } from '../domain/errors';
+import type { CreateBookingCommand, UpdateBookingCommand } from '../domain/validation';
+
+/** Seat number → the fare class the layout gives that seat. */
+export type SeatClasses = Readonly<Record<string, FareClass>>;
+
+interface SeatClaim {
+  readonly seatNumber: string;
+  readonly fareClass: FareClass;
+  /** Where the claim sits in the request, in the contract's snake_case names. */
+  readonly field: string;
+}
+
+function assertSeatsOnBus(claims: readonly SeatClaim[], seatClasses: SeatClasses): void {
+  const violations: FieldViolation[] = [];
+  for (const claim of claims) {
+    const layoutClass = Object.prototype.hasOwnProperty.call(seatClasses, claim.seatNumber)
+      ? seatClasses[claim.seatNumber]
+      : undefined;
+    if (layoutClass === undefined) {
+      violations.push({ field: claim.field, message: `seat ${claim.seatNumber} does not exist on this bus` });
+    } else if (layoutClass !== claim.fareClass) {
+      violations.push({
+        field: claim.field,
+        message: `seat ${claim.seatNumber} is a ${layoutClass} seat; choose fare class ${layoutClass} or another seat`,
+      });
+    }
+  }
+  if (violations.length > 0) throw validationFailed(violations);
+}
+
+export function assertCreateSeatsOnBus(command: CreateBookingCommand, seatClasses: SeatClasses): void {
+  assertSeatsOnBus(
+    command.passengers.map((passenger, index) => ({
+      seatNumber: passenger.seatNumber,
+      fareClass: passenger.fareClass,
+      field: `passengers[${index}].seat_number`,
+    })),
+    seatClasses,
+  );
+}
+
+export function assertUpdateSeatsOnBus(command: UpdateBookingCommand, seatClasses: SeatClasses): void {
+  assertSeatsOnBus(
+    [
+      ...command.seatChanges.map((change, index) => ({
+        seatNumber: change.seatNumber,
+        fareClass: change.fareClass,
+        field: `seat_changes[${index}].seat_number`,
+      })),
+      ...command.addPassengers.map((passenger, index) => ({
+        seatNumber: passenger.seatNumber,
+        fareClass: passenger.fareClass,
+        field: `add_passengers[${index}].seat_number`,
+      })),
+    ],
+    seatClasses,
+  );
+}

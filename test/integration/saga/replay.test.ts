@@ -1,0 +1,281 @@
+// Determinism: every recorded booking history replays against today's workflow code, and an incompatible edit is caught.
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
+import {
+  bundleWorkflowCode,
+  DefaultLogger,
+  Runtime,
+  Worker,
+  type WorkflowBundleWithSourceMap,
+} from '@temporalio/worker';
+import { DeterminismViolationError } from '@temporalio/workflow';
+import { bookingWorkflowsPath } from '../../../src/worker/booking-workers';
+import { bundleSagaWorkflows } from '../../support/saga-environment';
+
+/** Bundling twice with webpack on two shared cores takes a while; replaying itself is fast. */
+jest.setTimeout(180_000);
+
+const historiesDirectory = path.resolve(__dirname, '../../histories');
+const timerBeforePaymentModule = path.resolve(
+  __dirname,
+  '../../fixtures/timer-before-payment-interceptors.ts',
+);
+
+/** The JSON `temporal workflow show --output json` and `historyToJSON` write, as far as these checks read it. */
+interface Payload {
+  data?: string;
+}
+interface HistoryEventJson {
+  eventId: string;
+  eventType: string;
+  workflowExecutionStartedEventAttributes?: {
+    searchAttributes?: { indexedFields?: Record<string, Payload> };
+  };
+  upsertWorkflowSearchAttributesEventAttributes?: {
+    searchAttributes?: { indexedFields?: Record<string, Payload> };
+  };
+  activityTaskScheduledEventAttributes?: { activityType?: { name?: string } };
+  activityTaskStartedEventAttributes?: { scheduledEventId?: string; attempt?: number };
+  activityTaskFailedEventAttributes?: { scheduledEventId?: string };
+  workflowExecutionUpdateAcceptedEventAttributes?: {
+    acceptedRequest?: { input?: { name?: string; args?: { payloads?: Payload[] } } };
+  };
+}
+interface HistoryJson {
+  events: HistoryEventJson[];
+}
+
+/** What a recorded history shows about the path its booking took. */
+interface BookingPath {
+  /** BookingStatus search attribute values in order, repeats removed. */
+  statuses: string[];
+  activities: string[];
+  /** Activities that failed (declines) or needed more than one attempt (transient failures). */
+  failedActivities: string[];
+  retriedActivities: string[];
+  updates: string[];
+  /** Kinds of change the UpdateBooking requests asked for: seatChanges, addPassengers, passengerUpdates. */
+  changeKinds: string[];
+  closedAs: string;
+}
+
+function decoded(payload: Payload | undefined): unknown {
+  return payload?.data === undefined ? undefined : JSON.parse(Buffer.from(payload.data, 'base64').toString());
+}
+
+function bookingPathOf(history: HistoryJson): BookingPath {
+  const scheduledActivities = new Map<string, string>();
+  const facts: BookingPath = {
+    statuses: [],
+    activities: [],
+    failedActivities: [],
+    retriedActivities: [],
+    updates: [],
+    changeKinds: [],
+    closedAs: history.events.at(-1)?.eventType ?? '',
+  };
+  for (const event of history.events) {
+    const searchAttributes =
+      event.workflowExecutionStartedEventAttributes?.searchAttributes ??
+      event.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes;
+    const status = decoded(searchAttributes?.indexedFields?.BookingStatus);
+    if (typeof status === 'string' && facts.statuses.at(-1) !== status) facts.statuses.push(status);
+
+    const activity = event.activityTaskScheduledEventAttributes?.activityType?.name;
+    if (activity !== undefined) {
+      scheduledActivities.set(event.eventId, activity);
+      facts.activities.push(activity);
+    }
+    const started = event.activityTaskStartedEventAttributes;
+    if (started !== undefined && (started.attempt ?? 1) > 1) {
+      facts.retriedActivities.push(scheduledActivities.get(started.scheduledEventId ?? '') ?? '?');
+    }
+    const failed = event.activityTaskFailedEventAttributes;
+    if (failed !== undefined) {
+      facts.failedActivities.push(scheduledActivities.get(failed.scheduledEventId ?? '') ?? '?');
+    }
+
+    const update = event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input;
+    if (update?.name !== undefined) facts.updates.push(update.name);
+    if (update?.name === 'UpdateBooking') {
+      const request = decoded(update.args?.payloads?.[0]) as { changes?: Record<string, unknown[]> };
+      for (const [kind, items] of Object.entries(request.changes ?? {})) {
+        if (items.length > 0 && !facts.changeKinds.includes(kind)) facts.changeKinds.push(kind);
+      }
+    }
+  }
+  return facts;
+}
+
+const historyFiles = readdirSync(historiesDirectory)
+  .filter((file) => file.endsWith('.json'))
+  .sort();
+const historiesByName = new Map(
+  historyFiles.map((file) => [
+    path.basename(file, '.json'),
+    JSON.parse(readFileSync(path.join(historiesDirectory, file), 'utf8')) as HistoryJson,
+  ]),
+);
+
+function pathOf(name: string): BookingPath {
+  const history = historiesByName.get(name);
+  if (history === undefined) {
+    throw new Error(
+      `test/histories/${name}.json is missing: record it with npx tsx scripts/record-histories.ts`,
+    );
+  }
+  return bookingPathOf(history);
+}
+
+/** Replays every recorded history against `bundle`; the replay error of each, by history name. */
+async function replayAll(bundle: WorkflowBundleWithSourceMap): Promise<Map<string, Error | undefined>> {
+  const outcomes = new Map<string, Error | undefined>();
+  const histories = [...historiesByName].map(([name, history]) => ({
+    workflowId: name,
+    history: historyFromJSON(history),
+  }));
+  for await (const result of Worker.runReplayHistories(
+    { workflowBundle: bundle, replayName: 'booking-history-replay' },
+    histories,
+  )) {
+    outcomes.set(result.workflowId, result.error);
+  }
+  return outcomes;
+}
+
+beforeAll(() => {
+  // The edited bundle fails on purpose: core's warnings about each failed workflow task would only be noise.
+  Runtime.install({
+    logger: new DefaultLogger('ERROR'),
+    telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' } } },
+  });
+});
+
+describe('the recorded histories cover every path of the lifecycle', () => {
+  test.each<[string, string, Partial<Record<keyof BookingPath, unknown>>]>([
+    [
+      'confirmed',
+      'confirmed-then-completed',
+      {
+        statuses: ['PENDING_PAYMENT', 'CONFIRMED', 'COMPLETED'],
+        updates: ['CreateBooking', 'ConfirmPayment'],
+        activities: expect.arrayContaining(['ProcessPayment', 'ConfirmSeats', 'SendSMSNotification']),
+      },
+    ],
+    [
+      'expired',
+      'hold-expired',
+      {
+        statuses: ['PENDING_PAYMENT', 'EXPIRED'],
+        updates: ['CreateBooking'],
+        activities: ['ReserveSeats', 'ReleaseSeats', 'RecordBooking', 'SendEmailNotification'],
+      },
+    ],
+    [
+      'cancelled while pending',
+      'cancelled-while-pending',
+      {
+        statuses: ['PENDING_PAYMENT', 'CANCELLED'],
+        updates: ['CreateBooking', 'CancelBooking'],
+        activities: ['ReserveSeats', 'ReleaseSeats', 'RecordBooking'],
+      },
+    ],
+    [
+      'cancelled when confirmed, with a refund',
+      'cancelled-after-confirmation-with-refund',
+      {
+        statuses: ['PENDING_PAYMENT', 'CONFIRMED', 'CANCELLED'],
+        updates: ['CreateBooking', 'ConfirmPayment', 'CancelBooking'],
+        activities: expect.arrayContaining(['ProcessPayment', 'RefundPayment', 'ReleaseSeats']),
+      },
+    ],
+    [
+      'declined, then paid',
+      'declined-then-confirmed-then-completed',
+      {
+        statuses: ['PENDING_PAYMENT', 'CONFIRMED', 'COMPLETED'],
+        updates: ['CreateBooking', 'ConfirmPayment', 'ConfirmPayment'],
+        failedActivities: ['ProcessPayment'],
+      },
+    ],
+    [
+      'transient gateway failure, retried',
+      'transient-gateway-failure-then-completed',
+      { statuses: ['PENDING_PAYMENT', 'CONFIRMED', 'COMPLETED'], retriedActivities: ['ProcessPayment'] },
+    ],
+    [
+      'seat change, add passenger, edit details, while pending and confirmed',
+      'changed-while-pending-and-confirmed-then-completed',
+      {
+        statuses: ['PENDING_PAYMENT', 'CONFIRMED', 'COMPLETED'],
+        updates: expect.arrayContaining(['ConfirmPayment', 'UpdateBooking']),
+        changeKinds: expect.arrayContaining(['seatChanges', 'addPassengers', 'passengerUpdates']),
+        activities: expect.arrayContaining(['ProcessPayment', 'RefundPayment', 'ReleaseSeats']),
+      },
+    ],
+    [
+      'not booked: seat taken',
+      'seat-unavailable-not-booked',
+      {
+        statuses: ['PENDING_PAYMENT', 'NOT_BOOKED'],
+        updates: ['CreateBooking'],
+        activities: ['ReserveSeats', 'ReleaseSeats'],
+      },
+    ],
+    [
+      'cancelled by an operator',
+      'cancelled-by-operator',
+      {
+        statuses: ['PENDING_PAYMENT', 'CONFIRMED', 'CANCELLED'],
+        activities: expect.arrayContaining(['RefundPayment', 'ReleaseSeats']),
+        closedAs: 'EVENT_TYPE_WORKFLOW_EXECUTION_CANCELED',
+      },
+    ],
+  ])('%s (%s.json)', (_path, historyName, expected) => {
+    expect(pathOf(historyName)).toMatchObject(expected);
+  });
+
+  test('every recorded booking ran to its end', () => {
+    for (const name of historiesByName.keys()) {
+      expect([name, pathOf(name).closedAs]).toEqual([name, expect.stringMatching(/COMPLETED|CANCELED/)]);
+    }
+  });
+});
+
+describe('replay', () => {
+  let currentBundle: WorkflowBundleWithSourceMap;
+
+  beforeAll(async () => {
+    currentBundle = await bundleSagaWorkflows();
+  });
+
+  test('every history in test/histories replays against the current workflow code', async () => {
+    const outcomes = await replayAll(currentBundle);
+
+    expect([...outcomes.keys()].sort()).toEqual([...historiesByName.keys()].sort());
+    for (const [name, error] of outcomes) expect([name, error]).toEqual([name, undefined]);
+  });
+
+  test('a timer added before the charge breaks replay of every history that charged, and only those', async () => {
+    const editedBundle = await bundleWorkflowCode({
+      workflowsPath: bookingWorkflowsPath,
+      workflowInterceptorModules: [timerBeforePaymentModule],
+      logger: new DefaultLogger('ERROR'),
+    });
+    const charged = [...historiesByName.keys()].filter((name) =>
+      pathOf(name).activities.includes('ProcessPayment'),
+    );
+    expect(charged.length).toBeGreaterThan(0);
+
+    const outcomes = await replayAll(editedBundle);
+
+    for (const [name, error] of outcomes) {
+      if (charged.includes(name)) {
+        expect([name, error]).toEqual([name, expect.any(DeterminismViolationError)]);
+      } else {
+        expect([name, error]).toEqual([name, undefined]);
+      }
+    }
+  });
+});

@@ -1,0 +1,112 @@
+// Starts test/support/crash-worker.ts as a child process: a worker the crash test can lose like a real machine.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import type { TaskQueueNames } from '../../src/workflows/shared';
+
+/** What the child prints once its workers poll. */
+export const crashWorkerReadyLine = 'crash-worker ready';
+export const workflowBundleFileName = 'workflows.js';
+
+/** The child's inputs; DATABASE_URL and TEMPORAL_ADDRESS come from the test's own environment. */
+export const crashWorkerVariables = {
+  /** JSON of the test's TaskQueueNames: the child polls those queues only. */
+  taskQueues: 'CRASH_WORKER_TASK_QUEUES',
+  /** Directory holding the test's workflow bundle, so the child skips webpack. */
+  bundleDirectory: 'CRASH_WORKER_BUNDLE_DIR',
+  outboxDirectory: 'CRASH_WORKER_OUTBOX_DIR',
+  /**
+   * `1`: the child SIGKILLs itself once the gateway has recorded an approved charge, before ProcessPayment
+   * returns. Read by crash-worker.ts only; production code has no such switch.
+   */
+  killAfterCharge: 'CRASH_WORKER_KILL_AFTER_CHARGE',
+} as const;
+
+const workerScript = path.join(__dirname, 'crash-worker.ts');
+const readyTimeoutMs = 60_000;
+
+export interface CrashWorkerOptions {
+  taskQueueNames: TaskQueueNames;
+  workflowBundle: WorkflowBundleWithSourceMap;
+  outboxDirectory: string;
+  killAfterCharge: boolean;
+}
+
+export interface CrashWorker {
+  readonly pid: number;
+  /** Settles when the child exits, with its exit code or the signal that ended it. */
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** What the child wrote to stderr, for failure messages. */
+  errorOutput(): string;
+  /** SIGKILLs the child if it still runs, and removes its bundle copy. */
+  stop(): Promise<void>;
+}
+
+function waitForReadyLine(child: ChildProcess, exited: Promise<unknown>, errorOutput: () => string) {
+  return new Promise<void>((resolve, reject) => {
+    let output = '';
+    const timer = setTimeout(
+      () => reject(new Error(`crash worker not ready in ${readyTimeoutMs} ms: ${errorOutput()}`)),
+      readyTimeoutMs,
+    );
+    child.stdout?.on('data', (chunk: Buffer) => {
+      output += chunk.toString('utf8');
+      if (output.includes(crashWorkerReadyLine)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    void exited.then(() => {
+      clearTimeout(timer);
+      reject(new Error(`crash worker exited before it was ready: ${errorOutput()}`));
+    });
+  });
+}
+
+export async function startCrashWorker(options: CrashWorkerOptions): Promise<CrashWorker> {
+  const bundleDirectory = mkdtempSync(path.join(os.tmpdir(), 'crash-worker-bundle-'));
+  writeFileSync(path.join(bundleDirectory, workflowBundleFileName), options.workflowBundle.code);
+  writeFileSync(
+    path.join(bundleDirectory, `${workflowBundleFileName}.map`),
+    options.workflowBundle.sourceMap,
+  );
+  const child = spawn(process.execPath, ['--import', 'tsx', workerScript], {
+    cwd: path.resolve(__dirname, '../..'),
+    env: {
+      ...process.env,
+      [crashWorkerVariables.taskQueues]: JSON.stringify(options.taskQueueNames),
+      [crashWorkerVariables.bundleDirectory]: bundleDirectory,
+      [crashWorkerVariables.outboxDirectory]: options.outboxDirectory,
+      [crashWorkerVariables.killAfterCharge]: options.killAfterCharge ? '1' : '0',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let errorOutput = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    errorOutput += chunk.toString('utf8');
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    child.once('exit', (code, signal) => resolve({ code, signal }));
+  });
+  const worker: CrashWorker = {
+    pid: child.pid ?? -1,
+    exited,
+    errorOutput: () => errorOutput,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGKILL');
+        await exited;
+      }
+      rmSync(bundleDirectory, { recursive: true, force: true });
+    },
+  };
+  try {
+    await waitForReadyLine(child, exited, worker.errorOutput);
+  } catch (error) {
+    await worker.stop();
+    throw error;
+  }
+  return worker;
+}

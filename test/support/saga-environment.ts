@@ -1,0 +1,200 @@
+// Runs the booking saga in-process for integration tests: real activities, workers on queues of their own, the application.
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import {
+  DefaultLogger,
+  NativeConnection,
+  Runtime,
+  type LogLevel,
+  type WorkflowBundleWithSourceMap,
+} from '@temporalio/worker';
+import type { Knex } from 'knex';
+import type { DestinationStream } from 'pino';
+import {
+  createActivities,
+  createActivityDependencies,
+  type OwnedActivityDependencies,
+} from '../../src/activities';
+import { createBookingApplication } from '../../src/application/bookings';
+import type { BookingApplication } from '../../src/application/interface';
+import { loadConfig, type Config } from '../../src/config';
+import { createDatabase } from '../../src/db/connection';
+import { createLogger } from '../../src/logger';
+import { createFieldCipherFromConfig } from '../../src/security/field-cipher-from-config';
+import type { FieldCipher } from '../../src/security/field-encryption';
+import {
+  bundleBookingWorkflows,
+  createBookingWorkers,
+  type BookingWorkers,
+} from '../../src/worker/booking-workers';
+import { taskQueues, type BookingTimings, type TaskQueueNames } from '../../src/workflows/shared';
+
+/**
+ * One key for every saga test file: rows of all files can be read by any of them (staff listings), and a
+ * worker process started by a test decrypts what the test's own process wrote.
+ */
+export const sagaTestSecrets = {
+  ENCRYPTION_KEYS: `saga:${Buffer.alloc(32, 'saga-test-encryption-key').toString('base64')}`,
+  ENCRYPTION_ACTIVE_KEY_ID: 'saga',
+  BLIND_INDEX_KEY: Buffer.alloc(32, 'saga-test-blind-index-key').toString('base64'),
+};
+
+/** Retries a few hundred milliseconds apart, so transient-failure tests take about a second, not minutes. */
+export const fastSagaTimings: Partial<BookingTimings> = {
+  activityStartToCloseMs: 10_000,
+  activityRetryInitialIntervalMs: 200,
+  activityRetryMaximumIntervalMs: 2000,
+};
+
+/** Configuration as the worker and API processes would load it, pointed at the test servers. */
+export function sagaConfig(environment: Record<string, string> = {}): Config {
+  return loadConfig({
+    DATABASE_URL: process.env.DATABASE_URL,
+    TEMPORAL_ADDRESS: process.env.TEMPORAL_ADDRESS,
+    NODE_ENV: 'test',
+    LOG_LEVEL: process.env.SAGA_TEST_LOG_LEVEL ?? 'silent',
+    DATABASE_POOL_SIZE: '20',
+    ...sagaTestSecrets,
+    ...environment,
+  });
+}
+
+/** Queue names no other test file polls: workers of parallel files never pick up each other's tasks. */
+export function isolatedTaskQueues(): TaskQueueNames {
+  const suffix = randomBytes(4).toString('hex');
+  return {
+    bookings: `${taskQueues.bookings}-${suffix}`,
+    seats: `${taskQueues.seats}-${suffix}`,
+    payments: `${taskQueues.payments}-${suffix}`,
+    notifications: `${taskQueues.notifications}-${suffix}`,
+  };
+}
+
+const temporalLogLevel = (process.env.SAGA_TEST_TEMPORAL_LOG_LEVEL as LogLevel | undefined) ?? 'ERROR';
+
+/** The workflow bundle every saga test needs, built quietly (webpack's report is noise in test output). */
+export function bundleSagaWorkflows(): Promise<WorkflowBundleWithSourceMap> {
+  return bundleBookingWorkflows(new DefaultLogger(temporalLogLevel));
+}
+
+/**
+ * The SDK runtime is process-wide and logs worker state changes at INFO, and business failures of activities
+ * at WARN; tests want errors only (SAGA_TEST_TEMPORAL_LOG_LEVEL=INFO to see everything).
+ */
+export function quietTemporalRuntime(): void {
+  try {
+    Runtime.install({ logger: new DefaultLogger(temporalLogLevel) });
+  } catch {
+    // Already installed by an earlier environment of this test file.
+  }
+}
+
+export interface SagaEnvironmentOptions {
+  /** Extra environment variables for loadConfig, e.g. `BOOKING_HOLD_SECONDS`. */
+  environment?: Record<string, string>;
+  timings?: Partial<BookingTimings>;
+  /** Reuse a bundle across environments to skip webpack. */
+  workflowBundle?: WorkflowBundleWithSourceMap;
+  /** Start with no workers polling (a test that starts them later, or in another process). */
+  startWorkers?: boolean;
+  /** Where the workers' and activities' logger writes (stdout by default); its level is LOG_LEVEL's. */
+  logDestination?: DestinationStream;
+}
+
+export interface SagaEnvironment {
+  config: Config;
+  /** The test's own connection pool, for fixtures and assertions. */
+  database: Knex;
+  cipher: FieldCipher;
+  client: Client;
+  application: BookingApplication;
+  taskQueueNames: TaskQueueNames;
+  workflowBundle: WorkflowBundleWithSourceMap;
+  /** Where the local outbox senders write emails and SMS. */
+  outboxDirectory: string;
+  /** The workers now running, if any. */
+  workers(): BookingWorkers | undefined;
+  startWorkers(): Promise<BookingWorkers>;
+  stopWorkers(): Promise<void>;
+  /** Another application over the same workers, e.g. with a short hold: `{ BOOKING_HOLD_SECONDS: '3' }`. */
+  applicationWith(environment: Record<string, string>): BookingApplication;
+  stop(): Promise<void>;
+}
+
+export async function startSagaEnvironment(options: SagaEnvironmentOptions = {}): Promise<SagaEnvironment> {
+  quietTemporalRuntime();
+  const outboxDirectory = mkdtempSync(path.join(os.tmpdir(), 'saga-outbox-'));
+  const configFor = (environment: Record<string, string>) =>
+    sagaConfig({ NOTIFICATIONS_OUTBOX_DIR: outboxDirectory, ...options.environment, ...environment });
+  const config = configFor({});
+  const logger = createLogger({ level: config.logLevel, name: 'saga-test' }, options.logDestination);
+  const database = createDatabase(config.database.url, { poolSize: 10, applicationName: 'saga-tests' });
+  const cipher = createFieldCipherFromConfig(config);
+  const clientConnection = await Connection.connect({ address: config.temporal.address });
+  const client = new Client({ connection: clientConnection, namespace: config.temporal.namespace });
+  const workerConnection = await NativeConnection.connect({ address: config.temporal.address });
+  const taskQueueNames = isolatedTaskQueues();
+  const workflowBundle = options.workflowBundle ?? (await bundleSagaWorkflows());
+  const timings = { ...fastSagaTimings, ...options.timings };
+
+  let activityDependencies: OwnedActivityDependencies | undefined;
+  let workers: BookingWorkers | undefined;
+  let running: Promise<void> | undefined;
+
+  const applicationWith = (environment: Record<string, string>) =>
+    createBookingApplication({
+      config: configFor(environment),
+      database,
+      temporal: client,
+      cipher,
+      timings,
+      taskQueues: taskQueueNames,
+    });
+
+  const environment: SagaEnvironment = {
+    config,
+    database,
+    cipher,
+    client,
+    application: applicationWith({}),
+    taskQueueNames,
+    workflowBundle,
+    outboxDirectory,
+    workers: () => workers,
+    async startWorkers() {
+      if (workers !== undefined) return workers;
+      activityDependencies = createActivityDependencies(config, logger);
+      workers = await createBookingWorkers({
+        config,
+        connection: workerConnection,
+        activities: createActivities(activityDependencies),
+        logger,
+        taskQueueNames,
+        workflowBundle,
+      });
+      running = workers.run();
+      return workers;
+    },
+    async stopWorkers() {
+      await workers?.shutdown();
+      await running?.catch(() => undefined);
+      await activityDependencies?.close();
+      workers = undefined;
+      running = undefined;
+      activityDependencies = undefined;
+    },
+    applicationWith,
+    async stop() {
+      await environment.stopWorkers();
+      await workerConnection.close();
+      await clientConnection.close();
+      await database.destroy();
+      rmSync(outboxDirectory, { recursive: true, force: true });
+    },
+  };
+  if (options.startWorkers !== false) await environment.startWorkers();
+  return environment;
+}
