@@ -1,34 +1,50 @@
 // The process-wide structured logger (pino); sensitive fields are redacted before any line is written.
-import pino, { type Logger } from 'pino';
+import pino, { type DestinationStream, type Logger } from 'pino';
 import type { LogLevel } from './config';
+import { redactSensitive, sensitiveLogKeys } from './security/sensitive-fields';
 
 export type { Logger };
 
-/** Field names whose values never reach a log line, wherever they appear in the logged object. */
-export const redactedFieldNames = [
-  'password',
-  'authorization',
-  'access_token',
-  'refresh_token',
-  'payment_token',
-  'first_name',
-  'last_name',
-  'email',
-  'phone',
-  'contact_email',
-  'contact_phone',
-  'display_name',
-];
+/** Field names whose values never reach a log line, wherever they appear: derived from the contracts' marks. */
+export const redactedFieldNames: readonly string[] = [...sensitiveLogKeys].sort();
 
-function redactionPaths(fieldNames: string[]): string[] {
-  // pino matches paths, not names; cover the field at the top level and a few levels down.
-  return fieldNames.flatMap((name) => [name, `*.${name}`, `*.*.${name}`, `*.*.*.${name}`, `*.*.*.*.${name}`]);
-}
+/**
+ * A log line's own top-level `method` is the HTTP method or gRPC path it is about. The contracts' sensitive
+ * `method` (a masked payment method) lives inside a payment object, where it is still redacted.
+ */
+const logContextKeys: ReadonlySet<string> = new Set(['method']);
 
-export function createLogger(options: { level: LogLevel; name: string }): Logger {
-  return pino({
+const redactLogObject = <T>(object: T): T => redactSensitive(object, logContextKeys);
+
+/**
+ * Redaction walks every logged object, child bindings and errors included, at any depth, because pino's
+ * path-based `redact` only reaches the depths it is told about and would miss
+ * `booking.passengers[3].first_name`.
+ */
+export function createLogger(
+  options: { level: LogLevel; name: string },
+  destination?: DestinationStream,
+): Logger {
+  const settings: pino.LoggerOptions = {
     name: options.name,
     level: options.level,
-    redact: { paths: redactionPaths(redactedFieldNames), censor: '[redacted]' },
+    formatters: { log: redactLogObject },
+    // Errors were already turned into redacted plain objects by the log formatter.
+    serializers: { err: (value: unknown) => (value instanceof Error ? redactLogObject(value) : value) },
+  };
+  const logger = destination === undefined ? pino(settings) : pino(settings, destination);
+  // pino skips formatters for child bindings; children inherit these overrides through their prototype.
+  const { child, setBindings } = Object.getPrototypeOf(logger) as {
+    child: (this: Logger, bindings: pino.Bindings, options?: pino.ChildLoggerOptions) => Logger;
+    setBindings: (this: Logger, bindings: pino.Bindings) => void;
+  };
+  Object.assign(logger, {
+    child(this: Logger, bindings: pino.Bindings, childOptions?: pino.ChildLoggerOptions) {
+      return child.call(this, redactLogObject(bindings), childOptions);
+    },
+    setBindings(this: Logger, bindings: pino.Bindings) {
+      setBindings.call(this, redactLogObject(bindings));
+    },
   });
+  return logger;
 }

@@ -1,0 +1,129 @@
+// Just-in-time local accounts for an external OIDC issuer's users: (issuer, subject) → users.id, cached.
+import type { Knex } from 'knex';
+import type { Role } from '../application/interface';
+import type { FieldCipher } from '../security/field-encryption';
+import type { AccessTokenClaims, LocalAccountDirectory } from '../security/token-verifier';
+
+export interface ExternalAccountDirectoryOptions {
+  database: Knex;
+  cipher: FieldCipher;
+  /** The external issuer; its subjects are only unique together with it. */
+  issuer: string;
+  /** Subjects whose local id is kept in memory (default 10,000); the least recently used leave first. */
+  cacheSize?: number;
+  /** How long a remembered link is trusted before it is read again (default 10 minutes). */
+  cacheTtlMs?: number;
+}
+
+interface CachedLink {
+  userId: string;
+  expiresAt: number;
+}
+
+/** Thrown inside the linking transaction when a concurrent first request linked the subject first. */
+class LinkedConcurrently extends Error {
+  override readonly name = 'LinkedConcurrently';
+}
+
+function claimText(claims: AccessTokenClaims, name: string): string | undefined {
+  const value: unknown = claims[name];
+  return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
+}
+
+/** The name to show, from the standard OIDC profile claims, when the provider shares one. */
+function displayNameOf(claims: AccessTokenClaims): string | undefined {
+  const fullName = [claimText(claims, 'given_name'), claimText(claims, 'family_name')]
+    .filter((part) => part !== undefined)
+    .join(' ');
+  return (
+    claimText(claims, 'name') ??
+    (fullName === '' ? undefined : fullName) ??
+    claimText(claims, 'preferred_username')
+  );
+}
+
+/**
+ * The first verified token of a subject creates its account (email and name encrypted when the token carries
+ * them; no password and no email lookup, as such an account never signs in here) and the link, race-safe:
+ * the account and `INSERT ... ON CONFLICT DO NOTHING` of the link share a transaction, so the request that
+ * loses the race rolls its account back and reads the winner's link.
+ */
+export function createExternalAccountDirectory(
+  options: ExternalAccountDirectoryOptions,
+): LocalAccountDirectory {
+  const { database, cipher, issuer } = options;
+  const cacheSize = options.cacheSize ?? 10_000;
+  const cacheTtlMs = options.cacheTtlMs ?? 10 * 60_000;
+  // A Map iterates in insertion order: re-inserting on a hit makes its first key the least recently used.
+  const cache = new Map<string, CachedLink>();
+  const lookups = new Map<string, Promise<string>>();
+
+  function remembered(subject: string): string | undefined {
+    const link = cache.get(subject);
+    if (link === undefined) return undefined;
+    cache.delete(subject);
+    if (link.expiresAt <= Date.now()) return undefined;
+    cache.set(subject, link);
+    return link.userId;
+  }
+
+  function remember(subject: string, userId: string): void {
+    cache.delete(subject);
+    cache.set(subject, { userId, expiresAt: Date.now() + cacheTtlMs });
+    while (cache.size > cacheSize) cache.delete(cache.keys().next().value!);
+  }
+
+  async function linkedUserId(subject: string): Promise<string | undefined> {
+    const row: { user_id: string } | undefined = await database('external_identities')
+      .where({ issuer, subject })
+      .first('user_id');
+    return row?.user_id;
+  }
+
+  async function createLinkedAccount(claims: AccessTokenClaims, roles: readonly Role[]): Promise<string> {
+    try {
+      return await database.transaction(async (transaction) => {
+        const [{ id }] = await transaction('users')
+          .insert({
+            email: cipher.encryptOptional(claimText(claims, 'email') ?? null),
+            display_name: cipher.encryptOptional(displayNameOf(claims) ?? null),
+            // Informational only: the roles of every request come from its token.
+            roles: roles.length === 0 ? ['customer'] : [...roles],
+          })
+          .returning<{ id: string }[]>('id');
+        const linked = await transaction('external_identities')
+          .insert({ issuer, subject: claims.sub, user_id: id })
+          .onConflict(['issuer', 'subject'])
+          .ignore()
+          .returning<{ user_id: string }[]>('user_id');
+        if (linked.length === 0) throw new LinkedConcurrently();
+        return id;
+      });
+    } catch (error) {
+      if (!(error instanceof LinkedConcurrently)) throw error;
+      const winner = await linkedUserId(claims.sub);
+      if (winner === undefined) throw new Error('the concurrent link of an external subject vanished');
+      return winner;
+    }
+  }
+
+  async function lookUp(claims: AccessTokenClaims, roles: readonly Role[]): Promise<string> {
+    const userId = (await linkedUserId(claims.sub)) ?? (await createLinkedAccount(claims, roles));
+    remember(claims.sub, userId);
+    return userId;
+  }
+
+  return {
+    localUserIdFor(claims, roles) {
+      const cached = remembered(claims.sub);
+      if (cached !== undefined) return Promise.resolve(cached);
+      // Concurrent first requests of one subject in this process share one lookup.
+      let pending = lookups.get(claims.sub);
+      if (pending === undefined) {
+        pending = lookUp(claims, roles).finally(() => lookups.delete(claims.sub));
+        lookups.set(claims.sub, pending);
+      }
+      return pending;
+    },
+  };
+}

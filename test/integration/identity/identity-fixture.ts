@@ -1,0 +1,148 @@
+// Test fixture: a real embedded identity provider on a loopback HTTP server, its own keys, users and tokens.
+import { randomBytes, randomUUID } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { hash } from '@node-rs/argon2';
+import { generateKeyPair, SignJWT, type JWTPayload } from 'jose';
+import Koa from 'koa';
+import type { Knex } from 'knex';
+import { identityProviderRouter } from '../../../src/api/rest/auth-routes';
+import { problemDetails, requestIdentity } from '../../../src/api/rest/problem-details';
+import type { Role } from '../../../src/application/interface';
+import { createDatabase } from '../../../src/db/connection';
+import { emailLookup } from '../../../src/db/user-email';
+import {
+  createIdentityProvider,
+  type IdentityProvider,
+  type IdentityProviderOptions,
+} from '../../../src/identity/identity-provider';
+import { createLogger } from '../../../src/logger';
+import { createFieldCipher, type FieldCipher } from '../../../src/security/field-encryption';
+import { createTokenVerifier, type TokenVerifierOptions } from '../../../src/security/token-verifier';
+
+export const testAudience = 'bus-booking-api';
+
+export interface TestUser {
+  id: string;
+  email: string;
+  password: string;
+  roles: Role[];
+}
+
+export interface IdentityFixture {
+  issuer: string;
+  database: Knex;
+  cipher: FieldCipher;
+  identityProvider: IdentityProvider;
+  /** The provider's HTTP server, for supertest and for verifiers discovering its JWKS. */
+  server: http.Server;
+  createUser(roles?: Role[]): Promise<TestUser>;
+  verifierOptions(overrides?: Partial<TokenVerifierOptions>): TokenVerifierOptions;
+  close(): Promise<void>;
+}
+
+/** Starts the provider on 127.0.0.1 with an issuer naming its own port, and keys no other suite shares. */
+export async function startIdentityFixture(
+  overrides: Partial<Omit<IdentityProviderOptions, 'database' | 'cipher' | 'issuer'>> = {},
+): Promise<IdentityFixture> {
+  const database = createDatabase(process.env.DATABASE_URL!, { poolSize: 4 });
+  const cipher = createFieldCipher({
+    keys: { idtest: randomBytes(32) },
+    activeKeyId: 'idtest',
+    blindIndexKey: randomBytes(32),
+  });
+  let handler: http.RequestListener = (_request, response) => response.end();
+  const server = http.createServer((request, response) => handler(request, response));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  const identityProvider = await createIdentityProvider({
+    database,
+    cipher,
+    issuer,
+    audience: testAudience,
+    accessTokenTtlSeconds: 300,
+    refreshTokenTtlSeconds: 3600,
+    signingKeyRotationSeconds: 86400,
+    clockToleranceSeconds: 5,
+    loginMaxFailuresPerAccount: 5,
+    loginMaxFailuresPerAddress: 1000,
+    loginThrottleWindowSeconds: 60,
+    activeKeyCacheSeconds: 0,
+    ...overrides,
+  });
+  const app = new Koa();
+  const logger = createLogger({ level: 'silent', name: 'identity-test' });
+  app.use(requestIdentity());
+  app.use(problemDetails(logger));
+  const router = identityProviderRouter(identityProvider);
+  app.use(router.routes());
+  app.use(router.allowedMethods());
+  handler = app.callback();
+
+  const userIds: string[] = [];
+
+  return {
+    issuer,
+    database,
+    cipher,
+    identityProvider,
+    server,
+    async createUser(roles = ['customer']) {
+      const email = `user-${randomUUID()}@identity.test`;
+      const password = `password-${randomUUID()}`;
+      const [row] = await database('users')
+        .insert({
+          email: cipher.encrypt(email),
+          email_lookup: emailLookup(cipher, email),
+          password_hash: await hash(password),
+          display_name: cipher.encrypt('Identity Test'),
+          roles,
+        })
+        .returning<{ id: string }[]>('id');
+      userIds.push(row.id);
+      return { id: row.id, email, password, roles };
+    },
+    verifierOptions: (verifierOverrides = {}) => ({
+      issuer,
+      audience: testAudience,
+      algorithms: ['RS256'],
+      clockToleranceSeconds: 5,
+      defaultRole: null,
+      ...verifierOverrides,
+    }),
+    async close() {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await database('users').whereIn('id', userIds).delete();
+      await database('identity_signing_keys').where({ issuer }).delete();
+      await database.destroy();
+    },
+  };
+}
+
+/** A token with chosen claims and header, signed by the provider's active key unless another key is given. */
+export async function mintToken(
+  fixture: IdentityFixture,
+  claims: JWTPayload,
+  options: { kid?: string; signWithStrangerKey?: boolean } = {},
+): Promise<string> {
+  const active = await fixture.identityProvider.signingKeys.activeKey();
+  const privateKey = options.signWithStrangerKey
+    ? (await generateKeyPair('RS256', { modulusLength: 2048 })).privateKey
+    : active.privateKey;
+  const now = Math.floor(Date.now() / 1000);
+  return new SignJWT({
+    iss: fixture.issuer,
+    aud: testAudience,
+    iat: now,
+    exp: now + 300,
+    jti: randomUUID(),
+    ...claims,
+  })
+    .setProtectedHeader({ alg: 'RS256', kid: options.kid ?? active.kid, typ: 'at+jwt' })
+    .sign(privateKey);
+}
+
+export function verifierFor(fixture: IdentityFixture, overrides: Partial<TokenVerifierOptions> = {}) {
+  return createTokenVerifier(fixture.verifierOptions(overrides));
+}

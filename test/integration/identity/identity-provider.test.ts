@@ -1,0 +1,331 @@
+// The embedded identity provider over real HTTP and PostgreSQL: login, refresh rotation, throttling, key rotation.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { decodeProtectedHeader, decodeJwt } from 'jose';
+import request from 'supertest';
+import { scopesForRoles } from '../../../src/security/policy';
+import { startIdentityFixture, testAudience, verifierFor, type IdentityFixture } from './identity-fixture';
+
+const withoutRequestId = (body: Record<string, unknown>) => ({ ...body, request_id: undefined });
+
+describe('login and tokens', () => {
+  let fixture: IdentityFixture;
+
+  beforeAll(async () => {
+    fixture = await startIdentityFixture();
+  });
+  afterAll(() => fixture?.close());
+
+  it('exchanges email and password for a bearer access token and a refresh token', async () => {
+    const user = await fixture.createUser(['customer']);
+    const response = await request(fixture.server)
+      .post('/api/auth/login')
+      .send({ email: user.email.toUpperCase(), password: user.password });
+    expect(response.status).toBe(200);
+    expect(response.headers['cache-control']).toBe('no-store');
+    expect(response.body).toEqual({
+      access_token: expect.any(String),
+      token_type: 'Bearer',
+      expires_in: 300,
+      refresh_token: expect.stringMatching(/^rt_/),
+    });
+    const claims = decodeJwt(response.body.access_token);
+    expect(claims).toMatchObject({
+      iss: fixture.issuer,
+      aud: testAudience,
+      sub: user.id,
+      scope: 'bookings:read bookings:write payments:write routes:read users:read',
+      roles: ['customer'],
+    });
+    expect(claims.exp! - claims.iat!).toBe(300);
+    expect(claims.jti).toEqual(expect.any(String));
+    expect(decodeProtectedHeader(response.body.access_token)).toMatchObject({
+      alg: 'RS256',
+      kid: expect.any(String),
+    });
+  });
+
+  it('issues tokens the verifier accepts after discovering the JWKS over HTTP', async () => {
+    const agent = await fixture.createUser(['agent']);
+    const { body } = await request(fixture.server)
+      .post('/api/auth/login')
+      .send({ email: agent.email, password: agent.password });
+    const verifier = verifierFor(fixture);
+    const claims = await verifier.verifyBearerToken(`Bearer ${body.access_token}`);
+    expect(await verifier.actorFromClaims(claims)).toEqual({
+      userId: agent.id,
+      roles: ['agent'],
+      scopes: scopesForRoles(['agent']),
+    });
+  });
+
+  it('issues tokens a verifier reading the key set in-process accepts (the embedded deployment)', async () => {
+    const user = await fixture.createUser(['admin']);
+    const { body } = await request(fixture.server)
+      .post('/api/auth/login')
+      .send({ email: user.email, password: user.password });
+    const verifier = verifierFor(fixture, {
+      keySetSource: () => fixture.identityProvider.jsonWebKeySet(),
+    });
+    await expect(verifier.verifyAccessToken(body.access_token)).resolves.toMatchObject({
+      userId: user.id,
+      roles: ['admin'],
+    });
+  });
+
+  it('answers UNAVAILABLE, not UNAUTHENTICATED, while the issuer cannot be reached', async () => {
+    const user = await fixture.createUser();
+    const { body } = await request(fixture.server)
+      .post('/api/auth/login')
+      .send({ email: user.email, password: user.password });
+    const verifier = verifierFor(fixture, { issuer: 'http://127.0.0.1:1', httpTimeoutMs: 1000 });
+    await expect(verifier.verifyAccessToken(body.access_token)).rejects.toMatchObject({
+      code: 'UNAVAILABLE',
+    });
+  });
+
+  it('answers an unknown email and a wrong password the same way', async () => {
+    const user = await fixture.createUser();
+    const unknown = await request(fixture.server)
+      .post('/api/auth/login')
+      .send({ email: 'nobody-here@identity.test', password: user.password });
+    const wrong = await request(fixture.server)
+      .post('/api/auth/login')
+      .send({ email: user.email, password: 'not-the-password' });
+    expect(unknown.status).toBe(401);
+    expect(wrong.status).toBe(401);
+    expect(withoutRequestId(unknown.body)).toEqual(withoutRequestId(wrong.body));
+    expect(unknown.body).toMatchObject({ code: 'UNAUTHENTICATED', instance: '/api/auth/login' });
+    expect(unknown.headers['content-type']).toMatch(/application\/problem\+json/);
+  });
+
+  it('takes similar time for an unknown email and a wrong password (both verify an argon2id hash)', async () => {
+    const user = await fixture.createUser();
+    const timeOf = async (email: string) => {
+      const started = process.hrtime.bigint();
+      await request(fixture.server).post('/api/auth/login').send({ email, password: 'not-the-password' });
+      return Number(process.hrtime.bigint() - started) / 1e6;
+    };
+    const samples = { unknown: [] as number[], wrong: [] as number[] };
+    for (let round = 0; round < 3; round += 1) {
+      samples.unknown.push(await timeOf(`nobody-${round}@identity.test`));
+      samples.wrong.push(await timeOf(user.email));
+    }
+    const median = (values: number[]) => [...values].sort((left, right) => left - right)[1];
+    const ratio = median(samples.unknown) / median(samples.wrong);
+    // Loose bounds for a noisy shared machine; skipping the hash would make the unknown case many times faster.
+    expect(ratio).toBeGreaterThan(0.33);
+    expect(ratio).toBeLessThan(3);
+  });
+
+  it('rejects malformed bodies with VALIDATION_FAILED naming the fields, and non-JSON with 415', async () => {
+    const missing = await request(fixture.server).post('/api/auth/login').send({ email: 'a@b.c', extra: 1 });
+    expect(missing.status).toBe(400);
+    expect(missing.body.errors).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ field: 'password' }),
+        expect.objectContaining({ field: 'extra' }),
+      ]),
+    );
+    const form = await request(fixture.server)
+      .post('/api/auth/login')
+      .type('form')
+      .send('email=a&password=b');
+    expect(form.status).toBe(415);
+    expect(form.body.code).toBe('VALIDATION_FAILED');
+  });
+
+  it('publishes OpenID discovery metadata and the JWKS', async () => {
+    const discovery = await request(fixture.server).get('/.well-known/openid-configuration');
+    expect(discovery.status).toBe(200);
+    expect(discovery.body).toMatchObject({
+      issuer: fixture.issuer,
+      jwks_uri: `${fixture.issuer}/.well-known/jwks.json`,
+      token_endpoint: `${fixture.issuer}/api/auth/login`,
+      id_token_signing_alg_values_supported: ['RS256'],
+    });
+    const jwks = await request(fixture.server).get('/.well-known/jwks.json');
+    expect(jwks.status).toBe(200);
+    expect(jwks.body.keys[0]).toEqual(
+      expect.objectContaining({
+        kty: 'RSA',
+        alg: 'RS256',
+        use: 'sig',
+        kid: expect.any(String),
+        n: expect.any(String),
+      }),
+    );
+    expect(jwks.body.keys[0]).not.toHaveProperty('d');
+  });
+
+  it('keeps private keys encrypted at rest', async () => {
+    const rows = await fixture
+      .database('identity_signing_keys')
+      .where({ issuer: fixture.issuer })
+      .select('private_key');
+    expect(rows.length).toBeGreaterThan(0);
+    for (const row of rows) expect(row.private_key).toMatch(/^enc:v1:idtest:/);
+  });
+});
+
+describe('refresh tokens', () => {
+  let fixture: IdentityFixture;
+
+  beforeAll(async () => {
+    fixture = await startIdentityFixture();
+  });
+  afterAll(() => fixture?.close());
+
+  async function login() {
+    const user = await fixture.createUser();
+    const { body } = await request(fixture.server)
+      .post('/api/auth/login')
+      .send({ email: user.email, password: user.password });
+    return { user, tokens: body as { access_token: string; refresh_token: string } };
+  }
+
+  const refresh = (refreshToken: string) =>
+    request(fixture.server).post('/api/auth/refresh').send({ refresh_token: refreshToken });
+
+  it('rotates: each refresh returns new tokens for the same user and retires the one it consumed', async () => {
+    const { user, tokens } = await login();
+    const first = await refresh(tokens.refresh_token);
+    expect(first.status).toBe(200);
+    expect(first.headers['cache-control']).toBe('no-store');
+    expect(first.body.refresh_token).not.toBe(tokens.refresh_token);
+    expect(decodeJwt(first.body.access_token).sub).toBe(user.id);
+    const second = await refresh(first.body.refresh_token);
+    expect(second.status).toBe(200);
+  });
+
+  it('stores refresh tokens only as hashes', async () => {
+    const { user, tokens } = await login();
+    const rows = await fixture
+      .database('identity_refresh_tokens')
+      .where({ user_id: user.id })
+      .select('token_hash');
+    expect(rows.map((row) => row.token_hash)).not.toContain(tokens.refresh_token);
+    expect(rows[0].token_hash).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('revokes the whole family when a rotated token is used again, leaving other logins alone', async () => {
+    const { user, tokens } = await login();
+    const otherLogin = await request(fixture.server)
+      .post('/api/auth/login')
+      .send({ email: user.email, password: user.password });
+    const rotated = await refresh(tokens.refresh_token);
+    expect(rotated.status).toBe(200);
+
+    const replay = await refresh(tokens.refresh_token);
+    expect(replay.status).toBe(401);
+    expect(replay.body.code).toBe('UNAUTHENTICATED');
+    const afterTheft = await refresh(rotated.body.refresh_token);
+    expect(afterTheft.status).toBe(401);
+    expect(withoutRequestId(afterTheft.body)).toEqual(withoutRequestId(replay.body));
+
+    const unaffected = await refresh(otherLogin.body.refresh_token);
+    expect(unaffected.status).toBe(200);
+  });
+
+  it('refuses an unknown refresh token', async () => {
+    const response = await refresh('rt_not-a-token-we-issued');
+    expect(response.status).toBe(401);
+  });
+});
+
+describe('login throttling', () => {
+  let fixture: IdentityFixture;
+  const windowSeconds = 2;
+
+  beforeAll(async () => {
+    fixture = await startIdentityFixture({
+      loginMaxFailuresPerAccount: 3,
+      loginMaxFailuresPerAddress: 6,
+      loginThrottleWindowSeconds: windowSeconds,
+    });
+  });
+  afterAll(() => fixture?.close());
+
+  const attempt = (email: string, password: string) =>
+    request(fixture.server).post('/api/auth/login').send({ email, password });
+
+  it('answers RATE_LIMITED with Retry-After past the account limit, even to the right password, then lets a good login in after the window', async () => {
+    const user = await fixture.createUser();
+    for (let failure = 0; failure < 3; failure += 1) {
+      expect((await attempt(user.email, 'wrong-password')).status).toBe(401);
+    }
+    const limited = await attempt(user.email, user.password);
+    expect(limited.status).toBe(429);
+    expect(limited.body).toMatchObject({ code: 'RATE_LIMITED', status: 429 });
+    const retryAfter = Number(limited.headers['retry-after']);
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(windowSeconds);
+
+    await sleep(retryAfter * 1000 + 200);
+    const afterWindow = await attempt(user.email, user.password);
+    expect(afterWindow.status).toBe(200);
+    expect(afterWindow.body.token_type).toBe('Bearer');
+  });
+
+  it('limits one client address guessing across many accounts', async () => {
+    await sleep(windowSeconds * 1000 + 200);
+    const statuses: number[] = [];
+    for (let guess = 0; guess < 7; guess += 1) {
+      statuses.push((await attempt(`guess-${guess}@identity.test`, 'password')).status);
+    }
+    expect(statuses).toEqual([401, 401, 401, 401, 401, 401, 429]);
+  });
+});
+
+describe('signing key rotation', () => {
+  let fixture: IdentityFixture;
+  const accessTokenTtlSeconds = 3;
+
+  beforeAll(async () => {
+    fixture = await startIdentityFixture({ accessTokenTtlSeconds, clockToleranceSeconds: 0 });
+  });
+  afterAll(() => fixture?.close());
+
+  it('keeps tokens of the previous key valid until they expire, while new tokens carry the new kid', async () => {
+    const user = await fixture.createUser();
+    const login = () =>
+      request(fixture.server).post('/api/auth/login').send({ email: user.email, password: user.password });
+    const verifier = verifierFor(fixture, { clockToleranceSeconds: 0 });
+
+    const before = (await login()).body.access_token as string;
+    const previousKid = decodeProtectedHeader(before).kid;
+    await verifier.verifyBearerToken(`Bearer ${before}`);
+
+    const newKid = await fixture.identityProvider.rotateSigningKey();
+    expect(newKid).not.toBe(previousKid);
+    const after = (await login()).body.access_token as string;
+    expect(decodeProtectedHeader(after).kid).toBe(newKid);
+
+    // The verifier has the previous kid cached; the new one is unknown to it and makes it refetch the JWKS.
+    await expect(verifier.verifyBearerToken(`Bearer ${before}`)).resolves.toMatchObject({ sub: user.id });
+    await expect(verifier.verifyBearerToken(`Bearer ${after}`)).resolves.toMatchObject({ sub: user.id });
+    const published = (await request(fixture.server).get('/.well-known/jwks.json')).body.keys.map(
+      (key: { kid: string }) => key.kid,
+    );
+    expect(published).toEqual([newKid, previousKid]);
+
+    await sleep(accessTokenTtlSeconds * 1000 + 500);
+    await expect(verifier.verifyBearerToken(`Bearer ${before}`)).rejects.toMatchObject({
+      code: 'UNAUTHENTICATED',
+      message: 'The access token expired',
+    });
+    const later = (await request(fixture.server).get('/.well-known/jwks.json')).body.keys.map(
+      (key: { kid: string }) => key.kid,
+    );
+    expect(later).toEqual([newKid]);
+  });
+
+  it('rotates by itself once the active key is older than the rotation interval', async () => {
+    const { kid: current } = await fixture.identityProvider.signingKeys.activeKey();
+    await fixture
+      .database('identity_signing_keys')
+      .where({ kid: current })
+      .update({ created_at: fixture.database.raw("now() - interval '2 days'") });
+    const { kid: replacement } = await fixture.identityProvider.signingKeys.activeKey();
+    expect(replacement).not.toBe(current);
+  });
+});
