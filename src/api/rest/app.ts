@@ -1,14 +1,52 @@
-// Builds the Koa application: cross-cutting middleware, service endpoints, documentation and the /v1 routes.
+// Builds the Koa application: cross-cutting middleware, service endpoints, documentation and the /v1 and /api routes.
 import Koa from 'koa';
 import Router from '@koa/router';
+import compress from 'koa-compress';
+import type { Config } from '../../config';
 import type { Logger } from '../../logger';
 import type { ReadinessCheck } from '../../application/readiness';
+import { createApiRouter } from './api-router';
 import { documentationRouter } from './docs';
-import { problemDetails, requestIdentity } from './problem-details';
+import type { IdempotencyStore } from './idempotency';
+import { createOperationHandlers, type Applications } from './operation-handlers';
+import { accessLog, problemDetails, requestIdentity } from './problem-details';
+import { createRateLimits, type RateLimitSettings } from './rate-limits';
+import { requestTimeout } from './request-timeout';
+import { securityMiddleware } from './security-middleware';
+
+/** Text formats worth compressing; the OpenAPI YAML and JSON bodies are the large ones. */
+const compressibleType = /json|yaml|javascript|css|html|text\/|xml/i;
+
+export interface RestSettings {
+  bodyLimitBytes: number;
+  requestTimeoutMs: number;
+  /** Take the client address from X-Forwarded-For (set only behind a proxy that overwrites it). */
+  trustProxy: boolean;
+  rateLimits: RateLimitSettings;
+  /** Browser origins allowed by CORS (CORS_ORIGINS); empty: same-origin only. */
+  corsOrigins?: readonly string[];
+}
 
 export interface RestDependencies {
   logger: Logger;
   checkReadiness: ReadinessCheck;
+  settings: RestSettings;
+  applications: Applications;
+  idempotency: IdempotencyStore;
+  /** Authenticates (unless the operation is public) and enforces the operation's contract policy. */
+  operationGuard: (operationId: string) => Koa.Middleware;
+  /** Routers of other parts (the embedded identity provider), mounted behind the same middleware. */
+  additionalRouters?: Router[];
+}
+
+export function restSettingsFromConfig(config: Pick<Config, 'http' | 'rateLimit'>): RestSettings {
+  return {
+    bodyLimitBytes: config.http.bodyLimitBytes,
+    requestTimeoutMs: config.http.requestTimeoutMs,
+    trustProxy: config.http.trustProxy,
+    rateLimits: config.rateLimit,
+    corsOrigins: config.http.corsOrigins,
+  };
 }
 
 function serviceRouter(dependencies: RestDependencies): Router {
@@ -26,11 +64,35 @@ function serviceRouter(dependencies: RestDependencies): Router {
 }
 
 export function createRestApp(dependencies: RestDependencies): Koa {
+  const { settings } = dependencies;
   const app = new Koa();
-  app.proxy = true;
+  app.proxy = settings.trustProxy;
+  // Behind a proxy only the address the nearest proxy saw is trusted; earlier hops are client-supplied.
+  app.maxIpsCount = settings.trustProxy ? 1 : 0;
+  const rateLimits = createRateLimits(settings.rateLimits);
+
   app.use(requestIdentity());
+  app.use(accessLog(dependencies.logger));
+  app.use(compress({ threshold: 1024, filter: (contentType) => compressibleType.test(contentType) }));
   app.use(problemDetails(dependencies.logger));
-  for (const router of [serviceRouter(dependencies), documentationRouter()]) {
+  app.use(securityMiddleware({ corsOrigins: settings.corsOrigins ?? [] }));
+  app.use(requestTimeout(settings.requestTimeoutMs));
+  app.use(rateLimits.addressLimit);
+
+  const apiRouter = createApiRouter({
+    handlers: createOperationHandlers(dependencies.applications),
+    operationGuard: dependencies.operationGuard,
+    userRateLimit: rateLimits.userLimit,
+    idempotency: dependencies.idempotency,
+    bodyLimitBytes: settings.bodyLimitBytes,
+  });
+  const routers = [
+    serviceRouter(dependencies),
+    documentationRouter(),
+    apiRouter,
+    ...(dependencies.additionalRouters ?? []),
+  ];
+  for (const router of routers) {
     app.use(router.routes());
     app.use(router.allowedMethods());
   }

@@ -1,27 +1,72 @@
 // Turns every failure into RFC 9457 problem+json with the service's error code, and tags requests with an id.
 import crypto from 'node:crypto';
 import type Koa from 'koa';
-import { DomainError, errorCodeMappings, toDomainError, type ErrorCode } from '../../domain/errors';
+import {
+  DomainError,
+  errorCodeMappings,
+  findDomainError,
+  internalError,
+  type ErrorCode,
+} from '../../domain/errors';
 import type { Logger } from '../../logger';
+import { bearerRealm } from '../../security/token-verifier';
+import { sendResponse, type RestResponse } from './responses';
 
 const requestIdPattern = /^[!-~]{1,128}$/;
+
+/** HTTP statuses that carry VALIDATION_FAILED but tell a different story than 400 (see ErrorCode in the document). */
+const protocolProblemTitles: Readonly<Record<number, string>> = {
+  405: 'Method not allowed',
+  415: 'Unsupported media type',
+};
 
 export function problemType(code: ErrorCode): string {
   return `urn:bus-booking:problem:${code.toLowerCase().replace(/_/g, '-')}`;
 }
 
-export function problemBody(error: DomainError, instance: string, requestId: string) {
+export interface ProblemDocument {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  instance: string;
+  code: ErrorCode;
+  request_id: string;
+  errors?: { field: string; message: string }[];
+}
+
+function httpStatusOverride(error: DomainError): number | undefined {
+  const status = error.details.httpStatus;
+  return typeof status === 'number' && protocolProblemTitles[status] !== undefined ? status : undefined;
+}
+
+export function problemBody(error: DomainError, instance: string, requestId: string): ProblemDocument {
   const mapping = errorCodeMappings[error.code];
+  const status = httpStatusOverride(error) ?? mapping.httpStatus;
   return {
     type: problemType(error.code),
-    title: mapping.title,
-    status: mapping.httpStatus,
+    title: protocolProblemTitles[status] ?? mapping.title,
+    status,
     detail: error.message,
     instance,
     code: error.code,
     request_id: requestId,
-    ...(error.fieldViolations.length > 0 ? { errors: error.fieldViolations } : {}),
+    ...(error.fieldViolations.length > 0
+      ? { errors: error.fieldViolations.map(({ field, message }) => ({ field, message })) }
+      : {}),
   };
+}
+
+export function methodNotAllowed(method: string, allowed: string): DomainError {
+  return new DomainError('VALIDATION_FAILED', `Method ${method} is not allowed here; use ${allowed}`, {
+    details: { httpStatus: 405 },
+  });
+}
+
+export function unsupportedMediaType(): DomainError {
+  return new DomainError('VALIDATION_FAILED', 'Send the request body as application/json', {
+    details: { httpStatus: 415 },
+  });
 }
 
 /** Accepts a well-formed X-Request-Id or makes one; it is echoed back and carried by every log line. */
@@ -35,61 +80,101 @@ export function requestIdentity(): Koa.Middleware {
   };
 }
 
+/** One line per request with its id, method, path, status and duration; bodies and headers are never logged. */
+export function accessLog(logger: Logger): Koa.Middleware {
+  return async (context, next) => {
+    const started = process.hrtime.bigint();
+    const requestLogger = logger.child({ requestId: context.state.requestId as string });
+    context.state.logger = requestLogger;
+    try {
+      await next();
+    } finally {
+      const durationMs = Number((process.hrtime.bigint() - started) / 1000n) / 1000;
+      requestLogger.info(
+        { method: context.method, path: context.path, status: context.status, durationMs },
+        'request',
+      );
+    }
+  };
+}
+
 function retryAfterSeconds(error: DomainError): number | undefined {
   const value = error.details.retryAfterSeconds;
   return typeof value === 'number' ? value : undefined;
 }
 
-/** Koa errors with an HTTP status (from body parsing, routing) become the matching domain code. */
-function fromHttpError(error: {
-  status?: number;
-  expose?: boolean;
-  message?: string;
-}): DomainError | undefined {
-  switch (error.status) {
+/**
+ * Errors with an HTTP status from the libraries below (body parser, router, http-errors) become the
+ * matching code, with messages of our own: theirs can quote the rejected input.
+ */
+function fromHttpError(thrown: unknown): DomainError | undefined {
+  if (typeof thrown !== 'object' || thrown === null) return undefined;
+  const error = thrown as { status?: unknown; statusCode?: unknown };
+  const status = typeof error.status === 'number' ? error.status : error.statusCode;
+  if (typeof status !== 'number' || status < 400 || status > 599) return undefined;
+  switch (status) {
     case 400:
-      return new DomainError(
-        'VALIDATION_FAILED',
-        error.expose && error.message ? error.message : 'Bad request',
-      );
+      return new DomainError('VALIDATION_FAILED', 'The request is malformed');
+    case 404:
+      return new DomainError('NOT_FOUND', 'No such resource');
     case 413:
       return new DomainError('PAYLOAD_TOO_LARGE', 'The request body is too large');
     case 415:
-      return new DomainError('VALIDATION_FAILED', 'Unsupported media type: send application/json');
+      return unsupportedMediaType();
     default:
-      return undefined;
+      return status < 500 ? new DomainError('VALIDATION_FAILED', 'The request cannot be served') : undefined;
   }
+}
+
+/** A problem document as a full response: status, the headers its code calls for, and the body. */
+export function problemResponse(error: DomainError, instance: string, requestId: string): RestResponse {
+  const body = problemBody(error, instance, requestId);
+  const headers: Record<string, string> = { 'content-type': 'application/problem+json' };
+  const retryAfter = retryAfterSeconds(error);
+  if (retryAfter !== undefined) headers['retry-after'] = String(Math.max(0, Math.ceil(retryAfter)));
+  const currentVersion = error.details.currentVersion;
+  // A 412 tells the caller the version to read again, as the document's PreconditionFailed response promises.
+  if (error.code === 'VERSION_MISMATCH' && typeof currentVersion === 'number') {
+    headers.etag = `"${currentVersion}"`;
+  }
+  return { status: body.status, headers, body };
+}
+
+export function renderProblem(context: Koa.Context, error: DomainError): void {
+  const response = problemResponse(error, context.path, String(context.state.requestId ?? ''));
+  // RFC 9110 §15.5.2: every 401 carries a challenge; the token checks set a detailed one, anything else gets this.
+  if (response.status === 401 && !context.response.get('WWW-Authenticate')) {
+    response.headers['www-authenticate'] = `Bearer realm="${bearerRealm}"`;
+  }
+  sendResponse(context, response);
+}
+
+function unmatchedRouteError(context: Koa.Context): DomainError | undefined {
+  if (context.body !== undefined && context.body !== null) return undefined;
+  if (context.status === 404) return new DomainError('NOT_FOUND', `No resource at ${context.path}`);
+  // The router answers 501 for methods it does not know at all; to a client that is the same as 405.
+  if (context.status === 405 || context.status === 501) {
+    const allowed = context.response.get('Allow');
+    return methodNotAllowed(context.method, allowed || 'another method');
+  }
+  return undefined;
 }
 
 export function problemDetails(logger: Logger): Koa.Middleware {
   return async (context, next) => {
     try {
       await next();
-      if (context.status === 404 && context.body === undefined) {
-        throw new DomainError('NOT_FOUND', `No resource at ${context.path}`);
-      }
-      if (context.status === 405 && context.body === undefined) {
-        throw new DomainError(
-          'VALIDATION_FAILED',
-          `Method ${context.method} is not allowed on ${context.path}`,
-        );
-      }
+      const unmatched = unmatchedRouteError(context);
+      if (unmatched !== undefined) renderProblem(context, unmatched);
     } catch (thrown) {
-      const httpError = thrown as { status?: number; expose?: boolean; message?: string };
-      const error =
-        thrown instanceof DomainError ? thrown : (fromHttpError(httpError) ?? toDomainError(thrown));
-      const requestId = String(context.state.requestId ?? '');
+      const error = findDomainError(thrown) ?? fromHttpError(thrown) ?? internalError(thrown);
+      const requestLogger = (context.state.logger as Logger | undefined) ?? logger;
       if (error.code === 'INTERNAL') {
-        logger.error({ err: thrown, requestId, path: context.path }, 'request failed');
+        requestLogger.error({ err: thrown, path: context.path }, 'request failed');
+      } else if (error.code === 'UNAVAILABLE') {
+        requestLogger.warn({ err: thrown, path: context.path }, 'dependency unavailable');
       }
-      const body = problemBody(error, context.path, requestId);
-      // 405 keeps its own status (and the Allow header the router set); everything else follows the code.
-      context.status = context.status === 405 && error.code === 'VALIDATION_FAILED' ? 405 : body.status;
-      if (context.status === 405) body.status = 405;
-      const retryAfter = retryAfterSeconds(error);
-      if (retryAfter !== undefined) context.set('Retry-After', String(retryAfter));
-      context.type = 'application/problem+json';
-      context.body = body;
+      renderProblem(context, error);
     }
   };
 }

@@ -1,0 +1,95 @@
+// The /v1 and /api routes, built from the OpenAPI document: guard, user rate limit, body, validation, handler.
+import Router, { type RouterMiddleware } from '@koa/router';
+import type Koa from 'koa';
+import type { Actor } from '../../application/interface';
+import { openApiOperations, type OpenApiOperation } from '../../contracts/openapi-document';
+import { validationFailed } from '../../domain/errors';
+import type { IdempotencyStore } from './idempotency';
+import { requestFingerprint } from './idempotency';
+import { idempotentOperationIds, type OperationHandler, type OperationRequest } from './operation-handlers';
+import { compileRequestValidator, createOpenApiAjv } from './openapi-validation';
+import { jsonRequestBody } from './request-body';
+import { sendResponse } from './responses';
+
+export interface ApiRouterDependencies {
+  /** Handlers by canonical operationId; documented operations without one are served by other routers. */
+  handlers: Readonly<Record<string, OperationHandler>>;
+  /** Authenticates (unless the operation is public) and enforces the operation's scopes and roles. */
+  operationGuard: (operationId: string) => Koa.Middleware;
+  userRateLimit: Koa.Middleware;
+  idempotency: IdempotencyStore;
+  bodyLimitBytes: number;
+}
+
+function prefixOf(operation: OpenApiOperation): string {
+  return operation.path.startsWith('/api/') ? '/api' : '/v1';
+}
+
+/** The operations this router serves, each with the handler it runs. */
+export function servedOperations(
+  handlers: Readonly<Record<string, OperationHandler>>,
+): { operation: OpenApiOperation; handler: OperationHandler }[] {
+  return openApiOperations.flatMap((operation) => {
+    const handler = handlers[operation.canonicalOperationId];
+    return handler === undefined ? [] : [{ operation, handler }];
+  });
+}
+
+export function createApiRouter(dependencies: ApiRouterDependencies): Router {
+  // Compiled once at start: parameters arrive as strings and are coerced, bodies are JSON and are not.
+  const ajvs = { parameters: createOpenApiAjv({ coerceTypes: true }), bodies: createOpenApiAjv() };
+  const router = new Router();
+
+  for (const { operation, handler } of servedOperations(dependencies.handlers)) {
+    const validator = compileRequestValidator(operation, ajvs);
+    const idempotent = idempotentOperationIds.has(operation.canonicalOperationId);
+    const prefix = prefixOf(operation);
+
+    const handle: RouterMiddleware = async (context) => {
+      const { input, violations } = validator.validate({
+        path: context.params,
+        query: context.query,
+        headers: context.headers,
+        body: context.request.body,
+      });
+      if (violations.length > 0) throw validationFailed(violations);
+      const actor = context.state.actor as Actor;
+      const requestId = String(context.state.requestId);
+      const request: OperationRequest = { actor, ...input, prefix };
+      const key = input.headers['idempotency-key'];
+      const response =
+        idempotent && typeof key === 'string'
+          ? await dependencies.idempotency.run(
+              {
+                customerId: actor.userId,
+                key,
+                operationId: operation.canonicalOperationId,
+                fingerprint: requestFingerprint(operation.canonicalOperationId, input.path, input.body),
+                instance: context.path,
+                requestId,
+              },
+              () => handler(request),
+            )
+          : await handler(request);
+      sendResponse(context, response);
+    };
+
+    const middleware: RouterMiddleware[] = [
+      dependencies.operationGuard(operation.operationId),
+      dependencies.userRateLimit,
+      ...(validator.requestBody === undefined
+        ? []
+        : [
+            jsonRequestBody({
+              limitBytes: dependencies.bodyLimitBytes,
+              required: validator.requestBody.required,
+            }),
+          ]),
+      handle,
+    ];
+    router.register(operation.routerPath, [operation.method], middleware, {
+      name: operation.operationId,
+    });
+  }
+  return router;
+}

@@ -1,0 +1,193 @@
+// Maps between the REST contract's snake_case JSON and the application's camelCase types, in one place.
+import type { Money } from '../../domain/booking';
+import { minutesToIsoDuration } from '../../application/catalog';
+import type {
+  BookingView,
+  RouteAvailabilityView,
+  RouteView,
+  StopView,
+  TripAvailabilityView,
+  UserView,
+} from '../../application/interface';
+import type { CreateBookingInput, PassengerInputData, UpdateBookingInput } from '../../domain/validation';
+
+type JsonObject = Record<string, unknown>;
+
+function asObject(value: unknown): JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as JsonObject) : {};
+}
+
+/** Lists pass through as lists (element by element); anything else is left for the application to reject. */
+function mapList(value: unknown, mapItem: (item: unknown) => unknown): unknown {
+  return Array.isArray(value) ? value.map(mapItem) : value;
+}
+
+export function moneyJson(money: Money) {
+  return { amount_minor: money.amountMinor, currency: money.currency };
+}
+
+function passengerInput(value: unknown): PassengerInputData {
+  const passenger = asObject(value);
+  return {
+    firstName: passenger.first_name,
+    lastName: passenger.last_name,
+    email: passenger.email,
+    phone: passenger.phone,
+    seatNumber: passenger.seat_number,
+    fareClass: passenger.fare_class,
+  };
+}
+
+export function createBookingInput(body: unknown): CreateBookingInput {
+  const request = asObject(body);
+  return {
+    tripId: request.trip_id,
+    passengers: mapList(request.passengers, passengerInput),
+    contactEmail: request.contact_email,
+    contactPhone: request.contact_phone,
+  };
+}
+
+export function updateBookingInput(body: unknown): UpdateBookingInput {
+  const request = asObject(body);
+  return {
+    seatChanges: mapList(request.seat_changes, (value) => {
+      const change = asObject(value);
+      return {
+        passengerId: change.passenger_id,
+        seatNumber: change.seat_number,
+        fareClass: change.fare_class,
+      };
+    }),
+    addPassengers: mapList(request.add_passengers, passengerInput),
+    passengerUpdates: mapList(request.passenger_updates, (value) => {
+      const update = asObject(value);
+      return {
+        passengerId: update.passenger_id,
+        firstName: update.first_name,
+        lastName: update.last_name,
+        email: update.email,
+        phone: update.phone,
+      };
+    }),
+  };
+}
+
+export function cancelBookingInput(body: unknown): { reason?: unknown } {
+  const request = asObject(body);
+  return request.reason === undefined ? {} : { reason: request.reason };
+}
+
+export function confirmPaymentInput(body: unknown): { paymentToken?: unknown } {
+  return { paymentToken: asObject(body).payment_token };
+}
+
+/** The contract's Booking: every nullable field present, `null` when it does not apply. */
+export function bookingJson(booking: BookingView) {
+  return {
+    id: booking.id,
+    customer_id: booking.customerId,
+    trip_id: booking.tripId,
+    route_id: booking.routeId,
+    status: booking.status,
+    passengers: booking.passengers.map((passenger) => ({
+      id: passenger.id,
+      first_name: passenger.firstName,
+      last_name: passenger.lastName,
+      email: passenger.email,
+      phone: passenger.phone ?? null,
+      seat_number: passenger.seatNumber,
+      fare_class: passenger.fareClass,
+    })),
+    contact_email: booking.contactEmail,
+    contact_phone: booking.contactPhone ?? null,
+    price: {
+      lines: booking.price.lines.map((line) => ({
+        passenger_id: line.passengerId,
+        seat_number: line.seatNumber,
+        fare_class: line.fareClass,
+        amount: moneyJson(line.amount),
+      })),
+      total: moneyJson(booking.price.total),
+    },
+    amount_paid: moneyJson(booking.amountPaid),
+    amount_refunded: moneyJson(booking.amountRefunded),
+    // Only a booking waiting for payment holds seats; the hold of any other booking is over.
+    hold_expires_at: booking.status === 'PENDING_PAYMENT' ? booking.holdExpiresAt : null,
+    payment: {
+      status: booking.payment.status,
+      method: booking.payment.method ?? null,
+      last_attempt_at: booking.payment.lastAttemptAt ?? null,
+      decline_reason: booking.payment.declineReason ?? null,
+    },
+    departure_time: booking.departureTime,
+    created_at: booking.createdAt,
+    updated_at: booking.updatedAt,
+    cancelled_at: booking.cancelledAt ?? null,
+    cancellation_reason: booking.cancellationReason ?? null,
+    version: booking.version,
+  };
+}
+
+/** The strong entity tag of a booking: its version in quotes. */
+export function bookingEntityTag(booking: Pick<BookingView, 'version'>): string {
+  return `"${booking.version}"`;
+}
+
+function stopJson(stop: StopView) {
+  return {
+    code: stop.code,
+    name: stop.name,
+    city: stop.city,
+    country_code: stop.countryCode,
+    time_zone: stop.timeZone,
+  };
+}
+
+export function routeJson(route: RouteView) {
+  return {
+    id: route.id,
+    code: route.code,
+    origin: stopJson(route.origin),
+    destination: stopJson(route.destination),
+    intermediate_stops: route.intermediateStops.map(stopJson),
+    operator_name: route.operatorName,
+    distance_km: route.distanceKm,
+    typical_duration: minutesToIsoDuration(route.typicalDurationMinutes),
+  };
+}
+
+function tripAvailabilityJson(trip: TripAvailabilityView) {
+  return {
+    trip_id: trip.tripId,
+    departure_time: trip.departureTime,
+    arrival_time: trip.arrivalTime,
+    seats_total: trip.seatsTotal,
+    seats_free: trip.seatsFree,
+    lowest_price: moneyJson(trip.lowestPrice),
+    seat_map: trip.seatMap.map((seat) => ({
+      seat_number: seat.seatNumber,
+      fare_class: seat.fareClass,
+      status: seat.status,
+    })),
+  };
+}
+
+export function routeAvailabilityJson(availability: RouteAvailabilityView) {
+  return {
+    route_id: availability.routeId,
+    date: availability.date,
+    trips: availability.trips.map(tripAvailabilityJson),
+  };
+}
+
+export function userJson(user: UserView) {
+  return {
+    id: user.id,
+    email: user.email,
+    display_name: user.displayName,
+    phone: user.phone ?? null,
+    roles: user.roles,
+    created_at: user.createdAt,
+  };
+}

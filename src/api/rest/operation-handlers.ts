@@ -1,0 +1,150 @@
+// Thin handlers of the /v1 operations (and their /api twins): contract JSON in, one application call, contract JSON out.
+import type {
+  Actor,
+  BookingApplication,
+  BookingView,
+  CatalogApplication,
+  UserApplication,
+} from '../../application/interface';
+import { currentUserAlias } from '../../application/users';
+import type { BookingStatus } from '../../domain/booking';
+import {
+  bookingEntityTag,
+  bookingJson,
+  cancelBookingInput,
+  confirmPaymentInput,
+  createBookingInput,
+  routeAvailabilityJson,
+  routeJson,
+  updateBookingInput,
+  userJson,
+} from './contract-mapping';
+import type { RestResponse } from './responses';
+
+/** A request that passed authentication, authorization and validation against the document. */
+export interface OperationRequest {
+  actor: Actor;
+  /** Path, query and header parameters, coerced to their declared types; header names in lower case. */
+  path: Record<string, unknown>;
+  query: Record<string, unknown>;
+  headers: Record<string, unknown>;
+  body: unknown;
+  /** `/v1` or `/api`: links in the response stay under the prefix the client used. */
+  prefix: string;
+}
+
+export type OperationHandler = (request: OperationRequest) => Promise<RestResponse>;
+
+export interface Applications {
+  bookings: BookingApplication;
+  catalog: CatalogApplication;
+  users: UserApplication;
+}
+
+const jsonType = 'application/json; charset=utf-8';
+
+function ok(body: unknown, headers: Record<string, string> = {}): RestResponse {
+  return { status: 200, headers: { 'content-type': jsonType, ...headers }, body };
+}
+
+function bookingResponse(
+  booking: BookingView,
+  status = 200,
+  headers: Record<string, string> = {},
+): RestResponse {
+  return {
+    status,
+    headers: { 'content-type': jsonType, etag: bookingEntityTag(booking), ...headers },
+    body: bookingJson(booking),
+  };
+}
+
+function optionalString(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined;
+}
+
+function optionalNumber(value: unknown): number | undefined {
+  return typeof value === 'number' ? value : undefined;
+}
+
+/** `"7"` → 7; the document's pattern has already refused anything else. */
+function versionFromEntityTag(value: unknown): number {
+  return Number(String(value).replace(/"/g, ''));
+}
+
+/** Handlers by canonical operationId; an `/api` twin runs its canonical operation's handler. */
+export function createOperationHandlers(applications: Applications): Record<string, OperationHandler> {
+  const { bookings, catalog, users } = applications;
+  return {
+    async createBooking({ actor, headers, body, prefix }) {
+      // The application derives the booking id from this, so even a retry whose first answer was lost (and
+      // whose key was freed by a 5xx) lands on the same booking. X-Request-Id is only a log correlation id.
+      const idempotencyKey = optionalString(headers['idempotency-key']);
+      const booking = await bookings.createBooking(
+        actor,
+        createBookingInput(body),
+        idempotencyKey === undefined ? {} : { requestId: idempotencyKey },
+      );
+      return bookingResponse(booking, 201, { location: `${prefix}/bookings/${booking.id}` });
+    },
+
+    async listBookings({ actor, query }) {
+      const page = await bookings.listBookings(actor, {
+        status: optionalString(query.status) as BookingStatus | undefined,
+        pageSize: optionalNumber(query.page_size),
+        pageToken: optionalString(query.page_token),
+      });
+      return ok({ bookings: page.items.map(bookingJson), next_page_token: page.nextPageToken ?? null });
+    },
+
+    async getBooking({ actor, path }) {
+      return bookingResponse(await bookings.getBooking(actor, String(path.booking_id)));
+    },
+
+    async updateBooking({ actor, path, headers, body }) {
+      const booking = await bookings.updateBooking(actor, String(path.booking_id), updateBookingInput(body), {
+        expectedVersion: versionFromEntityTag(headers['if-match']),
+      });
+      return bookingResponse(booking);
+    },
+
+    async cancelBooking({ actor, path, body }) {
+      return bookingResponse(
+        await bookings.cancelBooking(actor, String(path.booking_id), cancelBookingInput(body)),
+      );
+    },
+
+    async confirmPayment({ actor, path, body }) {
+      return bookingResponse(
+        await bookings.confirmPayment(actor, String(path.booking_id), confirmPaymentInput(body)),
+      );
+    },
+
+    async listRoutes({ query }) {
+      const page = await catalog.listRoutes({
+        origin: optionalString(query.origin),
+        destination: optionalString(query.destination),
+        date: optionalString(query.date),
+        pageSize: optionalNumber(query.page_size),
+        pageToken: optionalString(query.page_token),
+      });
+      return ok({ routes: page.items.map(routeJson), next_page_token: page.nextPageToken ?? null });
+    },
+
+    async getRouteAvailability({ path, query }) {
+      const availability = await catalog.getRouteAvailability(String(path.route_id), String(query.date));
+      return ok(routeAvailabilityJson(availability));
+    },
+
+    async getCurrentUser({ actor }) {
+      return ok(userJson(await users.getUser(actor, currentUserAlias)));
+    },
+
+    async getUser({ actor, path }) {
+      return ok(userJson(await users.getUser(actor, String(path.user_id))));
+    },
+  };
+}
+
+/** Operations whose retries are made safe by an Idempotency-Key. */
+export const idempotentOperationIds: ReadonlySet<string> = new Set(['createBooking', 'confirmPayment']);

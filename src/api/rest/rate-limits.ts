@@ -1,0 +1,86 @@
+// Request rate limits per client address and per user, announced in RateLimit-* headers, 429 when spent.
+import type Koa from 'koa';
+import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+import type { Actor } from '../../application/interface';
+import { rateLimited } from '../../domain/errors';
+
+export interface RateLimitSettings {
+  windowSeconds: number;
+  /** Requests per window for one user; 0 turns the limit off. */
+  perUser: number;
+  /** Requests per window from one client address; 0 turns the limit off. */
+  perAddress: number;
+}
+
+interface Quota {
+  limit: number;
+  remaining: number;
+  resetSeconds: number;
+}
+
+/** Only the API surfaces are limited; probes and documentation must stay reachable under load. */
+export function isLimitedPath(path: string): boolean {
+  return /^\/(v1|api)(\/|$)/.test(path);
+}
+
+/**
+ * Counters live in this process's memory (rate-limiter-flexible's memory store), so with N API replicas
+ * behind a balancer a client gets up to N times the limit. Swapping in its PostgreSQL or Redis store makes
+ * the limit cluster-wide at the price of a round trip per request.
+ */
+function createLimiter(points: number, windowSeconds: number, keyPrefix: string) {
+  if (points <= 0) return undefined;
+  const limiter = new RateLimiterMemory({ points, duration: windowSeconds, keyPrefix });
+  return async (key: string): Promise<{ quota: Quota; exceeded: boolean }> => {
+    const toQuota = (result: RateLimiterRes): Quota => ({
+      limit: points,
+      remaining: Math.max(0, result.remainingPoints),
+      resetSeconds: Math.max(0, Math.ceil(result.msBeforeNext / 1000)),
+    });
+    try {
+      return { quota: toQuota(await limiter.consume(key)), exceeded: false };
+    } catch (rejection) {
+      if (rejection instanceof RateLimiterRes) return { quota: toQuota(rejection), exceeded: true };
+      throw rejection;
+    }
+  };
+}
+
+/** Both limits may apply to one request; the headers describe the one closer to being spent. */
+function announce(context: Koa.Context, quota: Quota): void {
+  const announced = context.state.rateLimitQuota as Quota | undefined;
+  if (announced !== undefined && announced.remaining <= quota.remaining) return;
+  context.state.rateLimitQuota = quota;
+  context.set('RateLimit-Limit', String(quota.limit));
+  context.set('RateLimit-Remaining', String(quota.remaining));
+  context.set('RateLimit-Reset', String(quota.resetSeconds));
+}
+
+function enforce(context: Koa.Context, outcome: { quota: Quota; exceeded: boolean }): void {
+  announce(context, outcome.quota);
+  if (outcome.exceeded) {
+    context.set('RateLimit-Remaining', '0');
+    throw rateLimited(Math.max(1, outcome.quota.resetSeconds));
+  }
+}
+
+export function createRateLimits(settings: RateLimitSettings) {
+  const perAddress = createLimiter(settings.perAddress, settings.windowSeconds, 'address');
+  const perUser = createLimiter(settings.perUser, settings.windowSeconds, 'user');
+
+  const addressLimit: Koa.Middleware = async (context, next) => {
+    if (perAddress !== undefined && isLimitedPath(context.path)) {
+      enforce(context, await perAddress(context.ip));
+    }
+    await next();
+  };
+
+  /** Runs after authentication: the user is known only from a verified token. */
+  const userLimit: Koa.Middleware = async (context, next) => {
+    const actor = context.state.actor as Actor | undefined;
+    if (perUser !== undefined && actor !== undefined) enforce(context, await perUser(actor.userId));
+    await next();
+  };
+
+  return { addressLimit, userLimit };
+}

@@ -1,0 +1,61 @@
+// Reads JSON request bodies (strict JSON, size limit) and turns every way a body can be wrong into a problem.
+import { bodyParser } from '@koa/bodyparser';
+import type Koa from 'koa';
+import { DomainError, payloadTooLarge, validationFailed } from '../../domain/errors';
+import { unsupportedMediaType } from './problem-details';
+
+function statusOf(error: unknown): number | undefined {
+  if (typeof error !== 'object' || error === null) return undefined;
+  const status = (error as { status?: unknown }).status;
+  return typeof status === 'number' ? status : undefined;
+}
+
+/** Messages of our own: the parser's can quote the rejected input. */
+function bodyError(error: unknown, limitBytes: number): DomainError {
+  switch (statusOf(error)) {
+    case 413:
+      return payloadTooLarge(limitBytes);
+    case 415:
+      // An unknown charset or content encoding: the body cannot be read as JSON text.
+      return unsupportedMediaType();
+    case 400:
+    case undefined:
+      return new DomainError('VALIDATION_FAILED', 'The request body is not a JSON object', {
+        fieldViolations: [{ field: '', message: 'must be well-formed JSON (an object)' }],
+      });
+    default:
+      return new DomainError('VALIDATION_FAILED', 'The request body could not be read');
+  }
+}
+
+/**
+ * Puts the parsed body in `context.request.body`: `undefined` when the request has none. Only
+ * `application/json` is accepted; strict mode refuses bare JSON scalars as bodies.
+ */
+export function jsonRequestBody(options: { limitBytes: number; required: boolean }): Koa.Middleware {
+  const parse = bodyParser({
+    enableTypes: ['json'],
+    jsonStrict: true,
+    jsonLimit: options.limitBytes,
+    parsedMethods: ['POST', 'PUT', 'PATCH'],
+  });
+  return async (context, next) => {
+    // Koa's `is` answers null when the request has no body, false when it has one of another type. An
+    // explicit `Content-Length: 0` (fetch sends it for a bodyless PUT) is no body either, whatever its type.
+    const declaredEmpty = context.request.length === 0 && !context.get('Transfer-Encoding');
+    const matchedType = declaredEmpty ? null : context.request.is('application/json');
+    if (matchedType === null) {
+      if (options.required) {
+        throw validationFailed([{ field: '', message: 'a JSON request body is required' }]);
+      }
+      return next();
+    }
+    if (matchedType === false) throw unsupportedMediaType();
+    try {
+      await parse(context, async () => undefined);
+    } catch (error) {
+      throw bodyError(error, options.limitBytes);
+    }
+    return next();
+  };
+}

@@ -1,0 +1,24 @@
+// Bounds how long a request may take: past the limit the client gets 503 UNAVAILABLE with Retry-After.
+import type Koa from 'koa';
+import { unavailable } from '../../domain/errors';
+
+/**
+ * The work below keeps running after the answer (a booking saga cannot be abandoned halfway); an
+ * Idempotency-Key retry then finds its outcome once it is recorded.
+ */
+export function requestTimeout(timeoutMs: number): Koa.Middleware {
+  return async (_context, next) => {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(
+        () => reject(unavailable('The request took too long to complete; retry shortly', 1)),
+        timeoutMs,
+      );
+    });
+    try {
+      await Promise.race([next(), timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+}

@@ -1,0 +1,36 @@
+// The HTTP server around the Koa app: HTTP/2 over TLS with HTTP/1.1 fallback when certificates are configured.
+import fs from 'node:fs';
+import http from 'node:http';
+import http2 from 'node:http2';
+import type Koa from 'koa';
+
+export interface TlsFiles {
+  certificateFile: string;
+  keyFile: string;
+}
+
+export type RestServer = http.Server | http2.Http2SecureServer;
+
+/**
+ * Without TLS: plain HTTP/1.1 (a load balancer in front usually terminates TLS). With TLS: one port that
+ * negotiates HTTP/2 by ALPN and still answers HTTP/1.1 clients (`allowHTTP1`).
+ */
+export function createRestServer(
+  app: Koa,
+  options: { tls?: TlsFiles; requestTimeoutMs: number },
+): RestServer {
+  if (options.tls === undefined) {
+    const server = http.createServer(app.callback());
+    // Receiving a request may take this long at most; the app's own timeout bounds the work after that.
+    server.requestTimeout = options.requestTimeoutMs;
+    return server;
+  }
+  return http2.createSecureServer(
+    {
+      cert: fs.readFileSync(options.tls.certificateFile),
+      key: fs.readFileSync(options.tls.keyFile),
+      allowHTTP1: true,
+    },
+    app.callback(),
+  );
+}

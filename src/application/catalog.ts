@@ -1,0 +1,369 @@
+// Route catalogue reads from PostgreSQL: route search with AIP-158 paging, and seat availability per local date.
+import { createHash } from 'node:crypto';
+import type { Knex } from 'knex';
+import type { FareClass, Money } from '../domain/booking';
+import { notFound, validationFailed } from '../domain/errors';
+import { validateId } from '../domain/validation';
+import type {
+  CatalogApplication,
+  Page,
+  PageRequest,
+  RouteAvailabilityView,
+  RouteView,
+  SeatMapEntryView,
+  StopView,
+  TripAvailabilityView,
+} from './interface';
+
+export const defaultRoutePageSize = 20;
+export const maximumRoutePageSize = 100;
+const maximumSearchTermLength = 100;
+const maximumPageTokenLength = 512;
+const pageTokenVersion = 1;
+
+export interface RouteSearch extends PageRequest {
+  origin?: string;
+  destination?: string;
+  date?: string;
+}
+
+interface StopRow {
+  code: string;
+  name: string;
+  city: string;
+  country_code: string;
+  time_zone: string;
+}
+
+interface RouteRow {
+  id: string;
+  code: string;
+  operator_name: string;
+  distance_km: number;
+  typical_duration_minutes: number;
+  origin_code: string;
+  origin_name: string;
+  origin_city: string;
+  origin_country_code: string;
+  origin_time_zone: string;
+  destination_code: string;
+  destination_name: string;
+  destination_city: string;
+  destination_country_code: string;
+  destination_time_zone: string;
+}
+
+interface IntermediateStopRow extends StopRow {
+  route_id: string;
+}
+
+interface TripRow {
+  id: string;
+  departure_time: Date;
+  arrival_time: Date;
+}
+
+interface SeatRow {
+  trip_id: string;
+  seat_number: string;
+  fare_class: FareClass;
+  taken: boolean;
+}
+
+interface FareRow {
+  trip_id: string;
+  fare_class: FareClass;
+  amount_minor: number;
+  currency: string;
+}
+
+/** What a page token carries: where the previous page stopped, and a digest of the filters it was made for. */
+interface RoutePageCursor {
+  version: number;
+  afterCode: string;
+  filterDigest: string;
+}
+
+/** A calendar date `YYYY-MM-DD` that exists (no 30 February); PostgreSQL would otherwise fail the cast. */
+export function isCalendarDate(value: unknown): value is string {
+  if (typeof value !== 'string' || !/^\d{4}-\d{2}-\d{2}$/.test(value)) return false;
+  const [year, month, day] = value.split('-').map(Number);
+  const date = new Date(Date.UTC(year, month - 1, day));
+  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
+}
+
+/** ISO 8601 duration of whole minutes, e.g. 195 → `PT3H15M`. */
+export function minutesToIsoDuration(totalMinutes: number): string {
+  const hours = Math.floor(totalMinutes / 60);
+  const minutes = totalMinutes % 60;
+  if (hours === 0) return `PT${minutes}M`;
+  return minutes === 0 ? `PT${hours}H` : `PT${hours}H${minutes}M`;
+}
+
+function readSearchTerm(value: string | undefined, field: string): string | undefined {
+  if (value === undefined) return undefined;
+  const term = value.trim();
+  if (term.length < 1 || term.length > maximumSearchTermLength) {
+    throw validationFailed([{ field, message: `must be 1 to ${maximumSearchTermLength} characters` }]);
+  }
+  return term;
+}
+
+function readPageSize(pageSize: number | undefined): number {
+  if (pageSize === undefined) return defaultRoutePageSize;
+  if (!Number.isInteger(pageSize) || pageSize < 1) {
+    throw validationFailed([{ field: 'page_size', message: 'must be a positive whole number' }]);
+  }
+  // AIP-158: a page size above the maximum is coerced down rather than rejected.
+  return Math.min(pageSize, maximumRoutePageSize);
+}
+
+function filterDigest(search: { origin?: string; destination?: string; date?: string }): string {
+  const canonical = JSON.stringify([
+    search.origin?.toLowerCase() ?? null,
+    search.destination?.toLowerCase() ?? null,
+    search.date ?? null,
+  ]);
+  return createHash('sha256').update(canonical).digest('base64url').slice(0, 16);
+}
+
+function encodeCursor(cursor: RoutePageCursor): string {
+  return Buffer.from(JSON.stringify(cursor), 'utf8').toString('base64url');
+}
+
+function decodeCursor(token: string, expectedDigest: string): RoutePageCursor {
+  const invalid = validationFailed([
+    { field: 'page_token', message: 'is not a page token of this search; start again without it' },
+  ]);
+  if (token.length > maximumPageTokenLength || !/^[A-Za-z0-9_-]+$/.test(token)) throw invalid;
+  let cursor: unknown;
+  try {
+    cursor = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
+  } catch {
+    throw invalid;
+  }
+  const candidate = cursor as Partial<RoutePageCursor> | null;
+  if (
+    typeof candidate !== 'object' ||
+    candidate === null ||
+    candidate.version !== pageTokenVersion ||
+    typeof candidate.afterCode !== 'string' ||
+    candidate.filterDigest !== expectedDigest
+  ) {
+    throw invalid;
+  }
+  return candidate as RoutePageCursor;
+}
+
+function toStop(row: StopRow): StopView {
+  return {
+    code: row.code,
+    name: row.name,
+    city: row.city,
+    countryCode: row.country_code,
+    timeZone: row.time_zone,
+  };
+}
+
+function endStop(row: RouteRow, end: 'origin' | 'destination'): StopView {
+  return toStop({
+    code: row[`${end}_code`],
+    name: row[`${end}_name`],
+    city: row[`${end}_city`],
+    country_code: row[`${end}_country_code`],
+    time_zone: row[`${end}_time_zone`],
+  });
+}
+
+/** A stop given by code or by city, compared case-insensitively. */
+function whereStopMatches(query: Knex.QueryBuilder, alias: string, term: string): void {
+  query.where((inner) => {
+    inner
+      .where(`${alias}.code`, term.toUpperCase())
+      .orWhereRaw(`lower(??) = lower(?)`, [`${alias}.city`, term]);
+  });
+}
+
+/** Departures on a local calendar date at the origin, as an index-friendly instant range. */
+const localDateRangeSql = `trip.departure_time >= (CAST(? AS date)::timestamp AT TIME ZONE origin.time_zone)
+  AND trip.departure_time < ((CAST(? AS date) + 1)::timestamp AT TIME ZONE origin.time_zone)`;
+
+export function createCatalogApplication(dependencies: { database: Knex }): CatalogApplication {
+  const { database } = dependencies;
+
+  async function intermediateStopsByRoute(routeIds: string[]): Promise<Map<string, StopView[]>> {
+    const stopsByRoute = new Map<string, StopView[]>(routeIds.map((id) => [id, []]));
+    if (routeIds.length === 0) return stopsByRoute;
+    const rows: IntermediateStopRow[] = await database('route_stops as route_stop')
+      .join('stops as stop', 'stop.code', 'route_stop.stop_code')
+      .whereIn('route_stop.route_id', routeIds)
+      .orderBy([{ column: 'route_stop.route_id' }, { column: 'route_stop.position' }])
+      .select(
+        'route_stop.route_id',
+        'stop.code',
+        'stop.name',
+        'stop.city',
+        'stop.country_code',
+        'stop.time_zone',
+      );
+    for (const row of rows) stopsByRoute.get(row.route_id)?.push(toStop(row));
+    return stopsByRoute;
+  }
+
+  async function listRoutes(request: RouteSearch): Promise<Page<RouteView>> {
+    const origin = readSearchTerm(request.origin, 'origin');
+    const destination = readSearchTerm(request.destination, 'destination');
+    const date = request.date;
+    if (date !== undefined && !isCalendarDate(date)) {
+      throw validationFailed([{ field: 'date', message: 'must be a calendar date YYYY-MM-DD' }]);
+    }
+    const pageSize = readPageSize(request.pageSize);
+    const digest = filterDigest({ origin, destination, date });
+    const cursor = request.pageToken ? decodeCursor(request.pageToken, digest) : undefined;
+
+    const query = database('routes as route')
+      .join('stops as origin', 'origin.code', 'route.origin_stop_code')
+      .join('stops as destination', 'destination.code', 'route.destination_stop_code')
+      .select(
+        'route.id',
+        'route.code',
+        'route.operator_name',
+        'route.distance_km',
+        'route.typical_duration_minutes',
+        'origin.code as origin_code',
+        'origin.name as origin_name',
+        'origin.city as origin_city',
+        'origin.country_code as origin_country_code',
+        'origin.time_zone as origin_time_zone',
+        'destination.code as destination_code',
+        'destination.name as destination_name',
+        'destination.city as destination_city',
+        'destination.country_code as destination_country_code',
+        'destination.time_zone as destination_time_zone',
+      )
+      .orderBy('route.code')
+      // One row more than the page tells whether another page follows.
+      .limit(pageSize + 1);
+    if (origin !== undefined) whereStopMatches(query, 'origin', origin);
+    if (destination !== undefined) whereStopMatches(query, 'destination', destination);
+    if (date !== undefined) {
+      query.whereExists(
+        database('trips as trip')
+          .whereRaw('trip.route_id = route.id')
+          .where('trip.status', 'SCHEDULED')
+          .whereRaw(localDateRangeSql, [date, date])
+          .select(database.raw('1')),
+      );
+    }
+    if (cursor !== undefined) query.where('route.code', '>', cursor.afterCode);
+
+    const rows: RouteRow[] = await query;
+    const pageRows = rows.slice(0, pageSize);
+    const stopsByRoute = await intermediateStopsByRoute(pageRows.map((row) => row.id));
+    const items = pageRows.map((row): RouteView => ({
+      id: row.id,
+      code: row.code,
+      origin: endStop(row, 'origin'),
+      destination: endStop(row, 'destination'),
+      intermediateStops: stopsByRoute.get(row.id) ?? [],
+      operatorName: row.operator_name,
+      distanceKm: row.distance_km,
+      typicalDurationMinutes: row.typical_duration_minutes,
+    }));
+    const last = pageRows.at(-1);
+    const nextPageToken =
+      rows.length > pageSize && last !== undefined
+        ? encodeCursor({ version: pageTokenVersion, afterCode: last.code, filterDigest: digest })
+        : undefined;
+    return { items, ...(nextPageToken === undefined ? {} : { nextPageToken }) };
+  }
+
+  async function getRouteAvailability(routeIdInput: string, date: string): Promise<RouteAvailabilityView> {
+    const routeId = validateId(routeIdInput, 'route_id');
+    if (!isCalendarDate(date)) {
+      throw validationFailed([{ field: 'date', message: 'must be a calendar date YYYY-MM-DD' }]);
+    }
+    const route = await database('routes').where('id', routeId).first('id');
+    if (route === undefined) throw notFound('Route', routeId);
+
+    const trips: TripRow[] = await database('trips as trip')
+      .join('routes as route', 'route.id', 'trip.route_id')
+      .join('stops as origin', 'origin.code', 'route.origin_stop_code')
+      .where('trip.route_id', routeId)
+      .where('trip.status', 'SCHEDULED')
+      .whereRaw(localDateRangeSql, [date, date])
+      .orderBy('trip.departure_time')
+      .select('trip.id', 'trip.departure_time', 'trip.arrival_time');
+    const tripIds = trips.map((trip) => trip.id);
+    if (tripIds.length === 0) return { routeId, date, trips: [] };
+
+    const [seats, fares] = await Promise.all([
+      database('trips as trip')
+        .join('seats as seat', 'seat.layout_id', 'trip.layout_id')
+        .whereIn('trip.id', tripIds)
+        .orderBy([{ column: 'trip.id' }, { column: 'seat.row_number' }, { column: 'seat.seat_number' }])
+        .select(
+          'trip.id as trip_id',
+          'seat.seat_number',
+          'seat.fare_class',
+          database.raw(
+            `EXISTS (SELECT 1 FROM seat_allocations allocation
+                      WHERE allocation.trip_id = trip.id AND allocation.seat_number = seat.seat_number
+                        AND allocation.state IN ('HELD', 'BOOKED')) AS taken`,
+          ),
+        ) as Promise<SeatRow[]>,
+      database('trip_fares')
+        .whereIn('trip_id', tripIds)
+        .select('trip_id', 'fare_class', 'amount_minor', 'currency') as Promise<FareRow[]>,
+    ]);
+
+    const seatsByTrip = groupBy(seats, (seat) => seat.trip_id);
+    const faresByTrip = groupBy(fares, (fare) => fare.trip_id);
+    const availability = trips.flatMap((trip): TripAvailabilityView[] => {
+      const tripFares = faresByTrip.get(trip.id) ?? [];
+      // A trip without fares is not on sale, so it has no price to show.
+      if (tripFares.length === 0) return [];
+      const seatMap = (seatsByTrip.get(trip.id) ?? []).map((seat): SeatMapEntryView => ({
+        seatNumber: seat.seat_number,
+        fareClass: seat.fare_class,
+        status: seat.taken ? 'TAKEN' : 'FREE',
+      }));
+      return [
+        {
+          tripId: trip.id,
+          departureTime: trip.departure_time.toISOString(),
+          arrivalTime: trip.arrival_time.toISOString(),
+          seatsTotal: seatMap.length,
+          seatsFree: seatMap.filter((seat) => seat.status === 'FREE').length,
+          lowestPrice: lowestPrice(tripFares, seatMap),
+          seatMap,
+        },
+      ];
+    });
+    return { routeId, date, trips: availability };
+  }
+
+  return { listRoutes, getRouteAvailability };
+}
+
+function groupBy<T>(items: readonly T[], keyOf: (item: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const key = keyOf(item);
+    const group = groups.get(key);
+    if (group === undefined) groups.set(key, [item]);
+    else group.push(item);
+  }
+  return groups;
+}
+
+/** The cheapest fare a traveller can still buy; on a full trip, the cheapest fare of the trip. */
+function lowestPrice(fares: readonly FareRow[], seatMap: readonly SeatMapEntryView[]): Money {
+  const classesWithFreeSeats = new Set(
+    seatMap.filter((seat) => seat.status === 'FREE').map((seat) => seat.fareClass),
+  );
+  const buyable = fares.filter((fare) => classesWithFreeSeats.has(fare.fare_class));
+  const candidates = buyable.length > 0 ? buyable : fares;
+  const cheapest = candidates.reduce((best, fare) => (fare.amount_minor < best.amount_minor ? fare : best));
+  return { amountMinor: cheapest.amount_minor, currency: cheapest.currency.trim() };
+}

@@ -1,0 +1,369 @@
+// Contract test: every documented operation is driven with the document's own examples over HTTP against the
+// whole stack (identity provider, saga, PostgreSQL), and every answer is checked against the document.
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import {
+  openApiDocument,
+  openApiOperations,
+  openApiOperationsById,
+} from '../../../src/contracts/openapi-document';
+import {
+  anchorSchema,
+  createOpenApiAjv,
+  operationDefinition,
+  resolveDocumentReference,
+} from '../../../src/api/rest/openapi-validation';
+import { startSagaEnvironment, type SagaEnvironment } from '../../support/saga-environment';
+import { createSagaTrip, type SagaTrip } from '../../support/saga-fixtures';
+import { contractViolations, observe, type ObservedResponse } from './contract-assertions';
+import { createNetworkFixture, type NetworkFixture } from './network-fixture';
+import {
+  buildFullApp,
+  insertLoginUser,
+  insertUser,
+  startServer,
+  type RunningServer,
+  type TestUser,
+} from './rest-harness';
+
+// Starting the saga's workers (a webpack bundle) and driving Temporal take longer than jest's default.
+jest.setTimeout(120_000);
+
+type JsonObject = Record<string, unknown>;
+
+interface Drive {
+  params?: Record<string, string>;
+  query?: Record<string, string | number>;
+  headers?: Record<string, string>;
+  body?: unknown;
+  /** Defaults to the signed-in customer's access token; null sends none. */
+  token?: string | null;
+}
+
+const loginExample = exampleBody('login', 'demoCustomer') as { email: string; password: string };
+
+let saga: SagaEnvironment;
+let database: Knex;
+let trip: SagaTrip;
+let network: NetworkFixture;
+let server: RunningServer;
+let removeApp: () => Promise<void>;
+let customer: TestUser;
+let networkOwner: TestUser;
+let accessToken = '';
+let refreshToken = '';
+const statusesByOperation = new Map<string, Set<number>>();
+/** Departures from the document seen by the current test; each test ends by expecting none. */
+let contractProblems: { operationId: string; status: number; problems: string[] }[] = [];
+
+afterEach(() => {
+  const seen = contractProblems;
+  contractProblems = [];
+  expect(seen).toEqual([]);
+});
+
+function exampleBody(operationId: string, exampleName: string): unknown {
+  const definition = operationDefinition(openApiOperationsById.get(operationId)!);
+  const requestBody = resolveDocumentReference(openApiDocument, definition.requestBody) as {
+    content: Record<string, { examples: Record<string, { value: unknown }> }>;
+  };
+  return structuredClone(requestBody.content['application/json'].examples[exampleName].value);
+}
+
+/** The example of an operation's parameter, as the document gives it. */
+function parameterExample(operationId: string, name: string): string {
+  const definition = operationDefinition(openApiOperationsById.get(operationId)!);
+  for (const parameter of (definition.parameters as unknown[]) ?? []) {
+    const resolved = resolveDocumentReference(openApiDocument, parameter) as {
+      name: string;
+      example?: unknown;
+    };
+    if (resolved.name === name && resolved.example !== undefined) return String(resolved.example);
+  }
+  throw new Error(`${operationId} documents no example for ${name}`);
+}
+
+async function drive(operationId: string, request: Drive = {}): Promise<ObservedResponse> {
+  const operation = openApiOperationsById.get(operationId)!;
+  const path = operation.path.replace(/\{([a-z_]+)\}/g, (_match, name: string) =>
+    encodeURIComponent(request.params?.[name] ?? ''),
+  );
+  const query = new URLSearchParams(
+    Object.entries(request.query ?? {}).map(([name, value]): [string, string] => [name, String(value)]),
+  ).toString();
+  const headers: Record<string, string> = { ...request.headers };
+  const token = request.token === undefined ? accessToken : request.token;
+  if (token !== null) headers.authorization = `Bearer ${token}`;
+  if (request.body !== undefined) headers['content-type'] = 'application/json';
+  const response = await observe(
+    await fetch(`${server.baseUrl}${path}${query ? `?${query}` : ''}`, {
+      method: operation.method,
+      headers,
+      body: request.body === undefined ? undefined : JSON.stringify(request.body),
+    }),
+  );
+  const problems = contractViolations(operationId, response);
+  if (problems.length > 0) contractProblems.push({ operationId, status: response.status, problems });
+  const statuses = statusesByOperation.get(operationId) ?? new Set<number>();
+  statuses.add(response.status);
+  statusesByOperation.set(operationId, statuses);
+  return response;
+}
+
+function twinsOf(canonicalOperationId: string): string[] {
+  return openApiOperations
+    .filter((operation) => operation.canonicalOperationId === canonicalOperationId)
+    .map((operation) => operation.operationId);
+}
+
+beforeAll(async () => {
+  saga = await startSagaEnvironment({ environment: { BOOKING_MAX_OPEN_HOLDS_PER_CUSTOMER: '50' } });
+  database = saga.database;
+  // Rows 1-2 PREMIUM, 16 rows of A-D: the examples' seats 12C, 12D and 2A exist with the examples' classes.
+  trip = await createSagaTrip(database, { seatCount: 64, premiumRows: 2 });
+  customer = await insertLoginUser(database, saga.cipher, { ...loginExample, roles: ['customer'] });
+  // The network's seat holds belong to someone else, so the customer's booking list holds only real bookings.
+  networkOwner = await insertUser(database, saga.cipher, { roles: ['customer'] });
+  network = await createNetworkFixture(database, {
+    cipher: saga.cipher,
+    customerId: networkOwner.id,
+    date: '2031-12-09',
+    nextDate: '2031-12-10',
+  });
+  const full = await buildFullApp({ saga });
+  removeApp = full.remove;
+  server = await startServer(full.app);
+});
+
+afterAll(async () => {
+  await server?.close();
+  await removeApp?.();
+  await network?.remove();
+  if (database) await database('users').whereIn('id', [networkOwner?.id].filter(Boolean)).delete();
+  await saga?.stop();
+});
+
+describe('the document’s own examples', () => {
+  it('are valid against their schemas, responses included', () => {
+    const ajv = createOpenApiAjv();
+    let checked = 0;
+    for (const operation of openApiOperations) {
+      const responses = operationDefinition(operation).responses as Record<string, unknown>;
+      for (const [status, node] of Object.entries(responses)) {
+        const response = resolveDocumentReference(openApiDocument, node) as {
+          content?: Record<string, { schema: unknown; examples?: Record<string, unknown> }>;
+        };
+        for (const media of Object.values(response.content ?? {})) {
+          const validate = ajv.compile(anchorSchema(media.schema) as object);
+          for (const [name, example] of Object.entries(media.examples ?? {})) {
+            const value = (resolveDocumentReference(openApiDocument, example) as { value: unknown }).value;
+            expect({ where: `${operation.operationId} ${status} ${name}`, valid: validate(value) }).toEqual({
+              where: `${operation.operationId} ${status} ${name}`,
+              valid: true,
+            });
+            checked += 1;
+          }
+        }
+      }
+    }
+    expect(checked).toBeGreaterThan(100);
+  });
+});
+
+describe('every operation with its examples', () => {
+  it('serves the probes and the identity provider’s discovery documents', async () => {
+    for (const operationId of [
+      'checkLiveness',
+      'checkReadiness',
+      'getOpenIdConfiguration',
+      'getJsonWebKeySet',
+    ]) {
+      expect((await drive(operationId, { token: null })).status).toBe(200);
+    }
+  });
+
+  it('signs in with the login example and refreshes the tokens', async () => {
+    const wrong = await drive('login', {
+      body: { ...loginExample, password: 'wrong-password' },
+      token: null,
+    });
+    expect(wrong.status).toBe(401);
+    const login = await drive('login', { body: loginExample, token: null });
+    expect(login.status).toBe(200);
+    const placeholder = await drive('refresh', { body: exampleBody('refresh', 'refresh'), token: null });
+    expect(placeholder.status).toBe(401);
+    const refreshed = await drive('refresh', {
+      body: { refresh_token: (login.body as { refresh_token: string }).refresh_token },
+      token: null,
+    });
+    expect(refreshed.status).toBe(200);
+    ({ access_token: accessToken, refresh_token: refreshToken } = refreshed.body as {
+      access_token: string;
+      refresh_token: string;
+    });
+    expect(refreshToken).not.toBe('');
+  });
+
+  it('searches routes with the parameter examples, and pages through a known network', async () => {
+    for (const operationId of twinsOf('listRoutes')) {
+      const query = {
+        origin: parameterExample(operationId, 'origin'),
+        destination: parameterExample(operationId, 'destination'),
+        date: parameterExample(operationId, 'date'),
+        page_size: parameterExample(operationId, 'page_size'),
+      };
+      expect((await drive(operationId, { query })).status).toBe(200);
+      const foreignToken = await drive(operationId, {
+        query: { ...query, page_token: parameterExample(operationId, 'page_token') },
+      });
+      expect(foreignToken.status).toBe(400);
+      const known = await drive(operationId, { query: { origin: network.stops.origin, page_size: 1 } });
+      expect((known.body as { routes: unknown[] }).routes).toHaveLength(1);
+    }
+  });
+
+  it('shows availability of a known route, and 404 for the example route id', async () => {
+    for (const operationId of twinsOf('getRouteAvailability')) {
+      const example = await drive(operationId, {
+        params: { route_id: parameterExample(operationId, 'route_id') },
+        query: { date: parameterExample(operationId, 'date') },
+      });
+      expect(example.status).toBe(404);
+      const known = await drive(operationId, {
+        params: { route_id: network.routes.main.id },
+        query: { date: network.date },
+      });
+      expect((known.body as { trips: unknown[] }).trips.length).toBeGreaterThan(0);
+    }
+  });
+
+  let booking: { id: string; version: number; passengers: { id: string }[] };
+  let apiBooking: { id: string; version: number; passengers: { id: string }[] };
+  const createKey = parameterExample('createBooking', 'Idempotency-Key');
+
+  it('creates bookings from the create example, and replays it for its Idempotency-Key', async () => {
+    const body = { ...(exampleBody('createBooking', 'twoPassengers') as JsonObject), trip_id: trip.tripId };
+    const created = await drive('createBooking', { body, headers: { 'idempotency-key': createKey } });
+    expect(created.status).toBe(201);
+    booking = created.body as typeof booking;
+    const replayed = await drive('createBooking', { body, headers: { 'idempotency-key': createKey } });
+    expect(replayed.body).toEqual(created.body);
+
+    const apiBody = structuredClone(body) as unknown as { passengers: { seat_number: string }[] };
+    apiBody.passengers[0].seat_number = '13C';
+    apiBody.passengers[1].seat_number = '13D';
+    const apiCreated = await drive('createBookingApi', {
+      body: apiBody,
+      headers: { 'idempotency-key': randomUUID() },
+    });
+    expect(apiCreated.status).toBe(201);
+    apiBooking = apiCreated.body as typeof apiBooking;
+  });
+
+  it('reads bookings by id and lists them, 404 for the example booking id', async () => {
+    for (const operationId of twinsOf('getBooking')) {
+      const example = await drive(operationId, {
+        params: { booking_id: parameterExample(operationId, 'booking_id') },
+      });
+      expect(example.status).toBe(404);
+      expect((await drive(operationId, { params: { booking_id: booking.id } })).status).toBe(200);
+    }
+    for (const operationId of twinsOf('listBookings')) {
+      const query = {
+        status: parameterExample(operationId, 'status'),
+        page_size: parameterExample(operationId, 'page_size'),
+      };
+      expect((await drive(operationId, { query })).status).toBe(200);
+      expect((await drive(operationId, {})).status).toBe(200);
+    }
+  });
+
+  it('changes bookings with the update examples, 412 for the example If-Match', async () => {
+    const change = exampleBody('updateBooking', 'changeSeatAndAddPassenger') as {
+      seat_changes: { passenger_id: string }[];
+      add_passengers: { seat_number: string }[];
+    };
+    change.seat_changes[0].passenger_id = booking.passengers[1].id;
+    // The example's 12E does not exist on a four-abreast coach.
+    change.add_passengers[0].seat_number = '14A';
+    const stale = await drive('updateBooking', {
+      params: { booking_id: booking.id },
+      headers: { 'if-match': parameterExample('updateBooking', 'If-Match') },
+      body: change,
+    });
+    expect(stale.status).toBe(412);
+    const changed = await drive('updateBooking', {
+      params: { booking_id: booking.id },
+      headers: { 'if-match': stale.headers.etag },
+      body: change,
+    });
+    expect(changed.status).toBe(200);
+
+    const rename = exampleBody('updateBookingApi', 'correctName') as {
+      passenger_updates: { passenger_id: string }[];
+    };
+    rename.passenger_updates[0].passenger_id = apiBooking.passengers[0].id;
+    const renamed = await drive('updateBookingApi', {
+      params: { booking_id: apiBooking.id },
+      headers: { 'if-match': `"${apiBooking.version}"` },
+      body: rename,
+    });
+    expect(renamed.status).toBe(200);
+  });
+
+  it('pays with the payment example; the example key, already used to create, answers 422', async () => {
+    const body = exampleBody('confirmPayment', 'visa');
+    const reused = await drive('confirmPayment', {
+      params: { booking_id: booking.id },
+      headers: { 'idempotency-key': parameterExample('confirmPayment', 'Idempotency-Key') },
+      body,
+    });
+    expect(reused.status).toBe(422);
+    for (const [operationId, target] of [
+      ['confirmPayment', booking],
+      ['confirmPaymentApi', apiBooking],
+    ] as const) {
+      const paid = await drive(operationId, {
+        params: { booking_id: target.id },
+        headers: { 'idempotency-key': randomUUID() },
+        body,
+      });
+      expect(paid.status).toBe(200);
+    }
+  });
+
+  it('cancels with the cancel example', async () => {
+    for (const [operationId, target] of [
+      ['cancelBooking', booking],
+      ['cancelBookingApi', apiBooking],
+    ] as const) {
+      const cancelled = await drive(operationId, {
+        params: { booking_id: target.id },
+        body: exampleBody(operationId, 'withReason'),
+      });
+      expect(cancelled.status).toBe(200);
+    }
+  });
+
+  it('reads the caller’s profile, and 404 for the example user id', async () => {
+    for (const operationId of twinsOf('getCurrentUser')) {
+      expect((await drive(operationId)).status).toBe(200);
+    }
+    for (const operationId of twinsOf('getUser')) {
+      const example = await drive(operationId, {
+        params: { user_id: parameterExample(operationId, 'user_id') },
+      });
+      expect(example.status).toBe(404);
+      expect((await drive(operationId, { params: { user_id: customer.id } })).status).toBe(200);
+    }
+  });
+
+  it('drove every documented operation to a success', () => {
+    const missing = openApiOperations
+      .map((operation) => operation.operationId)
+      .filter(
+        (operationId) => ![...(statusesByOperation.get(operationId) ?? [])].some((status) => status < 300),
+      );
+    expect(missing).toEqual([]);
+  });
+});
