@@ -1,0 +1,103 @@
+// Maps the application's BookingView onto the generated proto Booking, and proto enums onto domain values.
+import type { BookingView } from '../../application/interface';
+import type {
+  BookingStatus,
+  Money,
+  PaymentStatus,
+  PaymentSummary as DomainPaymentSummary,
+  Timestamp,
+} from '../../domain/booking';
+import {
+  Booking,
+  BookingStatus as BookingStatusMessage,
+  PaymentStatus as PaymentStatusMessage,
+  type PaymentSummary,
+} from '../../generated/com/example/bookings/v1/booking';
+import type { Money as MoneyMessage } from '../../generated/com/example/common/v1/money';
+
+const bookingStatusMessages: Readonly<Record<BookingStatus, BookingStatusMessage>> = {
+  PENDING_PAYMENT: BookingStatusMessage.BOOKING_STATUS_PENDING_PAYMENT,
+  CONFIRMED: BookingStatusMessage.BOOKING_STATUS_CONFIRMED,
+  CANCELLED: BookingStatusMessage.BOOKING_STATUS_CANCELLED,
+  EXPIRED: BookingStatusMessage.BOOKING_STATUS_EXPIRED,
+  COMPLETED: BookingStatusMessage.BOOKING_STATUS_COMPLETED,
+};
+
+const paymentStatusMessages: Readonly<Record<PaymentStatus, PaymentStatusMessage>> = {
+  NONE: PaymentStatusMessage.PAYMENT_STATUS_NONE,
+  DECLINED: PaymentStatusMessage.PAYMENT_STATUS_DECLINED,
+  CAPTURED: PaymentStatusMessage.PAYMENT_STATUS_CAPTURED,
+  PARTIALLY_REFUNDED: PaymentStatusMessage.PAYMENT_STATUS_PARTIALLY_REFUNDED,
+  REFUNDED: PaymentStatusMessage.PAYMENT_STATUS_REFUNDED,
+};
+
+/**
+ * The domain status a ListBookings filter names: undefined for BOOKING_STATUS_UNSPECIFIED ("any"), null for a
+ * number that is no known status (the caller reports it as a bad field).
+ */
+export function bookingStatusFilter(status: BookingStatusMessage): BookingStatus | undefined | null {
+  if (status === BookingStatusMessage.BOOKING_STATUS_UNSPECIFIED) return undefined;
+  const entry = Object.entries(bookingStatusMessages).find(([, message]) => message === status);
+  return entry ? (entry[0] as BookingStatus) : null;
+}
+
+function toMoney(money: Money): MoneyMessage {
+  return { amountMinor: money.amountMinor, currency: money.currency };
+}
+
+function toDate(timestamp: Timestamp): Date {
+  return new Date(timestamp);
+}
+
+function toPaymentSummary(payment: DomainPaymentSummary): PaymentSummary {
+  return {
+    status: paymentStatusMessages[payment.status],
+    method: payment.method ?? '',
+    lastAttemptAt: payment.lastAttemptAt === undefined ? undefined : toDate(payment.lastAttemptAt),
+    declineReason: payment.declineReason ?? '',
+  };
+}
+
+/**
+ * The proto Booking for a view. Absent optional text becomes '' (proto3 strings have no presence), and
+ * `hold_expires_at` is set only while the booking is pending payment, as the contract says.
+ */
+export function toBookingMessage(view: BookingView): Booking {
+  return {
+    id: view.id,
+    customerId: view.customerId,
+    tripId: view.tripId,
+    routeId: view.routeId,
+    status: bookingStatusMessages[view.status],
+    passengers: view.passengers.map((passenger) => ({
+      id: passenger.id,
+      firstName: passenger.firstName,
+      lastName: passenger.lastName,
+      email: passenger.email,
+      phone: passenger.phone ?? '',
+      seatNumber: passenger.seatNumber,
+      fareClass: passenger.fareClass,
+    })),
+    contactEmail: view.contactEmail,
+    contactPhone: view.contactPhone ?? '',
+    price: {
+      lines: view.price.lines.map((line) => ({
+        passengerId: line.passengerId,
+        seatNumber: line.seatNumber,
+        fareClass: line.fareClass,
+        amount: toMoney(line.amount),
+      })),
+      total: toMoney(view.price.total),
+    },
+    amountPaid: toMoney(view.amountPaid),
+    amountRefunded: toMoney(view.amountRefunded),
+    holdExpiresAt: view.status === 'PENDING_PAYMENT' ? toDate(view.holdExpiresAt) : undefined,
+    payment: toPaymentSummary(view.payment),
+    departureTime: toDate(view.departureTime),
+    createdAt: toDate(view.createdAt),
+    updatedAt: toDate(view.updatedAt),
+    cancelledAt: view.cancelledAt === undefined ? undefined : toDate(view.cancelledAt),
+    cancellationReason: view.cancellationReason ?? '',
+    version: view.version,
+  };
+}

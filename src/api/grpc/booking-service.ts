@@ -1,0 +1,217 @@
+// BookingService handlers: each maps its request onto one application call and the result onto its response.
+import { status, type sendUnaryData, type ServerUnaryCall } from '@grpc/grpc-js';
+import type { Actor, BookingApplication } from '../../application/interface';
+import { toDomainError, unauthenticated, validationFailed } from '../../domain/errors';
+import {
+  BookingServiceService,
+  type BookingServiceServer,
+  type CancelBookingRequest,
+  type ConfirmPaymentRequest,
+  type CreateBookingRequest,
+  type GetBookingRequest,
+  type ListBookingsRequest,
+  type ListBookingsResponse,
+  type PassengerInput,
+  type UpdateBookingRequest,
+} from '../../generated/com/example/bookings/v1/booking_service';
+import type { Logger } from '../../logger';
+import { bookingStatusFilter, toBookingMessage } from './booking-mapper';
+import { authorizeCaller, type AccessTokenVerifier } from './caller-authorization';
+import { grpcStatusOf } from './status-details';
+
+export interface BookingServiceDependencies {
+  readonly application: BookingApplication;
+  readonly verifyAccessToken: AccessTokenVerifier;
+  readonly logger: Logger;
+  /** The allow-listed name of the call's client certificate; undefined on a plaintext server. */
+  readonly serviceIdentityOf: (call: ServerUnaryCall<unknown, unknown>) => string | undefined;
+}
+
+/** Whether a call may leave a change behind; one that outlives its caller is worth a warning to operators. */
+type CallKind = 'read' | 'change';
+
+function deadlineMs(call: ServerUnaryCall<unknown, unknown>): number {
+  const deadline = call.getDeadline();
+  return deadline instanceof Date ? deadline.getTime() : deadline;
+}
+
+function passengerInput(passenger: PassengerInput) {
+  return {
+    firstName: passenger.firstName,
+    lastName: passenger.lastName,
+    email: passenger.email,
+    phone: passenger.phone,
+    seatNumber: passenger.seatNumber,
+    fareClass: passenger.fareClass,
+  };
+}
+
+/** proto3 has no "unset" for scalars: '' and 0 mean "not given" where the contract says so. */
+function given<T extends string | number>(value: T | undefined): T | undefined {
+  return value === '' || value === 0 ? undefined : value;
+}
+
+export function createBookingServiceHandlers(dependencies: BookingServiceDependencies): BookingServiceServer {
+  const { application, logger } = dependencies;
+
+  function unary<Request, Response>(
+    method: { readonly path: string },
+    kind: CallKind,
+    run: (actor: Actor, request: Request) => Promise<Response>,
+  ) {
+    const methodName = method.path.slice(method.path.lastIndexOf('/') + 1);
+    return (call: ServerUnaryCall<Request, Response>, callback: sendUnaryData<Response>): void => {
+      const startedAt = Date.now();
+      const serviceIdentity = dependencies.serviceIdentityOf(call as ServerUnaryCall<unknown, unknown>);
+      let userId: string | undefined;
+      const finish = (code: status, error?: unknown) => {
+        const line = {
+          method: methodName,
+          code: status[code],
+          durationMs: Date.now() - startedAt,
+          serviceIdentity,
+          userId,
+        };
+        if (code === status.INTERNAL) logger.error({ ...line, err: error }, 'gRPC call failed');
+        else logger.info(line, 'gRPC call');
+      };
+
+      const work = async (): Promise<Response | undefined> => {
+        const caller = await authorizeCaller(
+          call.metadata,
+          serviceIdentity,
+          method.path,
+          dependencies.verifyAccessToken,
+        );
+        // Every BookingService operation acts for a user; a service-only call has no customer to act as.
+        if (!caller.actor) throw unauthenticated('BookingService operations need a user token');
+        userId = caller.actor.userId;
+        // The application layer takes no deadline, so the last safe moment to honour one is before the call:
+        // a change that is never started cannot be left half done.
+        if (call.cancelled || deadlineMs(call as ServerUnaryCall<unknown, unknown>) <= Date.now()) {
+          return undefined;
+        }
+        const response = await run(caller.actor, call.request);
+        if (kind === 'change' && call.cancelled) {
+          logger.warn(
+            { method: methodName, userId },
+            'change finished after the caller gave up or its deadline passed',
+          );
+        }
+        return response;
+      };
+
+      work().then(
+        (response) => {
+          if (response === undefined) {
+            const expired = deadlineMs(call as ServerUnaryCall<unknown, unknown>) <= Date.now();
+            finish(expired ? status.DEADLINE_EXCEEDED : status.CANCELLED);
+            // grpc-js has usually answered the caller already; this covers a deadline that passed moments ago.
+            callback({
+              code: expired ? status.DEADLINE_EXCEEDED : status.CANCELLED,
+              details: 'The call ended before the operation started; nothing was changed',
+            });
+            return;
+          }
+          finish(status.OK);
+          callback(null, response);
+        },
+        (error: unknown) => {
+          const domainError = toDomainError(error);
+          const grpcStatus = grpcStatusOf(domainError);
+          finish(grpcStatus.code, domainError.code === 'INTERNAL' ? error : undefined);
+          callback(grpcStatus);
+        },
+      );
+    };
+  }
+
+  return {
+    createBooking: unary(
+      BookingServiceService.createBooking,
+      'change',
+      async (actor, request: CreateBookingRequest) => {
+        const booking = await application.createBooking(
+          actor,
+          {
+            tripId: request.tripId,
+            passengers: request.passengers.map(passengerInput),
+            contactEmail: request.contactEmail,
+            contactPhone: request.contactPhone,
+          },
+          { requestId: given(request.requestId) },
+        );
+        return { booking: toBookingMessage(booking) };
+      },
+    ),
+
+    getBooking: unary(BookingServiceService.getBooking, 'read', async (actor, request: GetBookingRequest) => {
+      return { booking: toBookingMessage(await application.getBooking(actor, request.bookingId)) };
+    }),
+
+    updateBooking: unary(
+      BookingServiceService.updateBooking,
+      'change',
+      async (actor, request: UpdateBookingRequest) => {
+        const booking = await application.updateBooking(
+          actor,
+          request.bookingId,
+          {
+            seatChanges: request.seatChanges.map((change) => ({
+              passengerId: change.passengerId,
+              seatNumber: change.seatNumber,
+              fareClass: change.fareClass,
+            })),
+            addPassengers: request.addPassengers.map(passengerInput),
+            passengerUpdates: request.passengerUpdates.map((update) => ({
+              passengerId: update.passengerId,
+              firstName: update.firstName,
+              lastName: update.lastName,
+              email: update.email,
+              phone: update.phone,
+            })),
+          },
+          { expectedVersion: given(request.expectedVersion) },
+        );
+        return { booking: toBookingMessage(booking) };
+      },
+    ),
+
+    cancelBooking: unary(
+      BookingServiceService.cancelBooking,
+      'change',
+      async (actor, request: CancelBookingRequest) => {
+        const booking = await application.cancelBooking(actor, request.bookingId, { reason: request.reason });
+        return { booking: toBookingMessage(booking) };
+      },
+    ),
+
+    confirmPayment: unary(
+      BookingServiceService.confirmPayment,
+      'change',
+      async (actor, request: ConfirmPaymentRequest) => {
+        const booking = await application.confirmPayment(actor, request.bookingId, {
+          paymentToken: request.paymentToken,
+        });
+        return { booking: toBookingMessage(booking) };
+      },
+    ),
+
+    listBookings: unary(
+      BookingServiceService.listBookings,
+      'read',
+      async (actor, request: ListBookingsRequest): Promise<ListBookingsResponse> => {
+        const statusFilter = bookingStatusFilter(request.status);
+        if (statusFilter === null) {
+          throw validationFailed([{ field: 'status', message: 'must be a BookingStatus value' }]);
+        }
+        const page = await application.listBookings(actor, {
+          status: statusFilter,
+          pageSize: given(request.pageSize),
+          pageToken: given(request.pageToken),
+        });
+        return { bookings: page.items.map(toBookingMessage), nextPageToken: page.nextPageToken ?? '' };
+      },
+    ),
+  };
+}

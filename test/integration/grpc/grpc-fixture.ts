@@ -1,0 +1,180 @@
+// Shared by the gRPC integration tests: per-run certificates, a server on 127.0.0.1 and clients with each identity.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createBookingClient, type BookingClient } from '../../../src/api/grpc/client';
+import {
+  startGrpcServer,
+  type GrpcServerSettings,
+  type RunningGrpcServer,
+} from '../../../src/api/grpc/server';
+import type { AccessTokenVerifier } from '../../../src/api/grpc/caller-authorization';
+import type { Actor, BookingApplication, BookingView } from '../../../src/application/interface';
+import type { Readiness, ReadinessCheck } from '../../../src/application/readiness';
+import { unauthenticated } from '../../../src/domain/errors';
+import { createLogger } from '../../../src/logger';
+import {
+  createCertificateAuthority,
+  issueCertificate,
+  type CertificateFiles,
+} from '../../../src/stack/development-certificates';
+import { bookingState } from '../../unit/domain/fixtures';
+
+export interface PemPair {
+  readonly cert: Buffer;
+  readonly key: Buffer;
+}
+
+export interface TestCertificates {
+  readonly directory: string;
+  readonly ca: Buffer;
+  readonly server: PemPair;
+  /** Signed by our CA, CN `booking-cli`: on the allow-list. */
+  readonly allowedClient: PemPair;
+  /** Signed by our CA, allowed only through its URI SAN. */
+  readonly uriClient: PemPair;
+  /** Signed by our CA, CN `intruder`: not on the allow-list. */
+  readonly unlistedClient: PemPair;
+  /** CN `booking-cli`, but signed by another CA. */
+  readonly foreignClient: PemPair;
+  readonly foreignCa: Buffer;
+}
+
+export const allowedClients = ['booking-cli', 'spiffe://bookings.example.com/reporting'];
+
+function read(files: CertificateFiles): PemPair {
+  return { cert: fs.readFileSync(files.certificate), key: fs.readFileSync(files.privateKey) };
+}
+
+/** Fresh certificates in a temporary folder, made with the same openssl recipe as the embedded stack. */
+export function createTestCertificates(): TestCertificates {
+  const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'bookings-grpc-certs-'));
+  const authority = createCertificateAuthority(directory, { name: 'ca', commonName: 'Test CA' });
+  const foreignAuthority = createCertificateAuthority(directory, {
+    name: 'foreign-ca',
+    commonName: 'Other CA',
+  });
+  const server = issueCertificate(authority, directory, {
+    name: 'server',
+    commonName: 'localhost',
+    usage: 'server',
+    dnsNames: ['localhost'],
+    ipAddresses: ['127.0.0.1'],
+  });
+  const client = (name: string, commonName: string, signer = authority, uris: string[] = []) =>
+    read(issueCertificate(signer, directory, { name, commonName, usage: 'client', uris }));
+  return {
+    directory,
+    ca: fs.readFileSync(authority.certificate),
+    server: read(server),
+    allowedClient: client('allowed', 'booking-cli'),
+    uriClient: client('uri', 'reporting-7f9c', authority, ['spiffe://bookings.example.com/reporting']),
+    unlistedClient: client('unlisted', 'intruder'),
+    foreignClient: client('foreign', 'booking-cli', foreignAuthority),
+    foreignCa: fs.readFileSync(foreignAuthority.certificate),
+  };
+}
+
+export function removeTestCertificates(certificates: TestCertificates): void {
+  fs.rmSync(certificates.directory, { recursive: true, force: true });
+}
+
+/** Users the test verifier knows by token; a real verifier (JWT) replaces it where the identity code is used. */
+export const actors = {
+  alice: {
+    userId: '44444444-4444-4444-8444-444444444444',
+    roles: ['customer'],
+    scopes: ['bookings:read', 'bookings:write', 'payments:write'],
+  },
+  readOnly: {
+    userId: '77777777-7777-4777-8777-777777777777',
+    roles: ['customer'],
+    scopes: ['bookings:read'],
+  },
+} satisfies Record<string, Actor>;
+
+export type TestToken = keyof typeof actors;
+
+export const verifyTestToken: AccessTokenVerifier = async (token) => {
+  const actor = (actors as Record<string, Actor>)[token];
+  if (!actor) throw unauthenticated('The token is not valid');
+  return actor;
+};
+
+export function bookingView(overrides: Partial<BookingView> = {}): BookingView {
+  const { paymentAttempts: _paymentAttempts, refundRule: _refundRule, ...view } = bookingState();
+  return { ...view, ...overrides };
+}
+
+/** An application whose every operation fails loudly unless the test supplies it. */
+export function fakeApplication(operations: Partial<BookingApplication> = {}): BookingApplication {
+  const unexpected = (name: string) => async () => {
+    throw new Error(`BookingApplication.${name} was not expected in this test`);
+  };
+  return {
+    createBooking: unexpected('createBooking'),
+    getBooking: unexpected('getBooking'),
+    listBookings: unexpected('listBookings'),
+    updateBooking: unexpected('updateBooking'),
+    cancelBooking: unexpected('cancelBooking'),
+    confirmPayment: unexpected('confirmPayment'),
+    ...operations,
+  };
+}
+
+const ready: Readiness = { ready: true, checks: { postgres: 'ok', temporal: 'ok' } };
+
+export const alwaysReady: ReadinessCheck = async () => ready;
+
+export interface TestServerOptions {
+  readonly certificates: TestCertificates;
+  readonly application?: BookingApplication;
+  readonly verifyAccessToken?: AccessTokenVerifier;
+  readonly checkReadiness?: ReadinessCheck;
+  readonly settings?: Partial<GrpcServerSettings>;
+}
+
+export function startTestServer(options: TestServerOptions): Promise<RunningGrpcServer> {
+  const { certificates } = options;
+  return startGrpcServer(
+    {
+      host: '127.0.0.1',
+      port: 0,
+      transport: {
+        kind: 'mutual-tls',
+        certificateAuthority: certificates.ca,
+        certificateChain: certificates.server.cert,
+        privateKey: certificates.server.key,
+        allowedClients,
+      },
+      maxReceiveMessageBytes: 64 * 1024,
+      maxSendMessageBytes: 4 * 1024 * 1024,
+      keepaliveTimeMs: 60_000,
+      keepaliveTimeoutMs: 20_000,
+      shutdownGraceMs: 5_000,
+      healthCheckIntervalMs: 200,
+      ...options.settings,
+    },
+    {
+      application: options.application ?? fakeApplication(),
+      verifyAccessToken: options.verifyAccessToken ?? verifyTestToken,
+      checkReadiness: options.checkReadiness ?? alwaysReady,
+      logger: createLogger({ level: 'silent', name: 'grpc-test' }),
+    },
+  );
+}
+
+/** A client presenting `identity` (default: the allow-listed one) and trusting our CA. */
+export function clientFor(
+  server: RunningGrpcServer,
+  certificates: TestCertificates,
+  options: { identity?: PemPair | null; token?: TestToken; ca?: Buffer } = {},
+): BookingClient {
+  const identity = options.identity === undefined ? certificates.allowedClient : options.identity;
+  return createBookingClient({
+    address: `127.0.0.1:${server.port}`,
+    ca: options.ca ?? certificates.ca,
+    ...(identity ? { cert: identity.cert, key: identity.key } : {}),
+    token: options.token ?? 'alice',
+  });
+}

@@ -1,0 +1,191 @@
+// Integration: deadlines, message-size limits, plaintext only on request, and shutdown that drains calls in flight.
+import { status } from '@grpc/grpc-js';
+import {
+  BookingServiceCallError,
+  createBookingClient,
+  type BookingClient,
+} from '../../../src/api/grpc/client';
+import type { RunningGrpcServer } from '../../../src/api/grpc/server';
+import type { AccessTokenVerifier } from '../../../src/api/grpc/caller-authorization';
+import type { BookingView } from '../../../src/application/interface';
+import {
+  bookingView,
+  clientFor,
+  createTestCertificates,
+  fakeApplication,
+  removeTestCertificates,
+  startTestServer,
+  verifyTestToken,
+  type TestCertificates,
+} from './grpc-fixture';
+
+const booking = bookingView();
+let certificates: TestCertificates;
+const servers: RunningGrpcServer[] = [];
+const clients: BookingClient[] = [];
+
+function track(server: RunningGrpcServer, client: BookingClient) {
+  servers.push(server);
+  clients.push(client);
+  return { server, client };
+}
+
+async function failureOf(work: Promise<unknown>): Promise<BookingServiceCallError> {
+  try {
+    await work;
+  } catch (error) {
+    if (error instanceof BookingServiceCallError) return error;
+    throw error;
+  }
+  throw new Error('the call succeeded');
+}
+
+function sleep(milliseconds: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, milliseconds));
+}
+
+/** A promise the test settles by hand, to hold a call in flight. */
+function gate<T>() {
+  let open!: (value: T) => void;
+  const opened = new Promise<T>((resolve) => (open = resolve));
+  return { open, opened };
+}
+
+beforeAll(() => {
+  certificates = createTestCertificates();
+});
+
+afterAll(async () => {
+  for (const client of clients) client.close();
+  await Promise.allSettled(servers.map((server) => server.stop()));
+  if (certificates) removeTestCertificates(certificates);
+});
+
+describe('deadlines', () => {
+  it('does not start a change whose deadline passed while the caller was being authenticated', async () => {
+    const createBooking = jest.fn(async () => booking);
+    const slowVerifier: AccessTokenVerifier = async (token) => {
+      await sleep(300);
+      return verifyTestToken(token);
+    };
+    const server = await startTestServer({
+      certificates,
+      application: fakeApplication({ createBooking }),
+      verifyAccessToken: slowVerifier,
+    });
+    const { client } = track(server, clientFor(server, certificates));
+    const failure = await failureOf(client.createBooking({ tripId: booking.tripId }, { timeoutMs: 100 }));
+    expect(status[failure.code]).toBe('DEADLINE_EXCEEDED');
+    // Well past the verifier's delay: the handler has run to the point where it would have started the change.
+    await sleep(500);
+    expect(createBooking).not.toHaveBeenCalled();
+  });
+
+  it('answers a call that finishes within its deadline', async () => {
+    const server = await startTestServer({
+      certificates,
+      application: fakeApplication({ getBooking: async () => booking }),
+    });
+    const { client } = track(server, clientFor(server, certificates));
+    const response = await client.getBooking({ bookingId: booking.id }, { timeoutMs: 2000 });
+    expect(response.booking?.id).toBe(booking.id);
+  });
+});
+
+describe('message size limits', () => {
+  it('refuses a request above the receive limit with RESOURCE_EXHAUSTED, before any handler runs', async () => {
+    const createBooking = jest.fn(async () => booking);
+    const server = await startTestServer({
+      certificates,
+      application: fakeApplication({ createBooking }),
+      settings: { maxReceiveMessageBytes: 4096 },
+    });
+    const { client } = track(server, clientFor(server, certificates));
+    const failure = await failureOf(
+      client.createBooking({ tripId: booking.tripId, contactEmail: `${'x'.repeat(8192)}@example.com` }),
+    );
+    expect(status[failure.code]).toBe('RESOURCE_EXHAUSTED');
+    expect(createBooking).not.toHaveBeenCalled();
+  });
+});
+
+describe('plaintext', () => {
+  it('serves without TLS only when the transport is explicitly insecure', async () => {
+    const server = await startTestServer({
+      certificates,
+      application: fakeApplication({ getBooking: async () => booking }),
+      settings: { transport: { kind: 'insecure' } },
+    });
+    const client = createBookingClient({
+      address: `127.0.0.1:${server.port}`,
+      insecure: true,
+      token: 'alice',
+    });
+    track(server, client);
+    expect((await client.getBooking({ bookingId: booking.id })).booking?.id).toBe(booking.id);
+  });
+
+  it('is refused by a mutual-TLS server', async () => {
+    const server = await startTestServer({ certificates });
+    const client = createBookingClient({
+      address: `127.0.0.1:${server.port}`,
+      insecure: true,
+      token: 'alice',
+    });
+    track(server, client);
+    const failure = await failureOf(client.getBooking({ bookingId: booking.id }, { timeoutMs: 3000 }));
+    expect(['UNAVAILABLE', 'DEADLINE_EXCEEDED']).toContain(status[failure.code]);
+  });
+});
+
+describe('graceful shutdown', () => {
+  it('lets a call in flight finish, and refuses new calls meanwhile', async () => {
+    const entered = gate<void>();
+    const release = gate<BookingView>();
+    const server = await startTestServer({
+      certificates,
+      application: fakeApplication({
+        getBooking: async () => {
+          entered.open();
+          return release.opened;
+        },
+      }),
+    });
+    const { client } = track(server, clientFor(server, certificates));
+    const inFlight = client.getBooking({ bookingId: booking.id }, { timeoutMs: 10_000 });
+    await entered.opened;
+
+    let stopped = false;
+    const stopping = server.stop().then(() => (stopped = true));
+    await sleep(100);
+    const refused = await failureOf(client.getBooking({ bookingId: booking.id }, { timeoutMs: 2000 }));
+    expect(status[refused.code]).toBe('UNAVAILABLE');
+    expect(stopped).toBe(false);
+
+    release.open(booking);
+    expect((await inFlight).booking?.id).toBe(booking.id);
+    await stopping;
+    expect(stopped).toBe(true);
+  });
+
+  it('cuts off calls still running when the grace period ends', async () => {
+    const entered = gate<void>();
+    const server = await startTestServer({
+      certificates,
+      application: fakeApplication({
+        getBooking: async () => {
+          entered.open();
+          return new Promise<BookingView>(() => undefined);
+        },
+      }),
+      settings: { shutdownGraceMs: 300 },
+    });
+    const { client } = track(server, clientFor(server, certificates));
+    const inFlight = failureOf(client.getBooking({ bookingId: booking.id }, { timeoutMs: 10_000 }));
+    await entered.opened;
+    const startedAt = Date.now();
+    await server.stop();
+    expect(Date.now() - startedAt).toBeLessThan(3000);
+    expect(['UNAVAILABLE', 'CANCELLED']).toContain(status[(await inFlight).code]);
+  });
+});
