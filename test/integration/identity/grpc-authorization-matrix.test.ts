@@ -1,82 +1,235 @@
-// Authorization matrix over every BookingService RPC × token cases, through the gRPC verification path and the policy.
+// Authorization matrix over every BookingService RPC × token cases, against the real gRPC server over mutual TLS.
 import { randomUUID } from 'node:crypto';
-import type { Actor } from '../../../src/application/interface';
-import { DomainError } from '../../../src/domain/errors';
-import { BookingServiceService } from '../../../src/generated/com/example/bookings/v1/booking_service';
-import { assertMayActOn, authorizeGrpcMethod, grpcMethodAuthorization } from '../../../src/security/policy';
-import type { TokenVerifier } from '../../../src/security/token-verifier';
-import { authorizationCells, type Cell, type Outcome } from './authorization-cells';
-import { startIdentityFixture, verifierFor, type IdentityFixture } from './identity-fixture';
+import { Metadata, status, type ServiceError } from '@grpc/grpc-js';
+import {
+  BookingServiceCallError,
+  createBookingClient,
+  type BookingClient,
+} from '../../../src/api/grpc/client';
+import type { RunningGrpcServer } from '../../../src/api/grpc/server';
+import type { BookingView } from '../../../src/application/interface';
+import { errorCodeMappings } from '../../../src/domain/errors';
+import type { Booking } from '../../../src/generated/com/example/bookings/v1/booking';
+import {
+  BookingServiceService,
+  CancelBookingRequest,
+  ConfirmPaymentRequest,
+  CreateBookingRequest,
+  GetBookingRequest,
+  ListBookingsRequest,
+  UpdateBookingRequest,
+} from '../../../src/generated/com/example/bookings/v1/booking_service';
+import { bookingServiceHttpBindings, grpcMethodAuthorization } from '../../../src/security/policy';
+import {
+  createTestCertificates,
+  removeTestCertificates,
+  startTestServer,
+  type TestCertificates,
+} from '../grpc/grpc-fixture';
+import {
+  authorizationCells,
+  partyOf,
+  type Cell,
+  type Outcome,
+  type Requirement,
+} from './authorization-cells';
+import { startMatrixEnvironment, type MatrixEnvironment } from './matrix-environment';
 
-const otherCustomerId = randomUUID();
-const methodPaths = Object.values(BookingServiceService).map((method) => method.path);
+type MethodKey = keyof typeof BookingServiceService;
 
-/** What a gRPC interceptor and handler do: verify the metadata token, apply the proto option, check ownership. */
-async function callAs(
-  verifier: TokenVerifier,
-  path: string,
-  authorization: string | undefined,
-  owner: Cell['resourceOwner'],
-) {
-  try {
-    const actor: Actor = await verifier.actorFromClaims(await verifier.verifyBearerToken(authorization));
-    authorizeGrpcMethod(path, { actor });
-    // Every BookingService RPC acts on bookings, which belong to customers.
-    assertMayActOn(actor, owner === 'another customer' ? otherCustomerId : actor.userId, {
-      name: 'Booking',
-      id: 'b-1',
-    });
-    return 'OK';
-  } catch (error) {
-    return error instanceof DomainError ? error.code : `THREW ${String(error)}`;
-  }
+interface RequestContext {
+  world: MatrixEnvironment;
+  /** The owner's booking this cell acts on: a fresh one when the cell is expected to change it. */
+  booking(): Promise<BookingView>;
 }
 
-let fixture: IdentityFixture;
-let verifier: TokenVerifier;
+/** A valid request of each RPC, so a cell that gets through is served. */
+const methodRequests: Record<MethodKey, (context: RequestContext) => Promise<unknown>> = {
+  createBooking: async ({ world }) =>
+    CreateBookingRequest.fromPartial({
+      requestId: randomUUID(),
+      tripId: world.trip.tripId,
+      passengers: [
+        {
+          firstName: 'Ana',
+          lastName: 'Silva',
+          email: 'ana.silva@example.com',
+          seatNumber: world.nextSeat(),
+          fareClass: 'STANDARD',
+        },
+      ],
+      contactEmail: 'ana.silva@example.com',
+    }),
+  getBooking: async ({ booking }) => GetBookingRequest.fromPartial({ bookingId: (await booking()).id }),
+  updateBooking: async ({ booking }) => {
+    const target = await booking();
+    return UpdateBookingRequest.fromPartial({
+      bookingId: target.id,
+      expectedVersion: target.version,
+      passengerUpdates: [{ passengerId: target.passengers[0].id, lastName: 'Silva Santos' }],
+    });
+  },
+  cancelBooking: async ({ booking }) =>
+    CancelBookingRequest.fromPartial({ bookingId: (await booking()).id, reason: 'Plans changed' }),
+  confirmPayment: async ({ booking }) =>
+    ConfirmPaymentRequest.fromPartial({
+      bookingId: (await booking()).id,
+      paymentToken: 'tok_visa',
+      requestId: randomUUID(),
+    }),
+  listBookings: async () => ListBookingsRequest.fromPartial({}),
+};
+
+const methodKeys = Object.keys(BookingServiceService) as MethodKey[];
+const httpBindings = new Map(
+  bookingServiceHttpBindings().map((binding) => [binding.methodName, binding] as const),
+);
+
+function methodNameOf(key: MethodKey): string {
+  const { path } = BookingServiceService[key];
+  return path.slice(path.lastIndexOf('/') + 1);
+}
+
+/** The RPC's scopes from its proto option; whether it names one booking from its `google.api.http` path. */
+function requirementOf(key: MethodKey): Requirement & { changesState: boolean } {
+  const binding = httpBindings.get(methodNameOf(key))!;
+  const { scopes, roles } = grpcMethodAuthorization(BookingServiceService[key].path);
+  return {
+    scopes,
+    roles,
+    namesOwnedResource: binding.path.includes('{booking_id}'),
+    changesState: binding.httpMethod !== 'GET',
+  };
+}
+
+/** Whose bookings a served answer shows, when that is wrong for the caller; undefined when it is right. */
+function wrongParty(
+  key: MethodKey,
+  parties: { callerId: string; ownerId: string; staff: boolean },
+  response: unknown,
+): string | undefined {
+  const { booking, bookings } = response as { booking?: Booking; bookings?: Booking[] };
+  if (key === 'listBookings') {
+    // Every customer of the matrix has a booking of their own to list.
+    if (parties.staff) return undefined;
+    if (!bookings?.length) return 'no booking at all';
+    const foreign = bookings.find((item) => item.customerId !== parties.callerId);
+    return foreign === undefined ? undefined : `a booking of ${foreign.customerId}`;
+  }
+  const rightOwner = key === 'createBooking' ? parties.callerId : parties.ownerId;
+  return booking?.customerId === rightOwner ? undefined : `booking of ${booking?.customerId}`;
+}
+
+let world: MatrixEnvironment;
+let certificates: TestCertificates;
+let server: RunningGrpcServer;
+let client: BookingClient;
 let cells: Cell[];
+let sharedBooking: BookingView;
 
 beforeAll(async () => {
-  fixture = await startIdentityFixture();
-  verifier = verifierFor(fixture);
-  cells = await authorizationCells(fixture);
+  world = await startMatrixEnvironment();
+  certificates = createTestCertificates();
+  server = await startTestServer({
+    certificates,
+    application: world.saga.application,
+    verifyAccessToken: (token) => world.verifier.verifyAccessToken(token),
+  });
+  // The allow-listed client certificate: only the user token in the metadata varies from cell to cell.
+  client = createBookingClient({
+    address: `127.0.0.1:${server.port}`,
+    ca: certificates.ca,
+    cert: certificates.allowedClient.cert,
+    key: certificates.allowedClient.key,
+  });
+  cells = await authorizationCells(world.identityProvider, world.parties);
+  sharedBooking = await world.createOwnerBooking();
 });
 
 afterAll(async () => {
-  await fixture?.close();
+  client?.close();
+  await server?.stop();
+  await world?.close();
+  if (certificates) removeTestCertificates(certificates);
 });
 
-describe('gRPC authorization matrix', () => {
-  it('covers every BookingService RPC', () => {
-    expect(methodPaths).toHaveLength(6);
+/** Sends the request with exactly this `authorization` metadata (or none); `code/reason` of a failure. */
+function invoke(
+  key: MethodKey,
+  request: unknown,
+  authorization: string | undefined,
+): Promise<{ outcome: string; response?: unknown }> {
+  const definition = BookingServiceService[key];
+  const metadata = new Metadata();
+  if (authorization !== undefined) metadata.set('authorization', authorization);
+  return new Promise((resolve) => {
+    client.raw.makeUnaryRequest(
+      definition.path,
+      definition.requestSerialize as (value: unknown) => Buffer,
+      definition.responseDeserialize as (value: Buffer) => unknown,
+      request,
+      metadata,
+      { deadline: Date.now() + 30_000 },
+      (error: ServiceError | null, response?: unknown) => {
+        if (!error) return resolve({ outcome: 'OK', response });
+        const failure = new BookingServiceCallError(error);
+        resolve({ outcome: `${status[failure.code]}/${failure.reason}` });
+      },
+    );
+  });
+}
+
+function expectedOutcome(outcome: Outcome): string {
+  return outcome === 'OK' ? 'OK' : `${errorCodeMappings[outcome].grpcStatus}/${outcome}`;
+}
+
+describe('gRPC authorization matrix against the real server', () => {
+  it('has a request for exactly the RPCs of BookingService, each bound to a REST operation', () => {
+    expect(Object.keys(methodRequests).sort()).toEqual([...methodKeys].sort());
+    expect([...httpBindings.keys()].sort()).toEqual(methodKeys.map(methodNameOf).sort());
   });
 
-  it.each(methodPaths)('%s answers each token case as the proto option says', async (path) => {
-    const requirement = { scopes: grpcMethodAuthorization(path).scopes, ownedByCustomers: true };
-    const observed: Record<string, string> = {};
-    const expected: Record<string, Outcome> = {};
-    for (const cell of cells) {
-      observed[cell.name] = await callAs(
-        verifier,
-        path,
-        await cell.authorization(requirement),
-        cell.resourceOwner,
+  it.each(methodKeys.map((key) => [methodNameOf(key), key] as const))(
+    '%s answers each token case as the proto option says',
+    async (_methodName, key) => {
+      const requirement = requirementOf(key);
+      const prepared = await Promise.all(
+        cells.map(async (cell) => {
+          const outcome = cell.expected(requirement);
+          const changesBooking = outcome === 'OK' && requirement.changesState;
+          const request = await methodRequests[key]({
+            world,
+            booking: () => (changesBooking ? world.createOwnerBooking() : Promise.resolve(sharedBooking)),
+          });
+          return { cell, outcome, request, authorization: await cell.authorization(requirement) };
+        }),
       );
-      expected[cell.name] = cell.expected(requirement);
-    }
-    expect(observed).toEqual(expected);
-  });
+      const observed: Record<string, string> = {};
+      const expected: Record<string, string> = {};
+      for (const { cell, outcome, request, authorization } of prepared) {
+        const answer = await invoke(key, request, authorization);
+        const parties = {
+          callerId: partyOf(world.parties, cell.caller).id,
+          ownerId: world.parties.owner.id,
+          staff: cell.caller === 'agent' || cell.caller === 'admin',
+        };
+        const leak = answer.outcome === 'OK' ? wrongParty(key, parties, answer.response) : undefined;
+        observed[cell.name] = answer.outcome + (leak ? ` but served ${leak}` : '');
+        expected[cell.name] = expectedOutcome(outcome);
+      }
+      expect(observed).toEqual(expected);
+    },
+  );
 
   it('gives the gRPC front a bare-token verifier returning the caller', async () => {
-    const owner = await fixture.createUser(['customer']);
-    const { access_token: token } = await fixture.identityProvider.login(
-      { email: owner.email, password: owner.password },
-      '127.0.0.1',
-    );
-    await expect(verifier.verifyAccessToken(token)).resolves.toMatchObject({
-      userId: owner.id,
+    const { email, password, id } = world.parties.owner;
+    const { access_token: token } = await world.identityProvider.login({ email, password }, '127.0.0.1');
+    await expect(world.verifier.verifyAccessToken(token)).resolves.toMatchObject({
+      userId: id,
       roles: ['customer'],
     });
-    await expect(verifier.verifyAccessToken('not-a.jwt')).rejects.toMatchObject({ code: 'UNAUTHENTICATED' });
+    await expect(world.verifier.verifyAccessToken('not-a.jwt')).rejects.toMatchObject({
+      code: 'UNAUTHENTICATED',
+    });
   });
 });

@@ -122,7 +122,7 @@ export async function startIdentityFixture(
 
 /** A token with chosen claims and header, signed by the provider's active key unless another key is given. */
 export async function mintToken(
-  fixture: IdentityFixture,
+  fixture: Pick<IdentityFixture, 'issuer' | 'identityProvider'>,
   claims: JWTPayload,
   options: { kid?: string; signWithStrangerKey?: boolean } = {},
 ): Promise<string> {

@@ -1,105 +1,259 @@
-// Authorization matrix over every OpenAPI operation × token cases, through koa-jwt, the JWKS of a real provider and the policy.
+// Authorization matrix over every OpenAPI operation × token cases, against the real REST app, saga and database.
 import { randomUUID } from 'node:crypto';
-import http from 'node:http';
-import Koa from 'koa';
-import Router from '@koa/router';
 import request from 'supertest';
-import { problemDetails, requestIdentity } from '../../../src/api/rest/problem-details';
-import type { Actor } from '../../../src/application/interface';
-import { openApiOperations, type OpenApiOperation } from '../../../src/contracts/openapi-document';
+import type { BookingView } from '../../../src/application/interface';
+import {
+  openApiDocument,
+  openApiOperations,
+  type OpenApiOperation,
+} from '../../../src/contracts/openapi-document';
 import { errorCodeMappings } from '../../../src/domain/errors';
-import { createLogger } from '../../../src/logger';
-import { assertMayActOn } from '../../../src/security/policy';
-import { createOperationGuard } from '../../../src/security/rest-authorization';
-import { authorizationCells, type Cell, type Outcome } from './authorization-cells';
-import { startIdentityFixture, verifierFor, type IdentityFixture } from './identity-fixture';
+import { startServer, type RunningServer } from '../rest/rest-harness';
+import { authorizationCells, partyOf, type Cell, type Requirement } from './authorization-cells';
+import { startMatrixEnvironment, type MatrixEnvironment } from './matrix-environment';
 
-const otherCustomerId = randomUUID();
-
-/** A stand-in for the real handlers: the contract guard in front, ownership checked like a handler would. */
-function matrixApp(fixture: IdentityFixture): http.Server {
-  const guard = createOperationGuard(verifierFor(fixture));
-  const router = new Router();
-  for (const operation of openApiOperations) {
-    const method = operation.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
-    router[method](operation.routerPath, guard(operation.operationId), (context) => {
-      if (operation.ownership === 'owner-or-staff') {
-        const actor = context.state.actor as Actor;
-        const owner =
-          context.get('X-Test-Resource-Owner') === 'another customer' ? otherCustomerId : actor.userId;
-        assertMayActOn(actor, owner, { name: 'Resource', id: 'r-1' });
-      }
-      context.body = { operationId: operation.operationId };
-    });
-  }
-  const app = new Koa();
-  app.use(requestIdentity());
-  app.use(problemDetails(createLogger({ level: 'silent', name: 'matrix' })));
-  app.use(router.routes());
-  app.use(router.allowedMethods());
-  return http.createServer(app.callback());
+interface RestRequest {
+  pathParameters?: Record<string, string>;
+  query?: Record<string, string>;
+  headers?: Record<string, string>;
+  body?: unknown;
 }
 
-function concretePath(operation: OpenApiOperation): string {
-  return operation.path.replace(/\{[^}]+\}/g, () => randomUUID());
+interface RequestContext {
+  world: MatrixEnvironment;
+  /** The owner's booking this cell acts on: a fresh one when the cell is expected to change it. */
+  booking(): Promise<BookingView>;
 }
 
-function expectedOutcome(operation: OpenApiOperation, cell: Cell): Outcome {
-  // Public operations never look at the token.
-  if (operation.public) return 'OK';
-  return cell.expected({
+type RequestBuilder = (context: RequestContext) => Promise<RestRequest>;
+
+const plainPayload = {
+  metadata: { encoding: Buffer.from('json/plain').toString('base64') },
+  data: Buffer.from(JSON.stringify({ note: 'authorization matrix' })).toString('base64'),
+};
+
+/** A valid request of each guarded operation (by canonical id), so a cell that gets through is served. */
+const guardedRequests: Record<string, RequestBuilder> = {
+  createBooking: async ({ world }) => ({
+    headers: { 'Idempotency-Key': randomUUID() },
+    body: {
+      trip_id: world.trip.tripId,
+      passengers: [
+        {
+          first_name: 'Ana',
+          last_name: 'Silva',
+          email: 'ana.silva@example.com',
+          seat_number: world.nextSeat(),
+          fare_class: 'STANDARD',
+        },
+      ],
+      contact_email: 'ana.silva@example.com',
+    },
+  }),
+  listBookings: async () => ({}),
+  getBooking: async ({ booking }) => ({ pathParameters: { booking_id: (await booking()).id } }),
+  updateBooking: async ({ booking }) => {
+    const target = await booking();
+    return {
+      pathParameters: { booking_id: target.id },
+      headers: { 'If-Match': `"${target.version}"` },
+      body: { passenger_updates: [{ passenger_id: target.passengers[0].id, last_name: 'Silva Santos' }] },
+    };
+  },
+  cancelBooking: async ({ booking }) => ({
+    pathParameters: { booking_id: (await booking()).id },
+    body: { reason: 'Plans changed' },
+  }),
+  confirmPayment: async ({ booking }) => ({
+    pathParameters: { booking_id: (await booking()).id },
+    headers: { 'Idempotency-Key': randomUUID() },
+    body: { payment_token: 'tok_visa' },
+  }),
+  listRoutes: async () => ({}),
+  getRouteAvailability: async ({ world }) => ({
+    pathParameters: { route_id: world.trip.routeId },
+    query: { date: world.tripDate },
+  }),
+  getCurrentUser: async () => ({}),
+  getUser: async ({ world }) => ({ pathParameters: { user_id: world.parties.owner.id } }),
+  // A plain JSON payload: decoding passes it through, encoding encrypts it.
+  decodePayloads: async () => ({ body: { payloads: [plainPayload] } }),
+  encodePayloads: async () => ({ body: { payloads: [plainPayload] } }),
+};
+
+/** Public operations never look at a token: each cell must get the answer a tokenless caller gets. */
+const publicRequests: Record<string, RequestBuilder> = {
+  login: async ({ world }) => ({
+    body: { email: world.parties.owner.email, password: world.parties.owner.password },
+  }),
+  // Refresh tokens rotate, so each cell redeems one of its own.
+  refresh: async ({ world }) => {
+    const { email, password } = world.parties.owner;
+    const tokens = await world.identityProvider.login({ email, password }, '127.0.0.1');
+    return { body: { refresh_token: tokens.refresh_token } };
+  },
+  checkLiveness: async () => ({}),
+  checkReadiness: async () => ({}),
+  getOpenIdConfiguration: async () => ({}),
+  getJsonWebKeySet: async () => ({}),
+};
+
+const guardedOperations = openApiOperations.filter((operation) => !operation.public);
+const publicOperations = openApiOperations.filter((operation) => operation.public);
+
+function requirementOf(operation: OpenApiOperation): Requirement {
+  return {
     scopes: operation.scopes,
-    ownedByCustomers: operation.ownership === 'owner-or-staff',
+    roles: operation.roles,
+    namesOwnedResource: operation.ownership === 'owner-or-staff' && operation.path.includes('{'),
+  };
+}
+
+/** The lowest 2xx the contract documents for the operation: what a served call answers. */
+function successStatus(operation: OpenApiOperation): number {
+  const item = openApiDocument.paths[operation.path][operation.method.toLowerCase()] as {
+    responses: Record<string, unknown>;
+  };
+  return Math.min(
+    ...Object.keys(item.responses)
+      .filter((code) => /^2\d\d$/.test(code))
+      .map(Number),
+  );
+}
+
+function concretePath(operation: OpenApiOperation, parameters: Record<string, string> = {}): string {
+  return operation.path.replace(/\{([^}]+)\}/g, (_match, name: string) => {
+    const value = parameters[name];
+    if (value === undefined) throw new Error(`${operation.operationId} needs path parameter ${name}`);
+    return encodeURIComponent(value);
   });
 }
 
-let fixture: IdentityFixture;
-let server: http.Server;
+/** Whose data a served answer shows, when that is wrong for the caller; undefined when it is right. */
+function wrongParty(
+  operation: OpenApiOperation,
+  parties: { callerId: string; ownerId: string; staff: boolean },
+  body: unknown,
+): string | undefined {
+  const { callerId, ownerId, staff } = parties;
+  const served = body as { customer_id?: string; id?: string; bookings?: { customer_id: string }[] };
+  const expectations: Record<string, () => string | undefined> = {
+    createBooking: () => (served.customer_id === callerId ? undefined : `booking of ${served.customer_id}`),
+    listBookings: () => {
+      // Every customer of the matrix has a booking of their own to list.
+      if (staff) return undefined;
+      if (!served.bookings?.length) return 'no booking at all';
+      const foreign = served.bookings.find((booking) => booking.customer_id !== callerId);
+      return foreign === undefined ? undefined : `a booking of ${foreign.customer_id}`;
+    },
+    getBooking: () => (served.customer_id === ownerId ? undefined : `booking of ${served.customer_id}`),
+    getCurrentUser: () => (served.id === callerId ? undefined : `profile of ${served.id}`),
+    getUser: () => (served.id === ownerId ? undefined : `profile of ${served.id}`),
+  };
+  expectations.updateBooking = expectations.getBooking;
+  expectations.cancelBooking = expectations.getBooking;
+  expectations.confirmPayment = expectations.getBooking;
+  return expectations[operation.canonicalOperationId]?.();
+}
+
+let world: MatrixEnvironment;
+let server: RunningServer;
 let cells: Cell[];
+let sharedBooking: BookingView;
 
 beforeAll(async () => {
-  fixture = await startIdentityFixture();
-  server = matrixApp(fixture);
-  cells = await authorizationCells(fixture);
+  world = await startMatrixEnvironment();
+  server = await startServer(world.app);
+  cells = await authorizationCells(world.identityProvider, world.parties);
+  sharedBooking = await world.createOwnerBooking();
 });
 
 afterAll(async () => {
-  await fixture?.close();
+  await server?.close();
+  await world?.close();
 });
 
-describe('REST authorization matrix', () => {
-  it('covers every operation of the OpenAPI document', () => {
-    expect(openApiOperations.length).toBeGreaterThanOrEqual(26);
-    expect(openApiOperations.filter((operation) => !operation.public).length).toBeGreaterThanOrEqual(20);
+async function send(operation: OpenApiOperation, restRequest: RestRequest, authorization?: string) {
+  const method = operation.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
+  let call = request(server.baseUrl)[method](concretePath(operation, restRequest.pathParameters));
+  if (restRequest.query) call = call.query(restRequest.query);
+  for (const [name, value] of Object.entries(restRequest.headers ?? {})) call = call.set(name, value);
+  if (authorization !== undefined) call = call.set('Authorization', authorization);
+  return restRequest.body === undefined ? call : call.send(restRequest.body as object);
+}
+
+describe('REST authorization matrix against the real handlers', () => {
+  it('has a request for exactly the operations of the OpenAPI document', () => {
+    const canonicalGuarded = [
+      ...new Set(guardedOperations.map((operation) => operation.canonicalOperationId)),
+    ];
+    expect(Object.keys(guardedRequests).sort()).toEqual(canonicalGuarded.sort());
+    expect(Object.keys(publicRequests).sort()).toEqual(
+      publicOperations.map((operation) => operation.operationId).sort(),
+    );
   });
 
-  it.each(openApiOperations.map((operation) => [operation.operationId, operation] as const))(
+  it.each(guardedOperations.map((operation) => [operation.operationId, operation] as const))(
     '%s answers each token case as the contract says',
     async (_operationId, operation) => {
+      const requirement = requirementOf(operation);
+      const success = successStatus(operation);
+      const prepared = await Promise.all(
+        cells.map(async (cell) => {
+          const outcome = cell.expected(requirement);
+          const changesBooking = outcome === 'OK' && operation.method !== 'GET';
+          const restRequest = await guardedRequests[operation.canonicalOperationId]({
+            world,
+            booking: () => (changesBooking ? world.createOwnerBooking() : Promise.resolve(sharedBooking)),
+          });
+          return { cell, outcome, restRequest, authorization: await cell.authorization(requirement) };
+        }),
+      );
       const observed: Record<string, string> = {};
       const expected: Record<string, string> = {};
-      for (const cell of cells) {
-        const authorization = await cell.authorization({
-          scopes: operation.scopes,
-          ownedByCustomers: operation.ownership === 'owner-or-staff',
-        });
-        let call = request(server)
-          [operation.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete'](
-            concretePath(operation),
-          )
-          .set('X-Test-Resource-Owner', cell.resourceOwner);
-        if (authorization !== undefined) call = call.set('Authorization', authorization);
-        const response = await call;
-        const outcome = expectedOutcome(operation, cell);
-        expected[cell.name] = `${outcome} ${outcome === 'OK' ? 200 : errorCodeMappings[outcome].httpStatus}`;
-        observed[cell.name] = `${response.status === 200 ? 'OK' : response.body.code} ${response.status}`;
+      for (const { cell, outcome, restRequest, authorization } of prepared) {
+        const response = await send(operation, restRequest, authorization);
+        expected[cell.name] =
+          `${outcome} ${outcome === 'OK' ? success : errorCodeMappings[outcome].httpStatus}`;
+        const served = response.status === success;
+        const parties = {
+          callerId: partyOf(world.parties, cell.caller).id,
+          ownerId: world.parties.owner.id,
+          staff: cell.caller === 'agent' || cell.caller === 'admin',
+        };
+        const leak = served ? wrongParty(operation, parties, response.body) : undefined;
+        observed[cell.name] =
+          `${served ? 'OK' : response.body.code} ${response.status}` + (leak ? ` but served ${leak}` : '');
         if (response.status === 401) {
           expect(response.headers['www-authenticate']).toMatch(/^Bearer realm="bus-booking"/);
           expect(response.headers['content-type']).toMatch(/application\/problem\+json/);
         }
-        if (cell.name === 'missing scope' && response.status === 403) {
+        if (cell.name === 'missing scope' && requirement.scopes.length > 0 && response.status === 403) {
           expect(response.headers['www-authenticate']).toContain('error="insufficient_scope"');
         }
+      }
+      expect(observed).toEqual(expected);
+    },
+  );
+
+  it.each(publicOperations.map((operation) => [operation.operationId, operation] as const))(
+    '%s (public) answers every token case as it answers no token',
+    async (_operationId, operation) => {
+      const success = successStatus(operation);
+      const observed: Record<string, number> = {};
+      const expected: Record<string, number> = {};
+      for (const cell of cells) {
+        const restRequest = await publicRequests[operation.operationId]({
+          world,
+          booking: () => Promise.resolve(sharedBooking),
+        });
+        const response = await send(
+          operation,
+          restRequest,
+          await cell.authorization(requirementOf(operation)),
+        );
+        observed[cell.name] = response.status;
+        expected[cell.name] = success;
       }
       expect(observed).toEqual(expected);
     },

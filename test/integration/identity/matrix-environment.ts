@@ -1,0 +1,93 @@
+// The real world an authorization matrix runs against: saga workers, the full REST app, accounts, a trip, bookings.
+import { randomUUID } from 'node:crypto';
+import type Koa from 'koa';
+import type { Actor, BookingView } from '../../../src/application/interface';
+import type { IdentityProvider } from '../../../src/identity/identity-provider';
+import { scopesForRoles } from '../../../src/security/policy';
+import { createTokenVerifier, type TokenVerifier } from '../../../src/security/token-verifier';
+import { startSagaEnvironment, type SagaEnvironment } from '../../support/saga-environment';
+import { bookingRequest, createSagaTrip, type SagaTrip } from '../../support/saga-fixtures';
+import { buildFullApp, insertLoginUser, insertUser, testAudience } from '../rest/rest-harness';
+import type { MatrixParties } from './authorization-cells';
+
+/** Room for every booking a matrix file makes: one seat each, a few dozen in all. */
+const tripSeatCount = 64;
+
+export interface MatrixEnvironment {
+  saga: SagaEnvironment;
+  /** The REST app exactly as main.ts wires it, embedded identity provider included. */
+  app: Koa;
+  identityProvider: IdentityProvider;
+  /** Configured like the REST app's, for the gRPC server. */
+  verifier: TokenVerifier;
+  parties: MatrixParties;
+  trip: SagaTrip;
+  /** The trip's departure date at its origin, as the availability operation takes it. */
+  tripDate: string;
+  /** A seat of the trip that no other request of this environment names. */
+  nextSeat(): string;
+  /** A new PENDING_PAYMENT booking of the owner's on a seat of its own, made through the application. */
+  createOwnerBooking(): Promise<BookingView>;
+  close(): Promise<void>;
+}
+
+export async function startMatrixEnvironment(): Promise<MatrixEnvironment> {
+  // The owner holds a booking for every cell that changes one; the default cap of open holds would refuse them.
+  const saga = await startSagaEnvironment({ environment: { BOOKING_MAX_OPEN_HOLDS_PER_CUSTOMER: '200' } });
+  try {
+    const full = await buildFullApp({ saga });
+    const { identityProvider } = full;
+    const verifier = createTokenVerifier({
+      issuer: identityProvider.issuer,
+      audience: testAudience,
+      algorithms: ['RS256'],
+      clockToleranceSeconds: 5,
+      keySetSource: () => identityProvider.jsonWebKeySet(),
+    });
+    const ownerCredentials = { email: `owner-${randomUUID()}@matrix.test`, password: `pw-${randomUUID()}` };
+    const [owner, anotherCustomer, agent, admin, trip] = await Promise.all([
+      insertLoginUser(saga.database, saga.cipher, { ...ownerCredentials, roles: ['customer'] }),
+      insertUser(saga.database, saga.cipher, { roles: ['customer'] }),
+      insertUser(saga.database, saga.cipher, { roles: ['agent'] }),
+      insertUser(saga.database, saga.cipher, { roles: ['admin'] }),
+      createSagaTrip(saga.database, { seatCount: tripSeatCount }),
+    ]);
+    const customer = (userId: string): Actor => ({
+      userId,
+      roles: ['customer'],
+      scopes: scopesForRoles(['customer']),
+    });
+    let seatsGiven = 0;
+    const nextSeat = () => {
+      const seat = trip.seatNumbers[seatsGiven++];
+      if (seat === undefined) throw new Error(`the matrix trip has only ${tripSeatCount} seats`);
+      return seat;
+    };
+    // The other customer has a booking too, so their listings show what is theirs and nothing of the owner's.
+    await saga.application.createBooking(customer(anotherCustomer.id), bookingRequest(trip, [nextSeat()]));
+    return {
+      saga,
+      app: full.app,
+      identityProvider,
+      verifier,
+      parties: {
+        owner: { id: owner.id, ...ownerCredentials },
+        anotherCustomer,
+        agent,
+        admin,
+      },
+      trip,
+      tripDate: trip.departureTime.toLocaleDateString('en-CA', { timeZone: 'Europe/Lisbon' }),
+      nextSeat,
+      createOwnerBooking: () =>
+        saga.application.createBooking(customer(owner.id), bookingRequest(trip, [nextSeat()])),
+      async close() {
+        await full.remove();
+        await saga.stop();
+      },
+    };
+  } catch (error) {
+    await saga.stop();
+    throw error;
+  }
+}
