@@ -8,6 +8,9 @@
 // workflow of the old shape can still be running. A change that must stay compatible with running workflows
 // keeps the old histories and guards the new behaviour with `patched()`; the replay test, which replays every
 // file here against the current bundle, is what tells the two apart. Commit the re-recorded files with the change.
+// The saga environment's Temporal Client and Workers encrypt payloads (createBookingDataConverter), so new
+// recordings hold ciphertext under the saga test key; the replay test decodes them with the same converter. The
+// files recorded before encryption hold plaintext test data and replay through the codec unchanged.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';

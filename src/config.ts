@@ -90,6 +90,13 @@ export interface Config {
     activeKeyId: string;
     blindIndexKey: string;
   };
+  /** The codec endpoint (`/codec/decode`, `/codec/encode`) operators point the Temporal UI and CLI at. */
+  codec: {
+    /** Browser origins of the Temporal UI, allowed by CORS on the codec endpoint only. */
+    corsOrigins: string[];
+    /** Development only: loopback callers without a token may use it, so the embedded stack's UI decodes. */
+    allowLoopbackWithoutToken: boolean;
+  };
   auth: AuthConfig;
   notifications: NotificationsConfig;
 }
@@ -384,6 +391,9 @@ function notificationsConfig(environment: Environment): NotificationsConfig {
   };
 }
 
+/** The Temporal dev server's Web UI, under both names a developer may type. */
+export const defaultTemporalUiOrigins = ['http://localhost:8233', 'http://127.0.0.1:8233'] as const;
+
 const allTaskQueues: string[] = Object.values(bookingTaskQueues);
 
 /** Reads the whole configuration; call once in each process's entry point and pass the result down. */
@@ -395,8 +405,14 @@ export function loadConfig(environment: Environment = process.env): Config {
   }
   const httpPort = port(environment, 'HTTP_PORT', 8080);
   const httpTls = httpTlsConfig(environment);
+  const runtimeEnvironment = oneOf(
+    environment,
+    'NODE_ENV',
+    ['development', 'production', 'test'],
+    'development',
+  );
   return {
-    environment: oneOf(environment, 'NODE_ENV', ['development', 'production', 'test'], 'development'),
+    environment: runtimeEnvironment,
     logLevel: oneOf(environment, 'LOG_LEVEL', logLevels, 'info'),
     http: {
       host: text(environment, 'HTTP_HOST', '0.0.0.0'),
@@ -463,6 +479,10 @@ export function loadConfig(environment: Environment = process.env): Config {
       keyring: text(environment, 'ENCRYPTION_KEYS'),
       activeKeyId: text(environment, 'ENCRYPTION_ACTIVE_KEY_ID'),
       blindIndexKey: text(environment, 'BLIND_INDEX_KEY'),
+    },
+    codec: {
+      corsOrigins: list(environment, 'CODEC_CORS_ORIGINS', [...defaultTemporalUiOrigins]),
+      allowLoopbackWithoutToken: runtimeEnvironment === 'development',
     },
     auth: authConfig(environment, httpPort),
     notifications: notificationsConfig(environment),

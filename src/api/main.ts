@@ -10,6 +10,7 @@ import { createUserApplication } from '../application/users';
 import { createIdentityProvider, identityProviderOptionsFromConfig } from '../identity/identity-provider';
 import { createFieldCipherFromConfig } from '../security/field-cipher-from-config';
 import { createOperationGuard } from '../security/rest-authorization';
+import { createBookingDataConverter } from '../security/temporal-payload-codec';
 import { createTokenVerifierFromConfig } from '../security/token-verifier-from-config';
 import { createRestApp, restSettingsFromConfig } from './rest/app';
 import { identityProviderRouter } from './rest/auth-routes';
@@ -30,7 +31,8 @@ async function main(): Promise<void> {
   const cipher = createFieldCipherFromConfig(config);
   // Lazy, so the API starts (and /readyz reports why it is not ready) while Temporal is still coming up.
   const connection = Connection.lazy({ address: config.temporal.address });
-  const temporal = new Client({ connection, namespace: config.temporal.namespace });
+  const dataConverter = createBookingDataConverter(config);
+  const temporal = new Client({ connection, namespace: config.temporal.namespace, dataConverter });
 
   const identityProviderOptions = identityProviderOptionsFromConfig(config, { database, cipher, logger });
   const identityProvider =
@@ -55,6 +57,7 @@ async function main(): Promise<void> {
     },
     idempotency,
     operationGuard: createOperationGuard(verifier),
+    dataConverter,
     additionalRouters: identityProvider === undefined ? [] : [identityProviderRouter(identityProvider)],
   });
   const stopPurge = schedulePurge(idempotency, config.idempotency.purgeIntervalSeconds * 1000, (error) =>

@@ -1,7 +1,14 @@
-// Builds the at-rest field cipher from configuration, naming the variable when a key is malformed.
+// Builds the at-rest field cipher and the AES keyring from configuration, naming the variable when a key is malformed.
 import type { Config } from '../config';
 import { ConfigError } from '../config';
-import { createFieldCipher, parseBase64Secret, parseKeyring, type FieldCipher } from './field-encryption';
+import {
+  createAesKeyring,
+  createFieldCipher,
+  parseBase64Secret,
+  parseKeyring,
+  type AesKeyring,
+  type FieldCipher,
+} from './field-encryption';
 
 function naming<T>(variable: string, build: () => T): T {
   try {
@@ -9,6 +16,14 @@ function naming<T>(variable: string, build: () => T): T {
   } catch (error) {
     throw new ConfigError(variable, error instanceof Error ? error.message : String(error));
   }
+}
+
+/** ENCRYPTION_KEYS with ENCRYPTION_ACTIVE_KEY_ID: the one keyring of field encryption and Temporal payloads. */
+export function keyringFromConfig(config: Pick<Config, 'encryption'>): AesKeyring {
+  const keyring = naming('ENCRYPTION_KEYS', () => parseKeyring(config.encryption.keyring));
+  return naming('ENCRYPTION_ACTIVE_KEY_ID', () =>
+    createAesKeyring(keyring.keys, config.encryption.activeKeyId),
+  );
 }
 
 export function createFieldCipherFromConfig(config: Pick<Config, 'encryption'>): FieldCipher {

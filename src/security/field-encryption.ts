@@ -43,9 +43,16 @@ export function isEncryptedEnvelope(value: string): boolean {
   return value.startsWith(ENVELOPE_PREFIX);
 }
 
-export function createFieldCipher(options: FieldCipherOptions): FieldCipher {
-  const keys = new Map<string, Buffer>();
-  for (const [keyId, key] of Object.entries(options.keys)) {
+/** Validated AES-256 keys by id, and the one new values are encrypted with. */
+export interface AesKeyring {
+  readonly keys: ReadonlyMap<string, Buffer>;
+  readonly activeKeyId: string;
+}
+
+/** Checks key ids and key lengths, and that the active key is in the keyring; copies the key material. */
+export function createAesKeyring(keys: Record<string, Buffer>, activeKeyId: string): AesKeyring {
+  const validated = new Map<string, Buffer>();
+  for (const [keyId, key] of Object.entries(keys)) {
     if (!KEY_ID_PATTERN.test(keyId)) {
       throw new KeyringConfigurationError(`key id "${keyId}" must match ${KEY_ID_PATTERN}`);
     }
@@ -54,30 +61,66 @@ export function createFieldCipher(options: FieldCipherOptions): FieldCipher {
         `key "${keyId}" is ${key.length} bytes; AES-256 needs ${KEY_LENGTH_BYTES}`,
       );
     }
-    keys.set(keyId, Buffer.from(key));
+    validated.set(keyId, Buffer.from(key));
   }
-  const activeKey = keys.get(options.activeKeyId);
-  if (!activeKey) {
-    throw new KeyringConfigurationError(`active key id "${options.activeKeyId}" is not in the keyring`);
+  if (!validated.has(activeKeyId)) {
+    throw new KeyringConfigurationError(`active key id "${activeKeyId}" is not in the keyring`);
   }
+  return { keys: validated, activeKeyId };
+}
+
+/**
+ * AES-256-GCM with a random 96-bit IV: `iv | tag | ciphertext`. The associated data is authenticated but not
+ * stored; the caller binds whatever names the key (an envelope header, payload metadata) through it.
+ */
+export function sealBytes(key: Buffer, plaintext: Uint8Array, associatedData: Uint8Array): Buffer {
+  const iv = randomBytes(IV_LENGTH_BYTES);
+  const cipher = createCipheriv(ALGORITHM, key, iv, { authTagLength: AUTH_TAG_LENGTH_BYTES });
+  cipher.setAAD(associatedData);
+  const ciphertext = Buffer.concat([cipher.update(plaintext), cipher.final()]);
+  return Buffer.concat([iv, cipher.getAuthTag(), ciphertext]);
+}
+
+/** Reverses sealBytes; throws FieldDecryptionError (naming the key id) on truncated or tampered input. */
+export function openSealedBytes(
+  key: Buffer,
+  keyId: string,
+  sealed: Uint8Array,
+  associatedData: Uint8Array,
+): Buffer {
+  if (sealed.length < IV_LENGTH_BYTES + AUTH_TAG_LENGTH_BYTES) {
+    throw new FieldDecryptionError('encrypted value is truncated');
+  }
+  const iv = sealed.subarray(0, IV_LENGTH_BYTES);
+  const authTag = sealed.subarray(IV_LENGTH_BYTES, IV_LENGTH_BYTES + AUTH_TAG_LENGTH_BYTES);
+  const ciphertext = sealed.subarray(IV_LENGTH_BYTES + AUTH_TAG_LENGTH_BYTES);
+  const decipher = createDecipheriv(ALGORITHM, key, iv, { authTagLength: AUTH_TAG_LENGTH_BYTES });
+  decipher.setAAD(associatedData);
+  decipher.setAuthTag(authTag);
+  try {
+    return Buffer.concat([decipher.update(ciphertext), decipher.final()]);
+  } catch {
+    throw new FieldDecryptionError(`encrypted value failed authentication with key "${keyId}" (tampered?)`);
+  }
+}
+
+export function createFieldCipher(options: FieldCipherOptions): FieldCipher {
+  const keyring = createAesKeyring(options.keys, options.activeKeyId);
   if (options.blindIndexKey.length < MINIMUM_BLIND_INDEX_KEY_BYTES) {
     throw new KeyringConfigurationError(
       `blind index key is ${options.blindIndexKey.length} bytes; at least ${MINIMUM_BLIND_INDEX_KEY_BYTES} are needed`,
     );
   }
   const blindIndexKey = Buffer.from(options.blindIndexKey);
-  const activeKeyId = options.activeKeyId;
+  const activeKeyId = keyring.activeKeyId;
+  const activeKey = keyring.keys.get(activeKeyId)!;
 
   // The envelope header is authenticated too, so swapping the key id of a stored value is detected.
   const headerFor = (keyId: string) => Buffer.from(`${ENVELOPE_PREFIX}${keyId}`, 'utf8');
 
   function encrypt(plaintext: string): string {
-    const iv = randomBytes(IV_LENGTH_BYTES);
-    const cipher = createCipheriv(ALGORITHM, activeKey!, iv, { authTagLength: AUTH_TAG_LENGTH_BYTES });
-    cipher.setAAD(headerFor(activeKeyId));
-    const ciphertext = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
-    const payload = Buffer.concat([iv, cipher.getAuthTag(), ciphertext]).toString('base64');
-    return `${ENVELOPE_PREFIX}${activeKeyId}:${payload}`;
+    const sealed = sealBytes(activeKey, Buffer.from(plaintext, 'utf8'), headerFor(activeKeyId));
+    return `${ENVELOPE_PREFIX}${activeKeyId}:${sealed.toString('base64')}`;
   }
 
   function decrypt(envelope: string): string {
@@ -89,26 +132,13 @@ export function createFieldCipher(options: FieldCipherOptions): FieldCipher {
     if (separator <= 0) throw new FieldDecryptionError('encrypted envelope has no key id');
     const keyId = rest.slice(0, separator);
     const encodedPayload = rest.slice(separator + 1);
-    const key = keys.get(keyId);
+    const key = keyring.keys.get(keyId);
     if (!key) throw new FieldDecryptionError(`encrypted value names unknown key id "${keyId}"`);
     if (!BASE64_PATTERN.test(encodedPayload)) {
       throw new FieldDecryptionError('encrypted envelope payload is not base64');
     }
-    const payload = Buffer.from(encodedPayload, 'base64');
-    if (payload.length < IV_LENGTH_BYTES + AUTH_TAG_LENGTH_BYTES) {
-      throw new FieldDecryptionError('encrypted envelope payload is truncated');
-    }
-    const iv = payload.subarray(0, IV_LENGTH_BYTES);
-    const authTag = payload.subarray(IV_LENGTH_BYTES, IV_LENGTH_BYTES + AUTH_TAG_LENGTH_BYTES);
-    const ciphertext = payload.subarray(IV_LENGTH_BYTES + AUTH_TAG_LENGTH_BYTES);
-    const decipher = createDecipheriv(ALGORITHM, key, iv, { authTagLength: AUTH_TAG_LENGTH_BYTES });
-    decipher.setAAD(headerFor(keyId));
-    decipher.setAuthTag(authTag);
-    try {
-      return Buffer.concat([decipher.update(ciphertext), decipher.final()]).toString('utf8');
-    } catch {
-      throw new FieldDecryptionError(`encrypted value failed authentication with key "${keyId}" (tampered?)`);
-    }
+    const sealed = Buffer.from(encodedPayload, 'base64');
+    return openSealedBytes(key, keyId, sealed, headerFor(keyId)).toString('utf8');
   }
 
   return {

@@ -130,7 +130,7 @@ function banner(
     `  API docs        ${api}/docs   (OpenAPI: ${api}/openapi.yaml)`,
     `  Health          ${api}/healthz   ${api}/readyz`,
     ...grpcBannerLines(stack, certificates),
-    `  Temporal UI     ${temporal.uiUrl}   (frontend ${temporal.address})`,
+    `  Temporal UI     ${temporal.uiUrl}   (frontend ${temporal.address}; payloads decoded by ${api}/codec)`,
     `  PostgreSQL      ${postgres.url.replace(/:[^:@/]+@/, ':***@')}`,
     `  Data folder     ${stack.dataDirectory}`,
     '  Demo logins (POST /api/auth/login):',
@@ -178,6 +178,8 @@ async function main(): Promise<void> {
         port: stack.temporalPort,
         uiPort: stack.temporalUiPort,
         namespace: stack.namespace,
+        // The browser calls it, from the UI's origin (allowed by CODEC_CORS_ORIGINS below).
+        uiCodecEndpoint: `http://localhost:${stack.httpPort}/codec`,
       }).then((started) => (running.push(started), started)),
     ]);
 
@@ -190,6 +192,9 @@ async function main(): Promise<void> {
       TEMPORAL_NAMESPACE: stack.namespace,
       HTTP_PORT: String(stack.httpPort),
       GRPC_PORT: String(stack.grpcPort),
+      CODEC_CORS_ORIGINS:
+        process.env.CODEC_CORS_ORIGINS ??
+        `http://localhost:${stack.temporalUiPort},http://127.0.0.1:${stack.temporalUiPort}`,
     };
     const config = loadConfig(environment);
 

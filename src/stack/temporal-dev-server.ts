@@ -75,6 +75,8 @@ export async function startTemporalDevServer(options: {
   port: number;
   uiPort: number;
   namespace: string;
+  /** The API's codec endpoint (`http://localhost:<HTTP_PORT>/codec`), so the Web UI shows decrypted payloads. */
+  uiCodecEndpoint?: string;
 }): Promise<RunningTemporal> {
   const address = `127.0.0.1:${options.port}`;
   const log = fs.openSync(options.logFile, 'a');
@@ -95,6 +97,7 @@ export async function startTemporalDevServer(options: {
       options.namespace,
       '--log-level',
       'warn',
+      ...(options.uiCodecEndpoint === undefined ? [] : ['--ui-codec-endpoint', options.uiCodecEndpoint]),
       ...searchAttributeArguments(),
     ],
     { stdio: ['ignore', log, log] },

@@ -10,6 +10,7 @@ import { activitiesForTaskQueue } from '../activities';
 import type { BookingActivities } from '../activities/interface';
 import type { Config } from '../config';
 import type { Logger } from '../logger';
+import { createBookingDataConverter } from '../security/temporal-payload-codec';
 import { taskQueues as standardTaskQueues, type TaskQueueNames } from '../workflows/shared';
 
 /** Resolves to src/workflows/index.ts under tsx and jest, and to dist/src/workflows/index.js after a build. */
@@ -27,7 +28,7 @@ export function bundleBookingWorkflows(logger?: TemporalLogger): Promise<Workflo
 }
 
 export interface BookingWorkersOptions {
-  config: Pick<Config, 'temporal' | 'worker'>;
+  config: Pick<Config, 'temporal' | 'worker' | 'encryption'>;
   connection: NativeConnection;
   activities: BookingActivities;
   logger: Logger;
@@ -51,6 +52,7 @@ export async function createBookingWorkers(options: BookingWorkersOptions): Prom
   const queues = options.taskQueues ?? config.worker.taskQueues;
   const names = options.taskQueueNames ?? standardTaskQueues;
   const logicalNames = Object.keys(standardTaskQueues) as (keyof typeof standardTaskQueues)[];
+  const dataConverter = createBookingDataConverter(config);
   const workers = await Promise.all(
     queues.map((queue) => {
       const logicalName = logicalNames.find((name) => standardTaskQueues[name] === queue);
@@ -59,6 +61,7 @@ export async function createBookingWorkers(options: BookingWorkersOptions): Prom
         connection,
         namespace: config.temporal.namespace,
         taskQueue: names[logicalName],
+        dataConverter,
         activities: activitiesForTaskQueue(activities, queue),
         maxConcurrentActivityTaskExecutions: config.worker.maxConcurrentActivities,
         maxConcurrentWorkflowTaskExecutions: config.worker.maxConcurrentWorkflowTasks,

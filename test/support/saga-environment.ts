@@ -25,6 +25,7 @@ import { createDatabase } from '../../src/db/connection';
 import { createLogger } from '../../src/logger';
 import { createFieldCipherFromConfig } from '../../src/security/field-cipher-from-config';
 import type { FieldCipher } from '../../src/security/field-encryption';
+import { createBookingDataConverter } from '../../src/security/temporal-payload-codec';
 import {
   bundleBookingWorkflows,
   createBookingWorkers,
@@ -134,7 +135,12 @@ export async function startSagaEnvironment(options: SagaEnvironmentOptions = {})
   const database = createDatabase(config.database.url, { poolSize: 10, applicationName: 'saga-tests' });
   const cipher = createFieldCipherFromConfig(config);
   const clientConnection = await Connection.connect({ address: config.temporal.address });
-  const client = new Client({ connection: clientConnection, namespace: config.temporal.namespace });
+  // The workers (createBookingWorkers) encrypt with the same data converter: no plaintext reaches Temporal.
+  const client = new Client({
+    connection: clientConnection,
+    namespace: config.temporal.namespace,
+    dataConverter: createBookingDataConverter(config),
+  });
   const workerConnection = await NativeConnection.connect({ address: config.temporal.address });
   const taskQueueNames = isolatedTaskQueues();
   const workflowBundle = options.workflowBundle ?? (await bundleSagaWorkflows());

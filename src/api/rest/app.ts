@@ -2,10 +2,12 @@
 import Koa from 'koa';
 import Router from '@koa/router';
 import compress from 'koa-compress';
+import type { DataConverter } from '@temporalio/common';
 import type { Config } from '../../config';
 import type { Logger } from '../../logger';
 import type { ReadinessCheck } from '../../application/readiness';
 import { createApiRouter } from './api-router';
+import { allowingLoopbackWithoutToken, codecOperationIds, createCodecHandlers } from './codec-endpoint';
 import { documentationRouter } from './docs';
 import type { IdempotencyStore } from './idempotency';
 import { createOperationHandlers, type Applications } from './operation-handlers';
@@ -25,6 +27,8 @@ export interface RestSettings {
   rateLimits: RateLimitSettings;
   /** Browser origins allowed by CORS (CORS_ORIGINS); empty: same-origin only. */
   corsOrigins?: readonly string[];
+  /** The codec endpoint: Temporal UI origins (CODEC_CORS_ORIGINS), and the development loopback exception. */
+  codec?: { corsOrigins: readonly string[]; allowLoopbackWithoutToken: boolean };
 }
 
 export interface RestDependencies {
@@ -35,17 +39,20 @@ export interface RestDependencies {
   idempotency: IdempotencyStore;
   /** Authenticates (unless the operation is public) and enforces the operation's contract policy. */
   operationGuard: (operationId: string) => Koa.Middleware;
+  /** The Temporal data converter; the codec endpoint decodes and encodes payloads with it for operators. */
+  dataConverter: DataConverter;
   /** Routers of other parts (the embedded identity provider), mounted behind the same middleware. */
   additionalRouters?: Router[];
 }
 
-export function restSettingsFromConfig(config: Pick<Config, 'http' | 'rateLimit'>): RestSettings {
+export function restSettingsFromConfig(config: Pick<Config, 'http' | 'rateLimit' | 'codec'>): RestSettings {
   return {
     bodyLimitBytes: config.http.bodyLimitBytes,
     requestTimeoutMs: config.http.requestTimeoutMs,
     trustProxy: config.http.trustProxy,
     rateLimits: config.rateLimit,
     corsOrigins: config.http.corsOrigins,
+    codec: config.codec,
   };
 }
 
@@ -75,13 +82,25 @@ export function createRestApp(dependencies: RestDependencies): Koa {
   app.use(accessLog(dependencies.logger));
   app.use(compress({ threshold: 1024, filter: (contentType) => compressibleType.test(contentType) }));
   app.use(problemDetails(dependencies.logger));
-  app.use(securityMiddleware({ corsOrigins: settings.corsOrigins ?? [] }));
+  app.use(
+    securityMiddleware({
+      corsOrigins: settings.corsOrigins ?? [],
+      codecCorsOrigins: settings.codec?.corsOrigins ?? [],
+    }),
+  );
   app.use(requestTimeout(settings.requestTimeoutMs));
   app.use(rateLimits.addressLimit);
 
+  const operationGuard = (operationId: string): Koa.Middleware =>
+    settings.codec?.allowLoopbackWithoutToken === true && codecOperationIds.has(operationId)
+      ? allowingLoopbackWithoutToken(dependencies.operationGuard(operationId))
+      : dependencies.operationGuard(operationId);
   const apiRouter = createApiRouter({
-    handlers: createOperationHandlers(dependencies.applications),
-    operationGuard: dependencies.operationGuard,
+    handlers: {
+      ...createOperationHandlers(dependencies.applications),
+      ...createCodecHandlers(dependencies.dataConverter),
+    },
+    operationGuard,
     userRateLimit: rateLimits.userLimit,
     idempotency: dependencies.idempotency,
     bodyLimitBytes: settings.bodyLimitBytes,

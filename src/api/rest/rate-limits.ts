@@ -18,9 +18,9 @@ interface Quota {
   resetSeconds: number;
 }
 
-/** Only the API surfaces are limited; probes and documentation must stay reachable under load. */
+/** Only the API surfaces (the operators' codec endpoint included) are limited; probes and documentation must stay reachable under load. */
 export function isLimitedPath(path: string): boolean {
-  return /^\/(v1|api)(\/|$)/.test(path);
+  return /^\/(v1|api|codec)(\/|$)/.test(path);
 }
 
 /**

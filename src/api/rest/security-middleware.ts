@@ -1,11 +1,14 @@
-// Security headers (helmet) and CORS limited to the configured origins, for every REST response.
+// Security headers (helmet) and CORS for the configured origins, the Temporal UI's on the codec endpoint.
 import cors from '@koa/cors';
 import type Koa from 'koa';
 import helmet from 'koa-helmet';
+import { codecPathPrefix, codecRequestHeaders } from './codec-endpoint';
 
 export interface SecurityMiddlewareOptions {
   /** Exact origins (`https://app.example.com`) allowed to call the API from a browser; `*` allows any. */
   corsOrigins: readonly string[];
+  /** Origins of the Temporal UI, allowed on the codec endpoint only (and not by `corsOrigins` there). */
+  codecCorsOrigins?: readonly string[];
 }
 
 /** Headers a browser client needs to read: versions, locations, retry hints, request ids and challenges. */
@@ -26,15 +29,17 @@ const allowedRequestHeaders = [
   'If-Match',
   'Idempotency-Key',
   'X-Request-Id',
+  ...codecRequestHeaders,
 ];
 
-function corsMiddleware(origins: readonly string[]): Koa.Middleware {
-  const allowAny = origins.includes('*');
+function corsMiddleware(origins: readonly string[], codecOrigins: readonly string[]): Koa.Middleware {
+  const allowed = (list: readonly string[], origin: string) => list.includes('*') || list.includes(origin);
   return cors({
     // An empty answer sends no CORS headers, so browsers keep other origins out.
     origin: (context) => {
       const origin = context.get('Origin');
-      return allowAny || origins.includes(origin) ? origin : '';
+      const codec = context.path.startsWith(codecPathPrefix);
+      return allowed(codec ? codecOrigins : origins, origin) ? origin : '';
     },
     allowMethods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
     allowHeaders: allowedRequestHeaders,
@@ -49,6 +54,6 @@ export function securityMiddleware(options: SecurityMiddlewareOptions): Koa.Midd
   // helmet's defaults: a same-origin Content-Security-Policy (the docs page has no inline script),
   // HSTS, nosniff, frame denial, no referrer leakage and no X-Powered-By.
   const headers = helmet();
-  const crossOrigin = corsMiddleware(options.corsOrigins);
+  const crossOrigin = corsMiddleware(options.corsOrigins, options.codecCorsOrigins ?? []);
   return (context, next) => headers(context, () => crossOrigin(context, next));
 }

@@ -358,6 +358,32 @@ describe('every operation with its examples', () => {
     }
   });
 
+  it('lets an agent encode and decode payloads at the codec endpoint; the foreign-key example answers 400', async () => {
+    const agent = { email: `agent-${randomUUID()}@contract.test`, password: `pw-${randomUUID()}` };
+    const agentUser = await insertLoginUser(database, saga.cipher, { ...agent, roles: ['agent'] });
+    try {
+      const login = await drive('login', { body: agent, token: null });
+      const token = (login.body as { access_token: string }).access_token;
+      // The example is sealed under a key id ("k1") this deployment's keyring does not hold.
+      const foreign = await drive('decodePayloads', {
+        body: exampleBody('decodePayloads', 'encrypted'),
+        token,
+      });
+      expect(foreign.status).toBe(400);
+      const plaintext = {
+        payloads: [{ metadata: { encoding: 'anNvbi9wbGFpbg==' }, data: 'eyJzdGF0dXMiOiJDT05GSVJNRUQifQ==' }],
+      };
+      const encoded = await drive('encodePayloads', { body: plaintext, token });
+      expect(encoded.status).toBe(200);
+      const decoded = await drive('decodePayloads', { body: encoded.body as object, token });
+      expect([decoded.status, decoded.body]).toEqual([200, plaintext]);
+      const asCustomer = await drive('decodePayloads', { body: encoded.body as object });
+      expect(asCustomer.status).toBe(403);
+    } finally {
+      await database('users').where({ id: agentUser.id }).delete();
+    }
+  });
+
   it('drove every documented operation to a success', () => {
     const missing = openApiOperations
       .map((operation) => operation.operationId)

@@ -84,6 +84,10 @@ async function send(
   return observe(response);
 }
 
+function staffToken(): Promise<string> {
+  return issuer.issueToken({ userId: customer.id, roles: ['agent'] });
+}
+
 function expectProblem(response: ObservedResponse, status: number, code: string): void {
   expect(response.status).toBe(status);
   expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
@@ -317,9 +321,9 @@ describe('the protocol errors of every operation the API router serves', () => {
     return operation.canonicalOperationId === 'getRouteAvailability' ? `${path}?date=2031-12-02` : path;
   }
 
-  it('covers all twenty /v1 and /api operations', () => {
-    expect(served).toHaveLength(20);
-    expect(withBody).toHaveLength(8);
+  it('covers all twenty /v1 and /api operations and the two codec operations', () => {
+    expect(served).toHaveLength(22);
+    expect(withBody).toHaveLength(10);
   });
 
   it.each(names(served))('%s: 401 without a token, 403 without its scope', async (operationId, operation) => {
@@ -353,7 +357,13 @@ describe('the protocol errors of every operation the API router serves', () => {
   it.each(names(withBody))(
     '%s: 415, 413 and 400 for the wrong media type, size and syntax',
     async (operationId, operation) => {
-      const headers = { 'content-type': 'application/json', 'if-match': '"1"' };
+      // A caller the operation admits, so the body is what fails (the codec operations are staff only).
+      const caller = operation.roles.includes('customer') ? token : await staffToken();
+      const headers = {
+        authorization: `Bearer ${caller}`,
+        'content-type': 'application/json',
+        'if-match': '"1"',
+      };
       const wrongType = await send(pathOf(operation), {
         method: operation.method,
         headers: { ...headers, 'content-type': 'text/plain' },

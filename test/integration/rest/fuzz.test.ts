@@ -188,6 +188,10 @@ function generator(random: () => number) {
         return { email: customer.email, password };
       case 'refresh':
         return { refresh_token: refreshToken };
+      case 'decodePayloads':
+      case 'encodePayloads':
+        // A customer's token, so the codec operations answer 403 to the base and to every mutation but a few.
+        return { payloads: [{ metadata: { encoding: 'anNvbi9wbGFpbg==' }, data: 'eyJhIjoxfQ==' }] };
       default:
         return undefined;
     }

@@ -5,6 +5,7 @@ import type Koa from 'koa';
 import type { Knex } from 'knex';
 import { hash } from '@node-rs/argon2';
 import { Connection } from '@temporalio/client';
+import type { DataConverter } from '@temporalio/common';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import pino from 'pino';
 import { createRestApp, type RestSettings } from '../../../src/api/rest/app';
@@ -14,7 +15,7 @@ import { identityProviderRouter } from '../../../src/api/rest/auth-routes';
 import { createRestServer, type RestServer } from '../../../src/api/rest/server';
 import { createReadinessCheck } from '../../../src/application/readiness';
 import { createIdentityProvider, type IdentityProvider } from '../../../src/identity/identity-provider';
-import type { SagaEnvironment } from '../../support/saga-environment';
+import { sagaTestSecrets, type SagaEnvironment } from '../../support/saga-environment';
 import { createCatalogApplication } from '../../../src/application/catalog';
 import type { BookingApplication, Role } from '../../../src/application/interface';
 import { createUserApplication } from '../../../src/application/users';
@@ -25,6 +26,7 @@ import type { Logger } from '../../../src/logger';
 import { createFieldCipher, type FieldCipher } from '../../../src/security/field-encryption';
 import { scopesForRoles } from '../../../src/security/policy';
 import { createOperationGuard } from '../../../src/security/rest-authorization';
+import { createBookingDataConverter } from '../../../src/security/temporal-payload-codec';
 import { createTokenVerifier } from '../../../src/security/token-verifier';
 
 export const testIssuer = 'https://issuer.rest-tests.example';
@@ -118,6 +120,15 @@ export const bookingsOutOfScope: BookingApplication = {
   confirmPayment: () => Promise.reject(unavailable('booking operations are outside this suite')),
 };
 
+/** The saga tests' keyring: payloads their workflows wrote decode at any suite's codec endpoint. */
+const sagaConfigOfKeys = {
+  encryption: {
+    keyring: sagaTestSecrets.ENCRYPTION_KEYS,
+    activeKeyId: sagaTestSecrets.ENCRYPTION_ACTIVE_KEY_ID,
+    blindIndexKey: sagaTestSecrets.BLIND_INDEX_KEY,
+  },
+};
+
 export const generousRateLimits = { windowSeconds: 60, perUser: 100_000, perAddress: 100_000 };
 
 export function testSettings(overrides: Partial<RestSettings> = {}): RestSettings {
@@ -139,6 +150,8 @@ export function buildApp(options: {
   applications?: Partial<Applications>;
   /** Silent unless REST_TEST_LOG_LEVEL is set. */
   logger?: Logger;
+  /** What the codec endpoint decodes with; the saga tests' keyring unless given. */
+  dataConverter?: DataConverter;
 }): Koa {
   const { database, cipher } = options;
   return createRestApp({
@@ -157,6 +170,7 @@ export function buildApp(options: {
       settings: { retentionHours: 24, inFlightLockSeconds: 60 },
     }),
     operationGuard: options.operationGuard,
+    dataConverter: options.dataConverter ?? createBookingDataConverter(sagaConfigOfKeys),
   });
 }
 
@@ -204,6 +218,7 @@ export async function buildFullApp(options: {
       settings: { retentionHours: 24, inFlightLockSeconds: 60 },
     }),
     operationGuard: createOperationGuard(verifier),
+    dataConverter: createBookingDataConverter(saga.config),
     additionalRouters: [identityProviderRouter(identityProvider)],
   });
   return {

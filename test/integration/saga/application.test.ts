@@ -3,6 +3,7 @@ import { Client, Connection } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
 import { createBookingApplication } from '../../../src/application/bookings';
 import type { Actor, BookingView } from '../../../src/application/interface';
+import { createBookingDataConverter } from '../../../src/security/temporal-payload-codec';
 import { startSagaEnvironment, type SagaEnvironment } from '../../support/saga-environment';
 import {
   activeSeatsOf,
@@ -257,7 +258,10 @@ test('commands answer UNAVAILABLE when Temporal cannot be reached', async () => 
   const offline = createBookingApplication({
     config: saga.config,
     database: saga.database,
-    temporal: new Client({ connection: deadConnection }),
+    temporal: new Client({
+      connection: deadConnection,
+      dataConverter: createBookingDataConverter(saga.config),
+    }),
     cipher: saga.cipher,
     taskQueues: saga.taskQueueNames,
   });

@@ -4,7 +4,7 @@ import request from 'supertest';
 import { securityMiddleware } from '../../../src/api/rest/security-middleware';
 import { DomainError } from '../../../src/domain/errors';
 
-function appWith(corsOrigins: string[]) {
+function appWith(corsOrigins: string[], codecCorsOrigins: string[] = []) {
   const app = new Koa();
   app.use(async (context, next) => {
     try {
@@ -14,7 +14,7 @@ function appWith(corsOrigins: string[]) {
       context.body = { code: error instanceof DomainError ? error.code : 'INTERNAL' };
     }
   });
-  app.use(securityMiddleware({ corsOrigins }));
+  app.use(securityMiddleware({ corsOrigins, codecCorsOrigins }));
   app.use((context) => {
     if (context.path === '/fails') throw new DomainError('NOT_FOUND', 'No resource at /fails');
     context.body = { ok: true };
@@ -69,5 +69,22 @@ describe('securityMiddleware', () => {
       .get('/ok')
       .set('Origin', 'https://anywhere.example');
     expect(response.headers['access-control-allow-origin']).toBe('https://anywhere.example');
+  });
+
+  it('allows the Temporal UI origins on the codec endpoint only, with the headers the UI sends', async () => {
+    const app = appWith(['https://app.example.com'], ['http://localhost:8233']);
+    const preflight = await request(app)
+      .options('/codec/decode')
+      .set('Origin', 'http://localhost:8233')
+      .set('Access-Control-Request-Method', 'POST')
+      .set('Access-Control-Request-Headers', 'content-type, x-namespace, authorization');
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers['access-control-allow-origin']).toBe('http://localhost:8233');
+    expect(preflight.headers['access-control-allow-headers']).toContain('X-Namespace');
+
+    const uiOnTheApi = await request(app).get('/v1/bookings').set('Origin', 'http://localhost:8233');
+    expect(uiOnTheApi.headers['access-control-allow-origin']).toBeUndefined();
+    const appOnTheCodec = await request(app).post('/codec/decode').set('Origin', 'https://app.example.com');
+    expect(appOnTheCodec.headers['access-control-allow-origin']).toBeUndefined();
   });
 });
