@@ -61,7 +61,8 @@ function transforms(dataConverter: DataConverter): { encode: Transform; decode: 
 
 function handlerFor(transform: Transform): OperationHandler {
   return async ({ body }): Promise<RestResponse> => {
-    const { payloads } = body as { payloads: JSONPayload[] };
+    // proto3 JSON leaves an empty list out: the CLI sends `{}` for a history event without payloads.
+    const { payloads = [] } = body as { payloads?: JSONPayload[] };
     let result: Payload[];
     try {
       result = await transform(payloads.map((payload) => JSONToPayload(payload)));

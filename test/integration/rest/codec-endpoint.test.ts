@@ -153,22 +153,21 @@ describe('POST /codec/decode', () => {
     expect(JSON.stringify(response.body)).toContain('failed authentication');
   });
 
-  it('validates the body against the contract: payloads is required, data must be base64', async () => {
-    const headers = { authorization: `Bearer ${tokens.agent}` };
-    const missing = await observe(
-      await fetch(`${production.baseUrl}/codec/decode`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', ...headers },
-        body: '{}',
-      }),
+  it('reads `{}` as no payloads, as the temporal CLI sends an empty list, and validates the rest', async () => {
+    const headers = { 'content-type': 'application/json', authorization: `Bearer ${tokens.agent}` };
+    const empty = await observe(
+      await fetch(`${production.baseUrl}/codec/decode`, { method: 'POST', headers, body: '{}' }),
     );
-    const notBase64 = await post(
-      production,
-      'decode',
-      [{ metadata: { encoding: '%%%' }, data: '***' }],
-      headers,
+    expect([empty.status, empty.body]).toEqual([200, { payloads: [] }]);
+    expectContract('decodePayloads', empty);
+
+    const unknownField = await observe(
+      await fetch(`${production.baseUrl}/codec/decode`, { method: 'POST', headers, body: '{"payload":[]}' }),
     );
-    expect([missing.status, notBase64.status]).toEqual([400, 400]);
+    const notBase64 = await post(production, 'decode', [{ metadata: { encoding: '%%%' }, data: '***' }], {
+      authorization: headers.authorization,
+    });
+    expect([unknownField.status, notBase64.status]).toEqual([400, 400]);
     expectContract('decodePayloads', notBase64);
   });
 });
