@@ -19,7 +19,7 @@ import {
   type OwnedActivityDependencies,
 } from '../../src/activities';
 import { createBookingApplication } from '../../src/application/bookings';
-import type { BookingApplication } from '../../src/application/interface';
+import type { Actor, BookingApplication } from '../../src/application/interface';
 import { loadConfig, type Config } from '../../src/config';
 import { createDatabase } from '../../src/db/connection';
 import { createLogger } from '../../src/logger';
@@ -32,6 +32,7 @@ import {
   type BookingWorkers,
 } from '../../src/worker/booking-workers';
 import { taskQueues, type BookingTimings, type TaskQueueNames } from '../../src/workflows/shared';
+import { createSagaCustomer, createSagaTrip, type SagaTrip, type SagaTripOptions } from './saga-fixtures';
 
 /**
  * One key for every saga test file: rows of all files can be read by any of them (staff listings), and a
@@ -203,4 +204,50 @@ export async function startSagaEnvironment(options: SagaEnvironmentOptions = {})
   };
   if (options.startWorkers !== false) await environment.startWorkers();
   return environment;
+}
+
+/** What most saga test files start from: the environment, one trip of their own and one customer. */
+export interface SagaTestBed {
+  saga: SagaEnvironment;
+  trip: SagaTrip;
+  customer: Actor;
+}
+
+/**
+ * Starts a saga environment, a trip and a customer in the calling file's beforeAll and stops the environment in
+ * its afterAll; the returned object's fields can be read from the tests on, once beforeAll has run.
+ */
+export function useSagaTestBed(
+  tripOptions: SagaTripOptions,
+  options: SagaEnvironmentOptions = {},
+): SagaTestBed {
+  let saga: SagaEnvironment | undefined;
+  let started: SagaTestBed | undefined;
+  const startedTestBed = (): SagaTestBed => {
+    if (started === undefined) throw new Error('the saga test bed is read before its beforeAll has run');
+    return started;
+  };
+
+  beforeAll(async () => {
+    saga = await startSagaEnvironment(options);
+    const trip = await createSagaTrip(saga.database, tripOptions);
+    const customer = await createSagaCustomer(saga.database, saga.cipher);
+    started = { saga, trip, customer };
+  });
+
+  afterAll(async () => {
+    await saga?.stop();
+  });
+
+  return {
+    get saga() {
+      return startedTestBed().saga;
+    },
+    get trip() {
+      return startedTestBed().trip;
+    },
+    get customer() {
+      return startedTestBed().customer;
+    },
+  };
 }

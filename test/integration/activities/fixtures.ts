@@ -33,6 +33,47 @@ export interface TestTrip {
   remove(): Promise<void>;
 }
 
+/** What every activity test file starts from: a cipher, a connection pool and a trip of its own. */
+export interface ActivityTestBed {
+  cipher: FieldCipher;
+  database: Knex;
+  trip: TestTrip;
+}
+
+/**
+ * Opens the pool and creates the trip in the calling file's beforeAll, removes both in its afterAll; register it
+ * before the file's own hooks, which then run after it on the way in and on the way out.
+ */
+export function useActivityTestBed(options: { poolSize?: number } = {}): ActivityTestBed {
+  const cipher = createTestCipher();
+  let database: Knex | undefined;
+  let trip: TestTrip | undefined;
+  const started = <Value>(value: Value | undefined): Value => {
+    if (value === undefined) throw new Error('the activity test bed is read before its beforeAll has run');
+    return value;
+  };
+
+  beforeAll(async () => {
+    database = openTestDatabase(options.poolSize);
+    trip = await createTestTrip(database, cipher);
+  });
+
+  afterAll(async () => {
+    await trip?.remove();
+    await database?.destroy();
+  });
+
+  return {
+    cipher,
+    get database() {
+      return started(database);
+    },
+    get trip() {
+      return started(trip);
+    },
+  };
+}
+
 const seatLetters = ['A', 'B', 'C', 'D'];
 const rowCount = 4;
 

@@ -2,7 +2,6 @@
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type { Knex } from 'knex';
 import type {
   NotificationActivities,
   SendEmailNotificationInput,
@@ -20,20 +19,9 @@ import {
   type SmsMessage,
   type SmsSender,
 } from '../../../src/ports/notification-senders';
-import {
-  bookingSnapshot,
-  createTestCipher,
-  createTestTrip,
-  failureOf,
-  openTestDatabase,
-  runActivity,
-  testPassenger,
-  type TestTrip,
-} from './fixtures';
+import { bookingSnapshot, failureOf, runActivity, testPassenger, useActivityTestBed } from './fixtures';
 
-const cipher = createTestCipher();
-let database: Knex;
-let trip: TestTrip;
+const testBed = useActivityTestBed();
 let outboxDirectory: string;
 let emailSender: EmailSender;
 let smsSender: SmsSender;
@@ -44,8 +32,6 @@ const sentSms: SmsMessage[] = [];
 const upcomingFailures: Error[] = [];
 
 beforeAll(async () => {
-  database = openTestDatabase();
-  trip = await createTestTrip(database, cipher);
   outboxDirectory = await mkdtemp(path.join(os.tmpdir(), 'notification-outbox-'));
   const outboxEmail = createOutboxEmailSender({
     directory: outboxDirectory,
@@ -68,18 +54,23 @@ beforeAll(async () => {
       return outboxSms.send(message);
     },
   };
-  notifications = createNotificationActivities({ database, cipher, emailSender, smsSender });
+  notifications = createNotificationActivities({
+    database: testBed.database,
+    cipher: testBed.cipher,
+    emailSender,
+    smsSender,
+  });
 });
 
 afterAll(async () => {
-  await trip?.remove();
-  await database?.destroy();
   if (outboxDirectory) await rm(outboxDirectory, { recursive: true, force: true });
 });
 
 async function recordedBookingId(): Promise<string> {
-  const booking = bookingSnapshot(trip, [testPassenger('1A')]);
-  await createReadModelActivities({ database, cipher }).RecordBooking(booking);
+  const booking = bookingSnapshot(testBed.trip, [testPassenger('1A')]);
+  await createReadModelActivities({ database: testBed.database, cipher: testBed.cipher }).RecordBooking(
+    booking,
+  );
   return booking.id;
 }
 
@@ -90,7 +81,7 @@ function confirmationEmail(bookingId: string): SendEmailNotificationInput {
     template: 'booking-confirmed',
     to: 'ana.silva@example.com',
     parameters: {
-      departureTime: trip.departureTime,
+      departureTime: testBed.trip.departureTime,
       seatNumbers: '1A',
       amountPaidMinor: 2590,
       currency: 'EUR',
@@ -104,12 +95,12 @@ function cancellationSms(bookingId: string): SendSmsNotificationInput {
     idempotencyKey: activityKey(bookingId, 'send-sms', 'cancelled'),
     template: 'booking-cancelled',
     to: '+351912345678',
-    parameters: { departureTime: trip.departureTime, refundAmountMinor: 1295, currency: 'EUR' },
+    parameters: { departureTime: testBed.trip.departureTime, refundAmountMinor: 1295, currency: 'EUR' },
   };
 }
 
 async function notificationRow(idempotencyKey: string) {
-  return database('notifications').where({ idempotency_key: idempotencyKey }).first();
+  return testBed.database('notifications').where({ idempotency_key: idempotencyKey }).first();
 }
 
 describe('SendEmailNotification', () => {
@@ -131,8 +122,8 @@ describe('SendEmailNotification', () => {
     });
     expect(row.recipient).toMatch(/^enc:v1:/);
     expect(row.body).toMatch(/^enc:v1:/);
-    expect(cipher.decrypt(row.recipient)).toBe('ana.silva@example.com');
-    expect(cipher.decrypt(row.body)).toContain('Paid: €25.90');
+    expect(testBed.cipher.decrypt(row.recipient)).toBe('ana.silva@example.com');
+    expect(testBed.cipher.decrypt(row.body)).toContain('Paid: €25.90');
 
     const emailFiles = await readdir(path.join(outboxDirectory, 'email'));
     const file = emailFiles.find((name) => name.startsWith(bookingId));

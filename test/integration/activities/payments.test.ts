@@ -1,5 +1,4 @@
 // ProcessPayment and RefundPayment through the gateway simulator: every test token, retries, races, refund limits.
-import type { Knex } from 'knex';
 import type { PaymentActivities, ProcessPaymentInput } from '../../../src/activities/interface';
 import { createPaymentActivities } from '../../../src/activities/payments';
 import { createReadModelActivities } from '../../../src/activities/read-model';
@@ -9,41 +8,25 @@ import {
 } from '../../../src/adapters/payment-gateway-simulator';
 import { findDomainError } from '../../../src/domain/errors';
 import { activityKey } from '../../../src/domain/ids';
-import {
-  bookingSnapshot,
-  createTestCipher,
-  createTestTrip,
-  failureOf,
-  openTestDatabase,
-  runActivity,
-  testPassenger,
-  type TestTrip,
-} from './fixtures';
+import { bookingSnapshot, failureOf, runActivity, testPassenger, useActivityTestBed } from './fixtures';
 
-const cipher = createTestCipher();
-let database: Knex;
-let trip: TestTrip;
+const testBed = useActivityTestBed({ poolSize: 12 });
 let payments: PaymentActivities;
 
 beforeAll(async () => {
-  database = openTestDatabase(12);
-  trip = await createTestTrip(database, cipher);
   payments = createPaymentActivities({
-    database,
-    cipher,
-    paymentGateway: createPaymentGatewaySimulator(database),
+    database: testBed.database,
+    cipher: testBed.cipher,
+    paymentGateway: createPaymentGatewaySimulator(testBed.database),
   });
-});
-
-afterAll(async () => {
-  await trip?.remove();
-  await database?.destroy();
 });
 
 /** A recorded booking to pay for (no seats needed: payments only require the booking row). */
 async function recordedBooking(): Promise<string> {
-  const booking = bookingSnapshot(trip, [testPassenger('1A')]);
-  await createReadModelActivities({ database, cipher }).RecordBooking(booking);
+  const booking = bookingSnapshot(testBed.trip, [testPassenger('1A')]);
+  await createReadModelActivities({ database: testBed.database, cipher: testBed.cipher }).RecordBooking(
+    booking,
+  );
   return booking.id;
 }
 
@@ -57,7 +40,7 @@ function payment(bookingId: string, paymentToken: string, attempt = 1): ProcessP
 }
 
 async function ledgerCharges(idempotencyKey: string) {
-  return database(simulatorLedgerTables.charges).where({ idempotency_key: idempotencyKey }).select();
+  return testBed.database(simulatorLedgerTables.charges).where({ idempotency_key: idempotencyKey }).select();
 }
 
 describe('ProcessPayment', () => {
@@ -81,10 +64,10 @@ describe('ProcessPayment', () => {
       card_last4: masked.slice(-4),
       amount_minor: 2590,
     });
-    const row = await database('payments').where({ idempotency_key: input.idempotencyKey }).first();
+    const row = await testBed.database('payments').where({ idempotency_key: input.idempotencyKey }).first();
     expect(row).toMatchObject({ status: 'APPROVED', gateway_transaction_id: result.transactionId });
     expect(row.method_masked).toMatch(/^enc:v1:/);
-    expect(cipher.decrypt(row.method_masked)).toBe(masked);
+    expect(testBed.cipher.decrypt(row.method_masked)).toBe(masked);
   });
 
   it.each([
@@ -97,13 +80,13 @@ describe('ProcessPayment', () => {
     const failure = await failureOf(runActivity(payments.ProcessPayment, input));
     expect(failure).toMatchObject({ type: 'PAYMENT_DECLINED', nonRetryable: true });
     expect(findDomainError(failure)?.details).toEqual({ declineReason: reason });
-    expect(await database('payments').where({ idempotency_key: input.idempotencyKey }).first()).toMatchObject(
-      {
-        status: 'DECLINED',
-        decline_reason: reason,
-        gateway_transaction_id: null,
-      },
-    );
+    expect(
+      await testBed.database('payments').where({ idempotency_key: input.idempotencyKey }).first(),
+    ).toMatchObject({
+      status: 'DECLINED',
+      decline_reason: reason,
+      gateway_transaction_id: null,
+    });
     // A retry of the declined attempt gets the same answer, and a new attempt with a good card is approved.
     expect((await failureOf(runActivity(payments.ProcessPayment, input))).type).toBe('PAYMENT_DECLINED');
     await expect(
@@ -152,9 +135,9 @@ describe('ProcessPayment', () => {
     );
     expect(new Set(racing.map((result) => result.transactionId)).size).toBe(1);
     expect(await ledgerCharges(racingInput.idempotencyKey)).toHaveLength(1);
-    expect(await database('payments').where({ booking_id: bookingId }).count({ count: '*' })).toEqual([
-      { count: 2 },
-    ]);
+    expect(await testBed.database('payments').where({ booking_id: bookingId }).count({ count: '*' })).toEqual(
+      [{ count: 2 }],
+    );
   });
 
   it('refuses a key reused for another amount, and any charge without a booking', async () => {
@@ -195,11 +178,15 @@ describe('RefundPayment', () => {
     expect(tooMuch).toMatchObject({ type: 'REFUND_REJECTED', nonRetryable: true });
 
     await runActivity(payments.RefundPayment, refund('cancelled-rest', 1590));
-    const [charge] = await database(simulatorLedgerTables.charges).where({ transaction_id: transactionId });
+    const [charge] = await testBed
+      .database(simulatorLedgerTables.charges)
+      .where({ transaction_id: transactionId });
     expect(charge.refunded_minor).toBe(2590);
-    const ledgerRefunds = await database(simulatorLedgerTables.refunds).where({ charge_id: charge.id });
+    const ledgerRefunds = await testBed
+      .database(simulatorLedgerTables.refunds)
+      .where({ charge_id: charge.id });
     expect(ledgerRefunds.map((row) => row.amount_minor).sort()).toEqual([1000, 1590]);
-    const bookingRefunds = await database('refunds').where({ booking_id: bookingId }).select();
+    const bookingRefunds = await testBed.database('refunds').where({ booking_id: bookingId }).select();
     expect(bookingRefunds.map((row) => [row.amount_minor, row.status]).sort()).toEqual([
       [1000, 'SUCCEEDED'],
       [1590, 'SUCCEEDED'],

@@ -1,50 +1,39 @@
 // RecordBooking: encrypted read-model rows, a version guard against out-of-order writes, passengers kept in step.
-import type { Knex } from 'knex';
 import type { ReadModelActivities, SeatActivities } from '../../../src/activities/interface';
 import { createReadModelActivities } from '../../../src/activities/read-model';
 import { createSeatActivities } from '../../../src/activities/seats';
 import type { BookingState } from '../../../src/domain/booking';
 import { activityKey } from '../../../src/domain/ids';
-import {
-  bookingSnapshot,
-  createTestCipher,
-  createTestTrip,
-  openTestDatabase,
-  runActivity,
-  seatPrice,
-  testPassenger,
-  type TestTrip,
-} from './fixtures';
+import { bookingSnapshot, runActivity, seatPrice, testPassenger, useActivityTestBed } from './fixtures';
 
-const cipher = createTestCipher();
-let database: Knex;
-let trip: TestTrip;
+const testBed = useActivityTestBed();
 let readModel: ReadModelActivities;
 let seats: SeatActivities;
 
 beforeAll(async () => {
-  database = openTestDatabase();
-  trip = await createTestTrip(database, cipher);
-  readModel = createReadModelActivities({ database, cipher });
-  seats = createSeatActivities({ database, cipher, lapsedHoldGraceSeconds: 60 });
-});
-
-afterAll(async () => {
-  await trip?.remove();
-  await database?.destroy();
+  readModel = createReadModelActivities({ database: testBed.database, cipher: testBed.cipher });
+  seats = createSeatActivities({
+    database: testBed.database,
+    cipher: testBed.cipher,
+    lapsedHoldGraceSeconds: 60,
+  });
 });
 
 const passengerColumns = ['first_name', 'last_name', 'email', 'phone'] as const;
 
 async function storedPassengers(bookingId: string) {
-  const rows = await database('passengers').where({ booking_id: bookingId }).orderBy('position').select();
+  const rows = await testBed
+    .database('passengers')
+    .where({ booking_id: bookingId })
+    .orderBy('position')
+    .select();
   return rows.map((row) => ({
     id: row.id,
     position: row.position,
     seatNumber: row.seat_number,
-    firstName: cipher.decrypt(row.first_name),
-    email: cipher.decrypt(row.email),
-    phone: cipher.decryptOptional(row.phone),
+    firstName: testBed.cipher.decrypt(row.first_name),
+    email: testBed.cipher.decrypt(row.email),
+    phone: testBed.cipher.decryptOptional(row.phone),
   }));
 }
 
@@ -61,10 +50,13 @@ function confirmed(booking: BookingState, version: number): BookingState {
 
 describe('RecordBooking', () => {
   it('stores personal data only as enc:v1 envelopes that decrypt to the snapshot', async () => {
-    const booking = bookingSnapshot(trip, [testPassenger('1A'), testPassenger('1B', { phone: undefined })]);
+    const booking = bookingSnapshot(testBed.trip, [
+      testPassenger('1A'),
+      testPassenger('1B', { phone: undefined }),
+    ]);
     await runActivity(readModel.RecordBooking, confirmed(booking, 2));
 
-    const { rows } = await database.raw(
+    const { rows } = await testBed.database.raw(
       'SELECT contact_email, contact_phone, payment_method_masked, status, version FROM bookings WHERE id = ?',
       [booking.id],
     );
@@ -72,12 +64,13 @@ describe('RecordBooking', () => {
     for (const column of ['contact_email', 'contact_phone', 'payment_method_masked']) {
       expect(rows[0][column]).toMatch(/^enc:v1:test:/);
     }
-    expect(cipher.decrypt(rows[0].contact_email)).toBe(booking.contactEmail);
-    expect(cipher.decrypt(rows[0].payment_method_masked)).toBe('visa •••• 4242');
+    expect(testBed.cipher.decrypt(rows[0].contact_email)).toBe(booking.contactEmail);
+    expect(testBed.cipher.decrypt(rows[0].payment_method_masked)).toBe('visa •••• 4242');
 
-    const { rows: passengerRows } = await database.raw('SELECT * FROM passengers WHERE booking_id = ?', [
-      booking.id,
-    ]);
+    const { rows: passengerRows } = await testBed.database.raw(
+      'SELECT * FROM passengers WHERE booking_id = ?',
+      [booking.id],
+    );
     for (const row of passengerRows) {
       for (const column of passengerColumns) {
         if (row[column] !== null) expect(row[column]).toMatch(/^enc:v1:test:/);
@@ -87,7 +80,7 @@ describe('RecordBooking', () => {
       expect.objectContaining({ position: 1, firstName: 'Ana', phone: '+351912345678' }),
       expect.objectContaining({ position: 2, seatNumber: '1B', phone: null }),
     ]);
-    const row = await database('bookings').where({ id: booking.id }).first();
+    const row = await testBed.database('bookings').where({ id: booking.id }).first();
     expect(row).toMatchObject({
       amount_paid_minor: seatPrice.amountMinor * 2,
       payment_status: 'CAPTURED',
@@ -96,21 +89,21 @@ describe('RecordBooking', () => {
   });
 
   it('never goes back to an older version, and rewrites the same version idempotently', async () => {
-    const booking = bookingSnapshot(trip, [testPassenger('2A')]);
+    const booking = bookingSnapshot(testBed.trip, [testPassenger('2A')]);
     await runActivity(readModel.RecordBooking, booking);
     await runActivity(readModel.RecordBooking, confirmed(booking, 3));
     const stale = { ...booking, version: 2, passengers: [{ ...booking.passengers[0], firstName: 'Stale' }] };
     await runActivity(readModel.RecordBooking, stale);
     await runActivity(readModel.RecordBooking, confirmed(booking, 3));
 
-    const row = await database('bookings').where({ id: booking.id }).first();
+    const row = await testBed.database('bookings').where({ id: booking.id }).first();
     expect(row).toMatchObject({ status: 'CONFIRMED', version: 3 });
     expect(await storedPassengers(booking.id)).toEqual([expect.objectContaining({ firstName: 'Ana' })]);
   });
 
   it('keeps passengers in step with seat changes, additions and edits, relinking the seats', async () => {
     const [first, second] = [testPassenger('3A'), testPassenger('3B')];
-    const booking = bookingSnapshot(trip, [first]);
+    const booking = bookingSnapshot(testBed.trip, [first]);
     await runActivity(seats.ReserveSeats, {
       bookingId: booking.id,
       tripId: booking.tripId,
@@ -146,7 +139,8 @@ describe('RecordBooking', () => {
       expect.objectContaining({ id: first.id, position: 1, seatNumber: '3C', firstName: 'Ana Maria' }),
       expect.objectContaining({ id: second.id, position: 2, seatNumber: '3B' }),
     ]);
-    const active = await database('seat_allocations')
+    const active = await testBed
+      .database('seat_allocations')
       .where({ booking_id: booking.id })
       .whereIn('state', ['HELD', 'BOOKED'])
       .orderBy('seat_number')

@@ -1,35 +1,20 @@
 // ReserveSeats, ConfirmSeats and ReleaseSeats against PostgreSQL: all-or-nothing holds, idempotency, lapsed holds.
-import type { Knex } from 'knex';
 import { createSeatActivities } from '../../../src/activities/seats';
 import type { ReserveSeatsInput, SeatActivities } from '../../../src/activities/interface';
 import type { BookingState } from '../../../src/domain/booking';
 import { findDomainError } from '../../../src/domain/errors';
 import { activityKey } from '../../../src/domain/ids';
-import {
-  bookingSnapshot,
-  createTestCipher,
-  createTestTrip,
-  failureOf,
-  openTestDatabase,
-  runActivity,
-  testPassenger,
-  type TestTrip,
-} from './fixtures';
+import { bookingSnapshot, failureOf, runActivity, testPassenger, useActivityTestBed } from './fixtures';
 
-const cipher = createTestCipher();
-let database: Knex;
-let trip: TestTrip;
+const testBed = useActivityTestBed({ poolSize: 12 });
 let seats: SeatActivities;
 
 beforeAll(async () => {
-  database = openTestDatabase(12);
-  trip = await createTestTrip(database, cipher);
-  seats = createSeatActivities({ database, cipher, lapsedHoldGraceSeconds: 0 });
-});
-
-afterAll(async () => {
-  await trip?.remove();
-  await database?.destroy();
+  seats = createSeatActivities({
+    database: testBed.database,
+    cipher: testBed.cipher,
+    lapsedHoldGraceSeconds: 0,
+  });
 });
 
 function reservation(booking: BookingState, overrides: Partial<ReserveSeatsInput> = {}): ReserveSeatsInput {
@@ -50,25 +35,27 @@ function reservation(booking: BookingState, overrides: Partial<ReserveSeatsInput
 
 function newBooking(...seatNumbers: string[]): BookingState {
   return bookingSnapshot(
-    trip,
+    testBed.trip,
     seatNumbers.map((seatNumber) => testPassenger(seatNumber)),
   );
 }
 
 async function allocations(bookingId: string) {
-  return database('seat_allocations')
+  return testBed
+    .database('seat_allocations')
     .where({ booking_id: bookingId })
     .orderBy('seat_number')
     .select('seat_number', 'state', 'passenger_id');
 }
 
 async function activeSeatCounts(seatNumbers: string[]): Promise<Record<string, number>> {
-  const rows: { seat_number: string; count: number }[] = await database('seat_allocations')
-    .where({ trip_id: trip.tripId })
+  const rows: { seat_number: string; count: number }[] = await testBed
+    .database('seat_allocations')
+    .where({ trip_id: testBed.trip.tripId })
     .whereIn('seat_number', seatNumbers)
     .whereIn('state', ['HELD', 'BOOKED'])
     .groupBy('seat_number')
-    .select('seat_number', database.raw('count(*)::int AS count'));
+    .select('seat_number', testBed.database.raw('count(*)::int AS count'));
   return Object.fromEntries(rows.map((row) => [row.seat_number, row.count]));
 }
 
@@ -86,12 +73,12 @@ describe('ReserveSeats', () => {
         }))
         .sort((left, right) => left.seat_number.localeCompare(right.seat_number)),
     );
-    const row = await database('bookings').where({ id: booking.id }).first();
+    const row = await testBed.database('bookings').where({ id: booking.id }).first();
     expect(row).toMatchObject({ status: 'PENDING_PAYMENT', version: 1, price_total_minor: 5180 });
     expect(row.contact_email).toMatch(/^enc:v1:/);
-    expect(await database('passengers').where({ booking_id: booking.id }).count({ count: '*' })).toEqual([
-      { count: 2 },
-    ]);
+    expect(
+      await testBed.database('passengers').where({ booking_id: booking.id }).count({ count: '*' }),
+    ).toEqual([{ count: 2 }]);
   });
 
   it('is a no-op when retried, also when attempts overlap', async () => {
@@ -115,7 +102,7 @@ describe('ReserveSeats', () => {
     expect(findDomainError(failure)?.details).toEqual({ seatNumbers: ['1C'] });
 
     expect(await allocations(loser.id)).toEqual([]);
-    expect(await database('bookings').where({ id: loser.id }).first()).toBeUndefined();
+    expect(await testBed.database('bookings').where({ id: loser.id }).first()).toBeUndefined();
     expect(await activeSeatCounts(['1C', '1D'])).toEqual({ '1C': 1 });
   });
 
@@ -132,7 +119,8 @@ describe('ReserveSeats', () => {
     );
     expect(await activeSeatCounts(['3A', '3B'])).toEqual({ '3A': 1, '3B': 1 });
     expect(
-      await database('bookings')
+      await testBed
+        .database('bookings')
         .whereIn(
           'id',
           contenders.map((booking) => booking.id),
@@ -148,7 +136,7 @@ describe('ReserveSeats', () => {
     expect(findDomainError(failure)?.fieldViolations).toEqual([
       { field: 'seats[1].seat_number', message: 'seat 9D does not exist on this trip' },
     ]);
-    expect(await database('bookings').where({ id: booking.id }).first()).toBeUndefined();
+    expect(await testBed.database('bookings').where({ id: booking.id }).first()).toBeUndefined();
   });
 
   it('needs the booking snapshot when no booking row exists yet', async () => {
@@ -228,7 +216,7 @@ describe('lapsed holds', () => {
     const failure = await failureOf(
       runActivity(seats.ConfirmSeats, {
         bookingId: abandoned.id,
-        tripId: trip.tripId,
+        tripId: testBed.trip.tripId,
         idempotencyKey: 'late',
       }),
     );
@@ -238,11 +226,15 @@ describe('lapsed holds', () => {
   it('of a booking already CONFIRMED, or within the grace period, still block other bookings', async () => {
     const confirmed = newBooking('3D');
     await runActivity(seats.ReserveSeats, reservation(confirmed, { holdExpiresAt: lapsed() }));
-    await database('bookings').where({ id: confirmed.id }).update({ status: 'CONFIRMED' });
+    await testBed.database('bookings').where({ id: confirmed.id }).update({ status: 'CONFIRMED' });
     const blocked = await failureOf(runActivity(seats.ReserveSeats, reservation(newBooking('3D'))));
     expect(blocked.type).toBe('SEAT_UNAVAILABLE');
 
-    const patientSeats = createSeatActivities({ database, cipher, lapsedHoldGraceSeconds: 3600 });
+    const patientSeats = createSeatActivities({
+      database: testBed.database,
+      cipher: testBed.cipher,
+      lapsedHoldGraceSeconds: 3600,
+    });
     const recent = newBooking('4C');
     await runActivity(patientSeats.ReserveSeats, reservation(recent, { holdExpiresAt: lapsed() }));
     const tooEarly = await failureOf(runActivity(patientSeats.ReserveSeats, reservation(newBooking('4C'))));

@@ -39,6 +39,7 @@ import { buildApp } from '../rest/rest-harness';
 import { asRestJson } from '../../unit/grpc/rest-shape';
 import {
   createTestCertificates,
+  failureOf,
   removeTestCertificates,
   startTestServer,
   type TestCertificates,
@@ -70,16 +71,6 @@ function clientOf(target: RunningGrpcServer, token = tokens.customer): BookingCl
   });
   clients.push(client);
   return client;
-}
-
-async function failureOf(work: Promise<unknown>): Promise<BookingServiceCallError> {
-  try {
-    await work;
-  } catch (error) {
-    if (error instanceof BookingServiceCallError) return error;
-    throw error;
-  }
-  throw new Error('the call succeeded');
 }
 
 /** `status name / ErrorInfo reason` of a failed call, e.g. `FAILED_PRECONDITION/SEAT_UNAVAILABLE`; `OK` if none. */

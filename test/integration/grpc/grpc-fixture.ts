@@ -2,7 +2,11 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createBookingClient, type BookingClient } from '../../../src/api/grpc/client';
+import {
+  BookingServiceCallError,
+  createBookingClient,
+  type BookingClient,
+} from '../../../src/api/grpc/client';
 import {
   startGrpcServer,
   type GrpcServerSettings,
@@ -177,4 +181,15 @@ export function clientFor(
     ...(identity ? { cert: identity.cert, key: identity.key } : {}),
     token: options.token ?? 'alice',
   });
+}
+
+/** The BookingServiceCallError a call fails with; anything else, or success, fails the test. */
+export async function failureOf(work: Promise<unknown>): Promise<BookingServiceCallError> {
+  try {
+    await work;
+  } catch (error) {
+    if (error instanceof BookingServiceCallError) return error;
+    throw error;
+  }
+  throw new Error('the call succeeded');
 }

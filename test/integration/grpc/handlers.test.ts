@@ -1,6 +1,6 @@
 // Integration: each RPC maps its request onto one application call, and failures arrive as DESIGN §5 rich errors.
 import { status } from '@grpc/grpc-js';
-import { BookingServiceCallError, type BookingClient } from '../../../src/api/grpc/client';
+import type { BookingClient } from '../../../src/api/grpc/client';
 import type { RunningGrpcServer } from '../../../src/api/grpc/server';
 import type { BookingApplication } from '../../../src/application/interface';
 import {
@@ -16,6 +16,7 @@ import {
   bookingView,
   clientFor,
   createTestCertificates,
+  failureOf,
   removeTestCertificates,
   startTestServer,
   type TestCertificates,
@@ -49,16 +50,6 @@ const application: BookingApplication = {
 let certificates: TestCertificates;
 let server: RunningGrpcServer;
 let client: BookingClient;
-
-async function failureOf(work: Promise<unknown>): Promise<BookingServiceCallError> {
-  try {
-    await work;
-  } catch (error) {
-    if (error instanceof BookingServiceCallError) return error;
-    throw error;
-  }
-  throw new Error('the call succeeded');
-}
 
 beforeAll(async () => {
   certificates = createTestCertificates();

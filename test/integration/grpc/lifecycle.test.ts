@@ -1,10 +1,6 @@
 // Integration: deadlines, message-size limits, plaintext only on request, and shutdown that drains calls in flight.
 import { status } from '@grpc/grpc-js';
-import {
-  BookingServiceCallError,
-  createBookingClient,
-  type BookingClient,
-} from '../../../src/api/grpc/client';
+import { createBookingClient, type BookingClient } from '../../../src/api/grpc/client';
 import type { RunningGrpcServer } from '../../../src/api/grpc/server';
 import type { AccessTokenVerifier } from '../../../src/api/grpc/caller-authorization';
 import type { BookingView } from '../../../src/application/interface';
@@ -12,6 +8,7 @@ import {
   bookingView,
   clientFor,
   createTestCertificates,
+  failureOf,
   fakeApplication,
   removeTestCertificates,
   startTestServer,
@@ -28,16 +25,6 @@ function track(server: RunningGrpcServer, client: BookingClient) {
   servers.push(server);
   clients.push(client);
   return { server, client };
-}
-
-async function failureOf(work: Promise<unknown>): Promise<BookingServiceCallError> {
-  try {
-    await work;
-  } catch (error) {
-    if (error instanceof BookingServiceCallError) return error;
-    throw error;
-  }
-  throw new Error('the call succeeded');
 }
 
 function sleep(milliseconds: number): Promise<void> {

@@ -1,12 +1,13 @@
 // Integration: only allow-listed client certificates signed by our CA reach the gRPC server, over real TLS on 127.0.0.1.
 import { status } from '@grpc/grpc-js';
-import { BookingServiceCallError, type BookingClient } from '../../../src/api/grpc/client';
+import type { BookingClient } from '../../../src/api/grpc/client';
 import type { RunningGrpcServer } from '../../../src/api/grpc/server';
 import { BookingStatus } from '../../../src/generated/com/example/bookings/v1/booking';
 import {
   bookingView,
   clientFor,
   createTestCertificates,
+  failureOf,
   fakeApplication,
   removeTestCertificates,
   startTestServer,
@@ -22,16 +23,6 @@ function client(options: Parameters<typeof clientFor>[2]): BookingClient {
   const created = clientFor(server, certificates, options);
   clients.push(created);
   return created;
-}
-
-async function failureOf(work: Promise<unknown>): Promise<BookingServiceCallError> {
-  try {
-    await work;
-  } catch (error) {
-    if (error instanceof BookingServiceCallError) return error;
-    throw error;
-  }
-  throw new Error('the call succeeded');
 }
 
 beforeAll(async () => {

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { createBookingApplication } from '../../../src/application/bookings';
 import type { Actor, BookingView } from '../../../src/application/interface';
 import { createBookingDataConverter } from '../../../src/security/temporal-payload-codec';
-import { startSagaEnvironment, type SagaEnvironment } from '../../support/saga-environment';
+import { useSagaTestBed } from '../../support/saga-environment';
 import {
   activeSeatsOf,
   bookingRequest,
@@ -14,71 +14,71 @@ import {
   errorCodeOf,
   passengerFor,
   seatHolders,
-  type SagaTrip,
 } from '../../support/saga-fixtures';
 
 jest.setTimeout(60_000);
 
-let saga: SagaEnvironment;
-let trip: SagaTrip;
-let customer: Actor;
-
-beforeAll(async () => {
-  saga = await startSagaEnvironment();
-  trip = await createSagaTrip(saga.database, { seatCount: 40 });
-  customer = await createSagaCustomer(saga.database, saga.cipher);
-});
-
-afterAll(async () => {
-  await saga?.stop();
-});
+const testBed = useSagaTestBed({ seatCount: 40 });
 
 describe('ownership', () => {
   test("another customer's booking answers NOT_FOUND to every operation; an agent sees it", async () => {
-    const booking = await saga.application.createBooking(customer, bookingRequest(trip, ['1A']));
-    const stranger = await createSagaCustomer(saga.database, saga.cipher);
-    const agent = await createSagaCustomer(saga.database, saga.cipher, ['agent']);
+    const booking = await testBed.saga.application.createBooking(
+      testBed.customer,
+      bookingRequest(testBed.trip, ['1A']),
+    );
+    const stranger = await createSagaCustomer(testBed.saga.database, testBed.saga.cipher);
+    const agent = await createSagaCustomer(testBed.saga.database, testBed.saga.cipher, ['agent']);
 
-    expect(await errorCodeOf(saga.application.getBooking(stranger, booking.id))).toBe('NOT_FOUND');
-    expect(await errorCodeOf(saga.application.cancelBooking(stranger, booking.id, {}))).toBe('NOT_FOUND');
+    expect(await errorCodeOf(testBed.saga.application.getBooking(stranger, booking.id))).toBe('NOT_FOUND');
+    expect(await errorCodeOf(testBed.saga.application.cancelBooking(stranger, booking.id, {}))).toBe(
+      'NOT_FOUND',
+    );
     expect(
-      await errorCodeOf(saga.application.confirmPayment(stranger, booking.id, { paymentToken: 'tok_visa' })),
+      await errorCodeOf(
+        testBed.saga.application.confirmPayment(stranger, booking.id, { paymentToken: 'tok_visa' }),
+      ),
     ).toBe('NOT_FOUND');
     expect(
       await errorCodeOf(
-        saga.application.updateBooking(stranger, booking.id, {
+        testBed.saga.application.updateBooking(stranger, booking.id, {
           passengerUpdates: [{ passengerId: booking.passengers[0].id, firstName: 'Mallory' }],
         }),
       ),
     ).toBe('NOT_FOUND');
-    expect((await saga.application.listBookings(stranger, {})).items).toEqual([]);
-    expect(await activeSeatsOf(saga.database, booking.id)).toEqual(['1A:HELD']);
+    expect((await testBed.saga.application.listBookings(stranger, {})).items).toEqual([]);
+    expect(await activeSeatsOf(testBed.saga.database, booking.id)).toEqual(['1A:HELD']);
 
-    expect(await saga.application.getBooking(agent, booking.id)).toEqual(booking);
+    expect(await testBed.saga.application.getBooking(agent, booking.id)).toEqual(booking);
   });
 
   test('a malformed id is a validation error, an unknown one NOT_FOUND', async () => {
-    expect(await errorCodeOf(saga.application.getBooking(customer, 'not-a-uuid'))).toBe('VALIDATION_FAILED');
-    expect(await errorCodeOf(saga.application.getBooking(customer, randomUUID()))).toBe('NOT_FOUND');
+    expect(await errorCodeOf(testBed.saga.application.getBooking(testBed.customer, 'not-a-uuid'))).toBe(
+      'VALIDATION_FAILED',
+    );
+    expect(await errorCodeOf(testBed.saga.application.getBooking(testBed.customer, randomUUID()))).toBe(
+      'NOT_FOUND',
+    );
   });
 });
 
 describe('listing', () => {
   test('pages newest first with opaque tokens tied to the filter', async () => {
-    const lister = await createSagaCustomer(saga.database, saga.cipher);
+    const lister = await createSagaCustomer(testBed.saga.database, testBed.saga.cipher);
     const created: BookingView[] = [];
     for (const seat of ['2A', '2B', '2C', '2D', '3A']) {
-      created.push(await saga.application.createBooking(lister, bookingRequest(trip, [seat])));
+      created.push(
+        await testBed.saga.application.createBooking(lister, bookingRequest(testBed.trip, [seat])),
+      );
     }
-    await saga.application.cancelBooking(lister, created[1].id, {});
+    await testBed.saga.application.cancelBooking(lister, created[1].id, {});
     const newestFirst = created.map((booking) => booking.id).reverse();
 
-    const first = await saga.application.listBookings(lister, { pageSize: 2 });
-    const second = await saga.application.listBookings(lister, {
+    const first = await testBed.saga.application.listBookings(lister, { pageSize: 2 });
+    const second = await testBed.saga.application.listBookings(lister, {
       pageSize: 2,
       pageToken: first.nextPageToken,
     });
-    const third = await saga.application.listBookings(lister, {
+    const third = await testBed.saga.application.listBookings(lister, {
       pageSize: 2,
       pageToken: second.nextPageToken,
     });
@@ -89,7 +89,7 @@ describe('listing', () => {
     expect(third.nextPageToken).toBeUndefined();
     expect(first.items[0].passengers[0].firstName).toBe('Passenger1');
 
-    const pending = await saga.application.listBookings(lister, { status: 'PENDING_PAYMENT' });
+    const pending = await testBed.saga.application.listBookings(lister, { status: 'PENDING_PAYMENT' });
     expect(pending.items.map((booking) => booking.id)).toEqual(
       newestFirst.filter((id) => id !== created[1].id),
     );
@@ -97,59 +97,78 @@ describe('listing', () => {
 
     expect(
       await errorCodeOf(
-        saga.application.listBookings(lister, { status: 'CANCELLED', pageToken: first.nextPageToken }),
+        testBed.saga.application.listBookings(lister, {
+          status: 'CANCELLED',
+          pageToken: first.nextPageToken,
+        }),
       ),
     ).toBe('VALIDATION_FAILED');
-    expect(await errorCodeOf(saga.application.listBookings(lister, { pageToken: 'garbage' }))).toBe(
+    expect(await errorCodeOf(testBed.saga.application.listBookings(lister, { pageToken: 'garbage' }))).toBe(
       'VALIDATION_FAILED',
     );
-    expect(await errorCodeOf(saga.application.listBookings(lister, { pageSize: -1 }))).toBe(
+    expect(await errorCodeOf(testBed.saga.application.listBookings(lister, { pageSize: -1 }))).toBe(
       'VALIDATION_FAILED',
     );
-    expect((await saga.application.listBookings(lister, { pageSize: 1000 })).items).toHaveLength(5);
+    expect((await testBed.saga.application.listBookings(lister, { pageSize: 1000 })).items).toHaveLength(5);
   });
 });
 
 describe('request ids', () => {
   test('a repeated create with the same request id returns the same booking, even after it ended', async () => {
     const requestId = randomUUID();
-    const first = await saga.application.createBooking(customer, bookingRequest(trip, ['4A']), { requestId });
-    const again = await saga.application.createBooking(customer, bookingRequest(trip, ['4A']), { requestId });
+    const first = await testBed.saga.application.createBooking(
+      testBed.customer,
+      bookingRequest(testBed.trip, ['4A']),
+      { requestId },
+    );
+    const again = await testBed.saga.application.createBooking(
+      testBed.customer,
+      bookingRequest(testBed.trip, ['4A']),
+      { requestId },
+    );
     expect(again).toEqual(first);
 
-    await saga.application.cancelBooking(customer, first.id, {});
-    await saga.client.workflow.getHandle(`booking-${first.id}`).result();
-    const afterEnd = await saga.application.createBooking(customer, bookingRequest(trip, ['4A']), {
-      requestId,
-    });
+    await testBed.saga.application.cancelBooking(testBed.customer, first.id, {});
+    await testBed.saga.client.workflow.getHandle(`booking-${first.id}`).result();
+    const afterEnd = await testBed.saga.application.createBooking(
+      testBed.customer,
+      bookingRequest(testBed.trip, ['4A']),
+      {
+        requestId,
+      },
+    );
 
     expect(afterEnd).toMatchObject({ id: first.id, status: 'CANCELLED' });
-    expect(await activeSeatsOf(saga.database, first.id)).toEqual([]);
+    expect(await activeSeatsOf(testBed.saga.database, first.id)).toEqual([]);
   });
 
   test('a repeated create whose first attempt found the seat taken gets SEAT_UNAVAILABLE again', async () => {
-    await saga.application.createBooking(customer, bookingRequest(trip, ['4B']));
+    await testBed.saga.application.createBooking(testBed.customer, bookingRequest(testBed.trip, ['4B']));
     const requestId = randomUUID();
 
     const firstCode = await errorCodeOf(
-      saga.application.createBooking(customer, bookingRequest(trip, ['4B']), { requestId }),
+      testBed.saga.application.createBooking(testBed.customer, bookingRequest(testBed.trip, ['4B']), {
+        requestId,
+      }),
     );
     const againCode = await errorCodeOf(
-      saga.application.createBooking(customer, bookingRequest(trip, ['4B']), { requestId }),
+      testBed.saga.application.createBooking(testBed.customer, bookingRequest(testBed.trip, ['4B']), {
+        requestId,
+      }),
     );
 
     expect([firstCode, againCode]).toEqual(['SEAT_UNAVAILABLE', 'SEAT_UNAVAILABLE']);
   });
 
   test('the same request id with a different body answers IDEMPOTENCY_KEY_REUSED and changes nothing', async () => {
-    const retrier = await createSagaCustomer(saga.database, saga.cipher);
-    const otherTrip = await createSagaTrip(saga.database, { seatCount: 4 });
+    const retrier = await createSagaCustomer(testBed.saga.database, testBed.saga.cipher);
+    const otherTrip = await createSagaTrip(testBed.saga.database, { seatCount: 4 });
     const requestId = randomUUID();
-    const original = bookingRequest(trip, ['8A']);
-    const first = await saga.application.createBooking(retrier, original, { requestId });
+    const original = bookingRequest(testBed.trip, ['8A']);
+    const first = await testBed.saga.application.createBooking(retrier, original, { requestId });
 
     const reuses = [
-      bookingRequest(trip, ['8B']),
+      bookingRequest(testBed.trip, ['8B']),
       { ...original, contactEmail: 'someone.else@example.com' },
       {
         ...original,
@@ -158,77 +177,82 @@ describe('request ids', () => {
       bookingRequest(otherTrip, ['1A']),
     ];
     for (const body of reuses) {
-      expect(await errorCodeOf(saga.application.createBooking(retrier, body, { requestId }))).toBe(
+      expect(await errorCodeOf(testBed.saga.application.createBooking(retrier, body, { requestId }))).toBe(
         'IDEMPOTENCY_KEY_REUSED',
       );
     }
-    expect(await saga.application.createBooking(retrier, original, { requestId })).toEqual(first);
-    expect(await activeSeatsOf(saga.database, first.id)).toEqual(['8A:HELD']);
-    expect(await seatHolders(saga.database, trip.tripId)).not.toHaveProperty('8B');
-    expect(await seatHolders(saga.database, otherTrip.tripId)).toEqual({});
+    expect(await testBed.saga.application.createBooking(retrier, original, { requestId })).toEqual(first);
+    expect(await activeSeatsOf(testBed.saga.database, first.id)).toEqual(['8A:HELD']);
+    expect(await seatHolders(testBed.saga.database, testBed.trip.tripId)).not.toHaveProperty('8B');
+    expect(await seatHolders(testBed.saga.database, otherTrip.tripId)).toEqual({});
 
-    await saga.application.cancelBooking(retrier, first.id, {});
-    await saga.client.workflow.getHandle(`booking-${first.id}`).result();
-    expect(await errorCodeOf(saga.application.createBooking(retrier, reuses[0], { requestId }))).toBe(
+    await testBed.saga.application.cancelBooking(retrier, first.id, {});
+    await testBed.saga.client.workflow.getHandle(`booking-${first.id}`).result();
+    expect(await errorCodeOf(testBed.saga.application.createBooking(retrier, reuses[0], { requestId }))).toBe(
       'IDEMPOTENCY_KEY_REUSED',
     );
-    expect(await saga.application.createBooking(retrier, original, { requestId })).toMatchObject({
+    expect(await testBed.saga.application.createBooking(retrier, original, { requestId })).toMatchObject({
       id: first.id,
       status: 'CANCELLED',
     });
   });
 
   test('a request id whose first request found the seat taken refuses a different body too', async () => {
-    const retrier = await createSagaCustomer(saga.database, saga.cipher);
-    await saga.application.createBooking(customer, bookingRequest(trip, ['8C']));
+    const retrier = await createSagaCustomer(testBed.saga.database, testBed.saga.cipher);
+    await testBed.saga.application.createBooking(testBed.customer, bookingRequest(testBed.trip, ['8C']));
     const requestId = randomUUID();
 
     const firstCode = await errorCodeOf(
-      saga.application.createBooking(retrier, bookingRequest(trip, ['8C']), { requestId }),
+      testBed.saga.application.createBooking(retrier, bookingRequest(testBed.trip, ['8C']), { requestId }),
     );
     const reuseCode = await errorCodeOf(
-      saga.application.createBooking(retrier, bookingRequest(trip, ['8D']), { requestId }),
+      testBed.saga.application.createBooking(retrier, bookingRequest(testBed.trip, ['8D']), { requestId }),
     );
 
     expect([firstCode, reuseCode]).toEqual(['SEAT_UNAVAILABLE', 'IDEMPOTENCY_KEY_REUSED']);
-    expect(await seatHolders(saga.database, trip.tripId)).not.toHaveProperty('8D');
+    expect(await seatHolders(testBed.saga.database, testBed.trip.tripId)).not.toHaveProperty('8D');
   });
 });
 
 describe('creation rules', () => {
   test('a customer may keep only a configured number of unpaid holds', async () => {
-    const capped = saga.applicationWith({ BOOKING_MAX_OPEN_HOLDS_PER_CUSTOMER: '2' });
-    const holder = await createSagaCustomer(saga.database, saga.cipher);
-    const first = await capped.createBooking(holder, bookingRequest(trip, ['5A']));
-    await capped.createBooking(holder, bookingRequest(trip, ['5B']));
+    const capped = testBed.saga.applicationWith({ BOOKING_MAX_OPEN_HOLDS_PER_CUSTOMER: '2' });
+    const holder = await createSagaCustomer(testBed.saga.database, testBed.saga.cipher);
+    const first = await capped.createBooking(holder, bookingRequest(testBed.trip, ['5A']));
+    await capped.createBooking(holder, bookingRequest(testBed.trip, ['5B']));
 
-    const refusal = await domainErrorOf(capped.createBooking(holder, bookingRequest(trip, ['5C'])));
+    const refusal = await domainErrorOf(capped.createBooking(holder, bookingRequest(testBed.trip, ['5C'])));
 
     expect(refusal?.code).toBe('RATE_LIMITED');
     expect(refusal?.message).toContain('pay for or cancel one');
     expect(refusal?.details.retryAfterSeconds).toBeGreaterThan(0);
-    expect(await activeSeatsOf(saga.database, first.id)).toEqual(['5A:HELD']);
+    expect(await activeSeatsOf(testBed.saga.database, first.id)).toEqual(['5A:HELD']);
 
     await capped.confirmPayment(holder, first.id, { paymentToken: 'tok_visa' });
-    expect((await capped.createBooking(holder, bookingRequest(trip, ['5C']))).status).toBe('PENDING_PAYMENT');
+    expect((await capped.createBooking(holder, bookingRequest(testBed.trip, ['5C']))).status).toBe(
+      'PENDING_PAYMENT',
+    );
   });
 
   test('unknown, departed and cancelled trips, and seats not on the bus, are refused with clear errors', async () => {
-    const departed = await createSagaTrip(saga.database, { seatCount: 4, departureInMs: -3_600_000 });
-    const cancelled = await createSagaTrip(saga.database, { seatCount: 4 });
-    await saga.database('trips').where({ id: cancelled.tripId }).update({ status: 'CANCELLED' });
+    const departed = await createSagaTrip(testBed.saga.database, { seatCount: 4, departureInMs: -3_600_000 });
+    const cancelled = await createSagaTrip(testBed.saga.database, { seatCount: 4 });
+    await testBed.saga.database('trips').where({ id: cancelled.tripId }).update({ status: 'CANCELLED' });
 
     const unknownTrip = await domainErrorOf(
-      saga.application.createBooking(customer, { ...bookingRequest(trip, ['6A']), tripId: randomUUID() }),
+      testBed.saga.application.createBooking(testBed.customer, {
+        ...bookingRequest(testBed.trip, ['6A']),
+        tripId: randomUUID(),
+      }),
     );
     const departedTrip = await domainErrorOf(
-      saga.application.createBooking(customer, bookingRequest(departed, ['1A'])),
+      testBed.saga.application.createBooking(testBed.customer, bookingRequest(departed, ['1A'])),
     );
     const cancelledTrip = await domainErrorOf(
-      saga.application.createBooking(customer, bookingRequest(cancelled, ['1A'])),
+      testBed.saga.application.createBooking(testBed.customer, bookingRequest(cancelled, ['1A'])),
     );
     const missingSeat = await domainErrorOf(
-      saga.application.createBooking(customer, bookingRequest(trip, ['30A'])),
+      testBed.saga.application.createBooking(testBed.customer, bookingRequest(testBed.trip, ['30A'])),
     );
 
     expect(unknownTrip?.code).toBe('NOT_FOUND');
@@ -246,33 +270,40 @@ describe('creation rules', () => {
 
   test('a token whose subject has no customer account cannot book', async () => {
     const outsider: Actor = { userId: randomUUID(), roles: ['customer'], scopes: ['bookings:write'] };
-    expect(await errorCodeOf(saga.application.createBooking(outsider, bookingRequest(trip, ['6B'])))).toBe(
-      'PERMISSION_DENIED',
-    );
+    expect(
+      await errorCodeOf(
+        testBed.saga.application.createBooking(outsider, bookingRequest(testBed.trip, ['6B'])),
+      ),
+    ).toBe('PERMISSION_DENIED');
   });
 });
 
 test('commands answer UNAVAILABLE when Temporal cannot be reached', async () => {
-  const booking = await saga.application.createBooking(customer, bookingRequest(trip, ['7A']));
+  const booking = await testBed.saga.application.createBooking(
+    testBed.customer,
+    bookingRequest(testBed.trip, ['7A']),
+  );
   const deadConnection = Connection.lazy({ address: '127.0.0.1:1', interceptors: [], connectTimeout: 500 });
   const offline = createBookingApplication({
-    config: saga.config,
-    database: saga.database,
+    config: testBed.saga.config,
+    database: testBed.saga.database,
     temporal: new Client({
       connection: deadConnection,
-      dataConverter: createBookingDataConverter(saga.config),
+      dataConverter: createBookingDataConverter(testBed.saga.config),
     }),
-    cipher: saga.cipher,
-    taskQueues: saga.taskQueueNames,
+    cipher: testBed.saga.cipher,
+    taskQueues: testBed.saga.taskQueueNames,
   });
 
-  const createFailure = await domainErrorOf(offline.createBooking(customer, bookingRequest(trip, ['7B'])));
+  const createFailure = await domainErrorOf(
+    offline.createBooking(testBed.customer, bookingRequest(testBed.trip, ['7B'])),
+  );
   const confirmCode = await errorCodeOf(
-    offline.confirmPayment(customer, booking.id, { paymentToken: 'tok_visa' }),
+    offline.confirmPayment(testBed.customer, booking.id, { paymentToken: 'tok_visa' }),
   );
 
   expect(createFailure?.code).toBe('UNAVAILABLE');
   expect(confirmCode).toBe('UNAVAILABLE');
-  expect((await offline.getBooking(customer, booking.id)).status).toBe('PENDING_PAYMENT');
+  expect((await offline.getBooking(testBed.customer, booking.id)).status).toBe('PENDING_PAYMENT');
   await deadConnection.close();
 });

@@ -1,14 +1,11 @@
 // UpdateBooking and the Workflow Update machinery: taken seats, price differences, versions, validators, serialization.
 import { WorkflowUpdateFailedError } from '@temporalio/client';
-import type { Actor } from '../../../src/application/interface';
 import { findDomainError } from '../../../src/domain/errors';
 import { confirmPaymentUpdate, updateBookingUpdate } from '../../../src/workflows/shared';
-import { startSagaEnvironment, type SagaEnvironment } from '../../support/saga-environment';
+import { useSagaTestBed } from '../../support/saga-environment';
 import {
   activeSeatsOf,
   bookingRequest,
-  createSagaCustomer,
-  createSagaTrip,
   doublyHeldSeats,
   domainErrorOf,
   errorCodeOf,
@@ -16,24 +13,11 @@ import {
   premiumPriceMinor,
   seatHolders,
   standardPriceMinor,
-  type SagaTrip,
 } from '../../support/saga-fixtures';
 
 jest.setTimeout(60_000);
 
-let saga: SagaEnvironment;
-let trip: SagaTrip;
-let customer: Actor;
-
-beforeAll(async () => {
-  saga = await startSagaEnvironment();
-  trip = await createSagaTrip(saga.database, { seatCount: 40, premiumRows: 2 });
-  customer = await createSagaCustomer(saga.database, saga.cipher);
-});
-
-afterAll(async () => {
-  await saga?.stop();
-});
+const testBed = useSagaTestBed({ seatCount: 40, premiumRows: 2 });
 
 const companion = (seatNumber: string) => ({
   firstName: 'Rui',
@@ -44,56 +28,70 @@ const companion = (seatNumber: string) => ({
 });
 
 async function updateAcceptedEvents(bookingId: string): Promise<number> {
-  const history = await saga.client.workflow.getHandle(`booking-${bookingId}`).fetchHistory();
+  const history = await testBed.saga.client.workflow.getHandle(`booking-${bookingId}`).fetchHistory();
   return (history.events ?? []).filter((event) => event.workflowExecutionUpdateAcceptedEventAttributes)
     .length;
 }
 
 test('changing to a taken seat answers SEAT_UNAVAILABLE and keeps the old seat held', async () => {
-  const other = await saga.application.createBooking(customer, bookingRequest(trip, ['3A']));
-  const mine = await saga.application.createBooking(customer, bookingRequest(trip, ['3B']));
+  const other = await testBed.saga.application.createBooking(
+    testBed.customer,
+    bookingRequest(testBed.trip, ['3A']),
+  );
+  const mine = await testBed.saga.application.createBooking(
+    testBed.customer,
+    bookingRequest(testBed.trip, ['3B']),
+  );
 
   const code = await errorCodeOf(
-    saga.application.updateBooking(customer, mine.id, {
+    testBed.saga.application.updateBooking(testBed.customer, mine.id, {
       seatChanges: [{ passengerId: mine.passengers[0].id, seatNumber: '3A' }],
     }),
   );
 
   expect(code).toBe('SEAT_UNAVAILABLE');
-  expect(await activeSeatsOf(saga.database, mine.id)).toEqual(['3B:HELD']);
-  expect(await activeSeatsOf(saga.database, other.id)).toEqual(['3A:HELD']);
-  expect(await saga.application.getBooking(customer, mine.id)).toEqual(mine);
+  expect(await activeSeatsOf(testBed.saga.database, mine.id)).toEqual(['3B:HELD']);
+  expect(await activeSeatsOf(testBed.saga.database, other.id)).toEqual(['3A:HELD']);
+  expect(await testBed.saga.application.getBooking(testBed.customer, mine.id)).toEqual(mine);
 });
 
 test('adding a passenger to a confirmed booking charges the difference exactly once', async () => {
-  const pending = await saga.application.createBooking(customer, bookingRequest(trip, ['4A']));
-  await saga.application.confirmPayment(customer, pending.id, { paymentToken: 'tok_timeoutOnce' });
+  const pending = await testBed.saga.application.createBooking(
+    testBed.customer,
+    bookingRequest(testBed.trip, ['4A']),
+  );
+  await testBed.saga.application.confirmPayment(testBed.customer, pending.id, {
+    paymentToken: 'tok_timeoutOnce',
+  });
 
-  const grown = await saga.application.updateBooking(customer, pending.id, {
+  const grown = await testBed.saga.application.updateBooking(testBed.customer, pending.id, {
     addPassengers: [companion('4B')],
   });
 
   expect(grown).toMatchObject({ status: 'CONFIRMED', amountPaid: { amountMinor: 2 * standardPriceMinor } });
-  expect(await paymentLedger(saga.database, pending.id)).toMatchObject({
+  expect(await paymentLedger(testBed.saga.database, pending.id)).toMatchObject({
     charges: [standardPriceMinor, standardPriceMinor],
     refunds: [],
   });
-  expect(await activeSeatsOf(saga.database, pending.id)).toEqual(['4A:BOOKED', '4B:BOOKED']);
+  expect(await activeSeatsOf(testBed.saga.database, pending.id)).toEqual(['4A:BOOKED', '4B:BOOKED']);
 });
 
 test('a confirmed seat change to another fare class charges up, then refunds down, the difference', async () => {
-  const pending = await saga.application.createBooking(customer, bookingRequest(trip, ['5A']));
-  await saga.application.confirmPayment(customer, pending.id, { paymentToken: 'tok_visa' });
+  const pending = await testBed.saga.application.createBooking(
+    testBed.customer,
+    bookingRequest(testBed.trip, ['5A']),
+  );
+  await testBed.saga.application.confirmPayment(testBed.customer, pending.id, { paymentToken: 'tok_visa' });
   const passengerId = pending.passengers[0].id;
   const difference = premiumPriceMinor - standardPriceMinor;
 
-  const upgraded = await saga.application.updateBooking(customer, pending.id, {
+  const upgraded = await testBed.saga.application.updateBooking(testBed.customer, pending.id, {
     seatChanges: [{ passengerId, seatNumber: '1A', fareClass: 'PREMIUM' }],
   });
   expect(upgraded).toMatchObject({ price: { total: { amountMinor: premiumPriceMinor } } });
-  expect(await activeSeatsOf(saga.database, pending.id)).toEqual(['1A:BOOKED']);
+  expect(await activeSeatsOf(testBed.saga.database, pending.id)).toEqual(['1A:BOOKED']);
 
-  const downgraded = await saga.application.updateBooking(customer, pending.id, {
+  const downgraded = await testBed.saga.application.updateBooking(testBed.customer, pending.id, {
     seatChanges: [{ passengerId, seatNumber: '5C', fareClass: 'STANDARD' }],
   });
 
@@ -103,25 +101,30 @@ test('a confirmed seat change to another fare class charges up, then refunds dow
     amountRefunded: { amountMinor: difference },
     payment: { status: 'PARTIALLY_REFUNDED' },
   });
-  expect(await paymentLedger(saga.database, pending.id)).toMatchObject({
+  expect(await paymentLedger(testBed.saga.database, pending.id)).toMatchObject({
     charges: [standardPriceMinor, difference],
     refunds: [difference],
   });
-  expect(await activeSeatsOf(saga.database, pending.id)).toEqual(['5C:BOOKED']);
+  expect(await activeSeatsOf(testBed.saga.database, pending.id)).toEqual(['5C:BOOKED']);
 });
 
 test('a seat outside the layout, or of another fare class, is refused before anything is held', async () => {
-  const pending = await saga.application.createBooking(customer, bookingRequest(trip, ['6A']));
+  const pending = await testBed.saga.application.createBooking(
+    testBed.customer,
+    bookingRequest(testBed.trip, ['6A']),
+  );
   const passengerId = pending.passengers[0].id;
   const acceptedBefore = await updateAcceptedEvents(pending.id);
 
   const wrongClass = await domainErrorOf(
-    saga.application.updateBooking(customer, pending.id, {
+    testBed.saga.application.updateBooking(testBed.customer, pending.id, {
       seatChanges: [{ passengerId, seatNumber: '2A', fareClass: 'STANDARD' }],
     }),
   );
   const missingSeat = await domainErrorOf(
-    saga.application.updateBooking(customer, pending.id, { addPassengers: [companion('20A')] }),
+    testBed.saga.application.updateBooking(testBed.customer, pending.id, {
+      addPassengers: [companion('20A')],
+    }),
   );
 
   expect(wrongClass?.fieldViolations).toEqual([
@@ -131,18 +134,21 @@ test('a seat outside the layout, or of another fare class, is refused before any
     { field: 'add_passengers[0].seat_number', message: 'seat 20A does not exist on this bus' },
   ]);
   expect(await updateAcceptedEvents(pending.id)).toBe(acceptedBefore);
-  expect(await activeSeatsOf(saga.database, pending.id)).toEqual(['6A:HELD']);
+  expect(await activeSeatsOf(testBed.saga.database, pending.id)).toEqual(['6A:HELD']);
 });
 
 test('a stale expected version answers VERSION_MISMATCH and changes nothing', async () => {
-  const pending = await saga.application.createBooking(customer, bookingRequest(trip, ['6C']));
-  await saga.application.updateBooking(customer, pending.id, {
+  const pending = await testBed.saga.application.createBooking(
+    testBed.customer,
+    bookingRequest(testBed.trip, ['6C']),
+  );
+  await testBed.saga.application.updateBooking(testBed.customer, pending.id, {
     passengerUpdates: [{ passengerId: pending.passengers[0].id, firstName: 'Maria' }],
   });
 
   const stale = await domainErrorOf(
-    saga.application.updateBooking(
-      customer,
+    testBed.saga.application.updateBooking(
+      testBed.customer,
       pending.id,
       { passengerUpdates: [{ passengerId: pending.passengers[0].id, firstName: 'Joana' }] },
       { expectedVersion: 1 },
@@ -151,13 +157,18 @@ test('a stale expected version answers VERSION_MISMATCH and changes nothing', as
 
   expect(stale?.code).toBe('VERSION_MISMATCH');
   expect(stale?.details).toEqual({ expectedVersion: 1, currentVersion: 2 });
-  expect((await saga.application.getBooking(customer, pending.id)).passengers[0].firstName).toBe('Maria');
+  expect(
+    (await testBed.saga.application.getBooking(testBed.customer, pending.id)).passengers[0].firstName,
+  ).toBe('Maria');
 });
 
 test('a validator rejects what the state forbids, so nothing lands in history', async () => {
-  const pending = await saga.application.createBooking(customer, bookingRequest(trip, ['7A']));
-  await saga.application.confirmPayment(customer, pending.id, { paymentToken: 'tok_visa' });
-  const handle = saga.client.workflow.getHandle(`booking-${pending.id}`);
+  const pending = await testBed.saga.application.createBooking(
+    testBed.customer,
+    bookingRequest(testBed.trip, ['7A']),
+  );
+  await testBed.saga.application.confirmPayment(testBed.customer, pending.id, { paymentToken: 'tok_visa' });
+  const handle = testBed.saga.client.workflow.getHandle(`booking-${pending.id}`);
   const acceptedBefore = await updateAcceptedEvents(pending.id);
 
   const rejection = await handle
@@ -167,13 +178,18 @@ test('a validator rejects what the state forbids, so nothing lands in history', 
   expect(rejection).toBeInstanceOf(WorkflowUpdateFailedError);
   expect(findDomainError(rejection)?.code).toBe('BOOKING_STATE_CONFLICT');
   expect(await updateAcceptedEvents(pending.id)).toBe(acceptedBefore);
-  expect(await paymentLedger(saga.database, pending.id)).toMatchObject({ charges: [standardPriceMinor] });
+  expect(await paymentLedger(testBed.saga.database, pending.id)).toMatchObject({
+    charges: [standardPriceMinor],
+  });
 });
 
 test('concurrent updates run one at a time: every change applies, each on its own version', async () => {
-  const pending = await saga.application.createBooking(customer, bookingRequest(trip, ['8A']));
-  await saga.application.confirmPayment(customer, pending.id, { paymentToken: 'tok_visa' });
-  const handle = saga.client.workflow.getHandle(`booking-${pending.id}`);
+  const pending = await testBed.saga.application.createBooking(
+    testBed.customer,
+    bookingRequest(testBed.trip, ['8A']),
+  );
+  await testBed.saga.application.confirmPayment(testBed.customer, pending.id, { paymentToken: 'tok_visa' });
+  const handle = testBed.saga.client.workflow.getHandle(`booking-${pending.id}`);
 
   const results = await Promise.all(
     ['8B', '8C', '8D'].map((seatNumber) =>
@@ -184,32 +200,35 @@ test('concurrent updates run one at a time: every change applies, each on its ow
   );
 
   expect(results.map((result) => result.version).sort()).toEqual([3, 4, 5]);
-  const final = await saga.application.getBooking(customer, pending.id);
+  const final = await testBed.saga.application.getBooking(testBed.customer, pending.id);
   expect(final).toMatchObject({ version: 5, amountPaid: { amountMinor: 4 * standardPriceMinor } });
-  expect(await activeSeatsOf(saga.database, pending.id)).toEqual([
+  expect(await activeSeatsOf(testBed.saga.database, pending.id)).toEqual([
     '8A:BOOKED',
     '8B:BOOKED',
     '8C:BOOKED',
     '8D:BOOKED',
   ]);
-  expect((await paymentLedger(saga.database, pending.id)).charges).toHaveLength(4);
+  expect((await paymentLedger(testBed.saga.database, pending.id)).charges).toHaveLength(4);
 });
 
 test('payment racing a cancellation: whichever runs first wins, and the ledger matches the outcome', async () => {
-  const pending = await saga.application.createBooking(customer, bookingRequest(trip, ['9A']));
+  const pending = await testBed.saga.application.createBooking(
+    testBed.customer,
+    bookingRequest(testBed.trip, ['9A']),
+  );
 
   const [payment, cancellation] = await Promise.allSettled([
-    saga.application.confirmPayment(customer, pending.id, { paymentToken: 'tok_visa' }),
-    saga.application.cancelBooking(customer, pending.id, { reason: 'Changed my mind' }),
+    testBed.saga.application.confirmPayment(testBed.customer, pending.id, { paymentToken: 'tok_visa' }),
+    testBed.saga.application.cancelBooking(testBed.customer, pending.id, { reason: 'Changed my mind' }),
   ]);
 
-  const final = await saga.application.getBooking(customer, pending.id);
+  const final = await testBed.saga.application.getBooking(testBed.customer, pending.id);
   expect(final.status).toBe('CANCELLED');
   expect(cancellation.status).toBe('fulfilled');
-  const ledger = await paymentLedger(saga.database, pending.id);
+  const ledger = await paymentLedger(testBed.saga.database, pending.id);
   expect(ledger.capturedMinor - ledger.refundedMinor).toBe(0);
   expect(ledger.charges).toHaveLength(payment.status === 'fulfilled' ? 1 : 0);
-  expect(await activeSeatsOf(saga.database, pending.id)).toEqual([]);
-  expect(await doublyHeldSeats(saga.database, trip.tripId)).toEqual([]);
-  expect((await seatHolders(saga.database, trip.tripId))['9A']).toBeUndefined();
+  expect(await activeSeatsOf(testBed.saga.database, pending.id)).toEqual([]);
+  expect(await doublyHeldSeats(testBed.saga.database, testBed.trip.tripId)).toEqual([]);
+  expect((await seatHolders(testBed.saga.database, testBed.trip.tripId))['9A']).toBeUndefined();
 });

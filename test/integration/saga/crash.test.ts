@@ -1,45 +1,37 @@
 // A worker process killed between the charge and the confirmation: a fresh worker finishes the booking, charged once.
-import type { Actor } from '../../../src/application/interface';
 import { startCrashWorker, type CrashWorker } from '../../support/crash-worker-process';
-import { startSagaEnvironment, type SagaEnvironment } from '../../support/saga-environment';
+import { useSagaTestBed } from '../../support/saga-environment';
 import {
   activeSeatsOf,
   bookingRequest,
-  createSagaCustomer,
-  createSagaTrip,
   eventually,
   paymentLedger,
   standardPriceMinor,
-  type SagaTrip,
 } from '../../support/saga-fixtures';
 
 /** The child worker needs a few seconds to start on two shared cores; the retry itself takes seconds too. */
 jest.setTimeout(180_000);
 
-let saga: SagaEnvironment;
-let trip: SagaTrip;
-let customer: Actor;
 let crashingWorker: CrashWorker | undefined;
 
-beforeAll(async () => {
-  saga = await startSagaEnvironment({
+// Registered before the test bed's hooks, so the crashing worker stops before the environment does.
+afterAll(async () => {
+  await crashingWorker?.stop();
+});
+
+const testBed = useSagaTestBed(
+  { seatCount: 4 },
+  {
     startWorkers: false,
     // The killed attempt of ProcessPayment is retried once its start-to-close timeout runs out: keep it short.
     timings: { activityStartToCloseMs: 3000, activityRetryInitialIntervalMs: 200 },
-  });
-  trip = await createSagaTrip(saga.database, { seatCount: 4 });
-  customer = await createSagaCustomer(saga.database, saga.cipher);
-});
-
-afterAll(async () => {
-  await crashingWorker?.stop();
-  await saga?.stop();
-});
+  },
+);
 
 async function paymentRowsOf(
   bookingId: string,
 ): Promise<{ status: string; gateway_transaction_id: string }[]> {
-  return saga
+  return testBed.saga
     .database('payments')
     .where({ booking_id: bookingId })
     .select('status', 'gateway_transaction_id');
@@ -48,17 +40,20 @@ async function paymentRowsOf(
 test('the worker dies after the charge and before the confirmation; a fresh worker confirms with the one charge', async () => {
   const startedAt = Date.now();
   crashingWorker = await startCrashWorker({
-    taskQueueNames: saga.taskQueueNames,
-    workflowBundle: saga.workflowBundle,
-    outboxDirectory: saga.outboxDirectory,
+    taskQueueNames: testBed.saga.taskQueueNames,
+    workflowBundle: testBed.saga.workflowBundle,
+    outboxDirectory: testBed.saga.outboxDirectory,
     killAfterCharge: true,
   });
-  const pending = await saga.application.createBooking(customer, bookingRequest(trip, ['1A']));
+  const pending = await testBed.saga.application.createBooking(
+    testBed.customer,
+    bookingRequest(testBed.trip, ['1A']),
+  );
   expect(pending.status).toBe('PENDING_PAYMENT');
 
   // The customer's request stays open across the crash: the update is accepted, its handler is mid-payment.
-  const confirmation = saga.application
-    .confirmPayment(customer, pending.id, { paymentToken: 'tok_visa' })
+  const confirmation = testBed.saga.application
+    .confirmPayment(testBed.customer, pending.id, { paymentToken: 'tok_visa' })
     .then(
       (booking) => ({ booking }),
       (error: unknown) => ({ error }),
@@ -68,17 +63,19 @@ test('the worker dies after the charge and before the confirmation; a fresh work
   const crashedAt = Date.now();
   expect(exit).toEqual({ code: null, signal: 'SIGKILL' });
   // The money moved at the gateway, but the activity never returned: the service recorded nothing yet.
-  expect(await paymentLedger(saga.database, pending.id)).toMatchObject({
+  expect(await paymentLedger(testBed.saga.database, pending.id)).toMatchObject({
     charges: [standardPriceMinor],
     declinedCharges: 0,
   });
   expect(await paymentRowsOf(pending.id)).toEqual([]);
-  expect((await saga.application.getBooking(customer, pending.id)).status).toBe('PENDING_PAYMENT');
-  expect(await activeSeatsOf(saga.database, pending.id)).toEqual(['1A:HELD']);
+  expect((await testBed.saga.application.getBooking(testBed.customer, pending.id)).status).toBe(
+    'PENDING_PAYMENT',
+  );
+  expect(await activeSeatsOf(testBed.saga.database, pending.id)).toEqual(['1A:HELD']);
 
-  await saga.startWorkers();
+  await testBed.saga.startWorkers();
   const confirmed = await eventually(
-    () => saga.application.getBooking(customer, pending.id),
+    () => testBed.saga.application.getBooking(testBed.customer, pending.id),
     (booking) => booking.status === 'CONFIRMED',
     { timeoutMs: 90_000, intervalMs: 250 },
   );
@@ -94,20 +91,21 @@ test('the worker dies after the charge and before the confirmation; a fresh work
   });
   expect(await confirmation).toEqual({ booking: expect.objectContaining({ status: 'CONFIRMED' }) });
   // The retried ProcessPayment reused the idempotency key: the gateway answered with the original charge.
-  const ledger = await paymentLedger(saga.database, pending.id);
+  const ledger = await paymentLedger(testBed.saga.database, pending.id);
   expect(ledger).toMatchObject({ charges: [standardPriceMinor], declinedCharges: 0, refunds: [] });
   const paymentRows = await paymentRowsOf(pending.id);
   expect(paymentRows).toHaveLength(1);
   expect(paymentRows[0].status).toBe('APPROVED');
-  const [charge] = await saga
+  const [charge] = await testBed.saga
     .database('payment_simulator.charges')
     .where('idempotency_key', 'like', `${pending.id}:%`)
     .select('transaction_id');
   expect(paymentRows[0].gateway_transaction_id).toBe(charge.transaction_id);
-  expect(await activeSeatsOf(saga.database, pending.id)).toEqual(['1A:BOOKED']);
+  expect(await activeSeatsOf(testBed.saga.database, pending.id)).toEqual(['1A:BOOKED']);
 
   // Temporal saw two attempts of the one ProcessPayment activity: the lost one, and the retry that answered.
-  const events = (await saga.client.workflow.getHandle(`booking-${pending.id}`).fetchHistory()).events ?? [];
+  const events =
+    (await testBed.saga.client.workflow.getHandle(`booking-${pending.id}`).fetchHistory()).events ?? [];
   const paymentSchedules = events.filter(
     (event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'ProcessPayment',
   );

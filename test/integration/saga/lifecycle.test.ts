@@ -1,11 +1,10 @@
 // One test per row of DESIGN §2's lifecycle table: booking state, seat inventory and payment ledger after each step.
 import { findDomainError } from '../../../src/domain/errors';
-import type { Actor, BookingView } from '../../../src/application/interface';
-import { startSagaEnvironment, type SagaEnvironment } from '../../support/saga-environment';
+import type { BookingView } from '../../../src/application/interface';
+import { useSagaTestBed } from '../../support/saga-environment';
 import {
   activeSeatsOf,
   bookingRequest,
-  createSagaCustomer,
   createSagaTrip,
   errorCodeOf,
   eventually,
@@ -13,27 +12,17 @@ import {
   paymentLedger,
   seatHolders,
   standardPriceMinor,
-  type SagaTrip,
 } from '../../support/saga-fixtures';
 
 jest.setTimeout(60_000);
 
-let saga: SagaEnvironment;
-let trip: SagaTrip;
-let customer: Actor;
-
-beforeAll(async () => {
-  saga = await startSagaEnvironment();
-  trip = await createSagaTrip(saga.database, { seatCount: 40 });
-  customer = await createSagaCustomer(saga.database, saga.cipher);
-});
-
-afterAll(async () => {
-  await saga?.stop();
-});
+const testBed = useSagaTestBed({ seatCount: 40 });
 
 async function holdSeats(seats: string[], options: { contactPhone?: string } = {}): Promise<BookingView> {
-  return saga.application.createBooking(customer, bookingRequest(trip, seats, options));
+  return testBed.saga.application.createBooking(
+    testBed.customer,
+    bookingRequest(testBed.trip, seats, options),
+  );
 }
 
 test('CreateBooking with free seats holds them: PENDING_PAYMENT, nothing charged', async () => {
@@ -41,8 +30,8 @@ test('CreateBooking with free seats holds them: PENDING_PAYMENT, nothing charged
 
   expect(booking).toMatchObject({
     status: 'PENDING_PAYMENT',
-    customerId: customer.userId,
-    tripId: trip.tripId,
+    customerId: testBed.customer.userId,
+    tripId: testBed.trip.tripId,
     version: 1,
     price: { total: { amountMinor: 2 * standardPriceMinor, currency: 'EUR' } },
     amountPaid: { amountMinor: 0 },
@@ -50,27 +39,30 @@ test('CreateBooking with free seats holds them: PENDING_PAYMENT, nothing charged
   });
   expect(booking.passengers.map((passenger) => passenger.seatNumber)).toEqual(['1A', '1B']);
   expect(Date.parse(booking.holdExpiresAt)).toBeGreaterThan(Date.now());
-  expect(await activeSeatsOf(saga.database, booking.id)).toEqual(['1A:HELD', '1B:HELD']);
-  expect(await paymentLedger(saga.database, booking.id)).toMatchObject({ charges: [], refunds: [] });
-  expect(await saga.application.getBooking(customer, booking.id)).toEqual(booking);
+  expect(await activeSeatsOf(testBed.saga.database, booking.id)).toEqual(['1A:HELD', '1B:HELD']);
+  expect(await paymentLedger(testBed.saga.database, booking.id)).toMatchObject({ charges: [], refunds: [] });
+  expect(await testBed.saga.application.getBooking(testBed.customer, booking.id)).toEqual(booking);
 });
 
 test('CreateBooking with a taken seat answers SEAT_UNAVAILABLE and holds nothing', async () => {
   const first = await holdSeats(['2A']);
-  const bookingsBefore = await saga
+  const bookingsBefore = await testBed.saga
     .database('bookings')
-    .where({ trip_id: trip.tripId })
+    .where({ trip_id: testBed.trip.tripId })
     .count({ count: '*' });
 
-  const failure = await saga.application
-    .createBooking(customer, bookingRequest(trip, ['2B', '2A']))
+  const failure = await testBed.saga.application
+    .createBooking(testBed.customer, bookingRequest(testBed.trip, ['2B', '2A']))
     .catch((error: unknown) => error);
 
   expect(findDomainError(failure)?.code).toBe('SEAT_UNAVAILABLE');
   expect(findDomainError(failure)?.message).toContain('2A');
-  const bookingsAfter = await saga.database('bookings').where({ trip_id: trip.tripId }).count({ count: '*' });
+  const bookingsAfter = await testBed.saga
+    .database('bookings')
+    .where({ trip_id: testBed.trip.tripId })
+    .count({ count: '*' });
   expect(bookingsAfter).toEqual(bookingsBefore);
-  const holders = await seatHolders(saga.database, trip.tripId);
+  const holders = await seatHolders(testBed.saga.database, testBed.trip.tripId);
   expect(holders['2A']).toBe(first.id);
   expect(holders['2B']).toBeUndefined();
 });
@@ -78,7 +70,9 @@ test('CreateBooking with a taken seat answers SEAT_UNAVAILABLE and holds nothing
 test('ConfirmPayment approved: CONFIRMED, seats booked, one charge, email and SMS sent', async () => {
   const pending = await holdSeats(['3A', '3B'], { contactPhone: '+351912345678' });
 
-  const confirmed = await saga.application.confirmPayment(customer, pending.id, { paymentToken: 'tok_visa' });
+  const confirmed = await testBed.saga.application.confirmPayment(testBed.customer, pending.id, {
+    paymentToken: 'tok_visa',
+  });
 
   expect(confirmed).toMatchObject({
     status: 'CONFIRMED',
@@ -86,77 +80,90 @@ test('ConfirmPayment approved: CONFIRMED, seats booked, one charge, email and SM
     amountPaid: { amountMinor: 2 * standardPriceMinor },
     payment: { status: 'CAPTURED', method: 'visa •••• 4242' },
   });
-  expect(await activeSeatsOf(saga.database, pending.id)).toEqual(['3A:BOOKED', '3B:BOOKED']);
-  expect(await paymentLedger(saga.database, pending.id)).toMatchObject({
+  expect(await activeSeatsOf(testBed.saga.database, pending.id)).toEqual(['3A:BOOKED', '3B:BOOKED']);
+  expect(await paymentLedger(testBed.saga.database, pending.id)).toMatchObject({
     charges: [2 * standardPriceMinor],
     refunds: [],
   });
-  expect(await notificationsOf(saga.database, pending.id)).toEqual(
+  expect(await notificationsOf(testBed.saga.database, pending.id)).toEqual(
     expect.arrayContaining(['EMAIL:booking-confirmed', 'SMS:booking-confirmed']),
   );
-  expect(await saga.application.getBooking(customer, pending.id)).toEqual(confirmed);
+  expect(await testBed.saga.application.getBooking(testBed.customer, pending.id)).toEqual(confirmed);
 });
 
 test('ConfirmPayment declined: still PENDING_PAYMENT with the attempt recorded, and a good card then confirms', async () => {
   const pending = await holdSeats(['4A']);
 
-  const failure = await saga.application
-    .confirmPayment(customer, pending.id, { paymentToken: 'tok_chargeDeclined' })
+  const failure = await testBed.saga.application
+    .confirmPayment(testBed.customer, pending.id, { paymentToken: 'tok_chargeDeclined' })
     .catch((error: unknown) => error);
 
   expect(findDomainError(failure)?.code).toBe('PAYMENT_DECLINED');
-  const declined = await saga.application.getBooking(customer, pending.id);
+  const declined = await testBed.saga.application.getBooking(testBed.customer, pending.id);
   expect(declined).toMatchObject({
     status: 'PENDING_PAYMENT',
     version: 2,
     payment: { status: 'DECLINED', declineReason: 'card_declined' },
     amountPaid: { amountMinor: 0 },
   });
-  expect(await activeSeatsOf(saga.database, pending.id)).toEqual(['4A:HELD']);
-  expect(await paymentLedger(saga.database, pending.id)).toMatchObject({ charges: [], declinedCharges: 1 });
+  expect(await activeSeatsOf(testBed.saga.database, pending.id)).toEqual(['4A:HELD']);
+  expect(await paymentLedger(testBed.saga.database, pending.id)).toMatchObject({
+    charges: [],
+    declinedCharges: 1,
+  });
 
-  const confirmed = await saga.application.confirmPayment(customer, pending.id, { paymentToken: 'tok_visa' });
+  const confirmed = await testBed.saga.application.confirmPayment(testBed.customer, pending.id, {
+    paymentToken: 'tok_visa',
+  });
   expect(confirmed).toMatchObject({ status: 'CONFIRMED', version: 3, payment: { status: 'CAPTURED' } });
-  expect(await paymentLedger(saga.database, pending.id)).toMatchObject({ charges: [standardPriceMinor] });
+  expect(await paymentLedger(testBed.saga.database, pending.id)).toMatchObject({
+    charges: [standardPriceMinor],
+  });
 });
 
 test('The hold timer fires: EXPIRED, seats free again, nothing charged', async () => {
-  const shortHold = saga.applicationWith({ BOOKING_HOLD_SECONDS: '2' });
-  const pending = await shortHold.createBooking(customer, bookingRequest(trip, ['5A']));
-  expect(await activeSeatsOf(saga.database, pending.id)).toEqual(['5A:HELD']);
+  const shortHold = testBed.saga.applicationWith({ BOOKING_HOLD_SECONDS: '2' });
+  const pending = await shortHold.createBooking(testBed.customer, bookingRequest(testBed.trip, ['5A']));
+  expect(await activeSeatsOf(testBed.saga.database, pending.id)).toEqual(['5A:HELD']);
 
   const expired = await eventually(
-    () => saga.application.getBooking(customer, pending.id),
+    () => testBed.saga.application.getBooking(testBed.customer, pending.id),
     (booking) => booking.status === 'EXPIRED',
   );
 
   expect(expired.version).toBe(2);
-  expect(await activeSeatsOf(saga.database, pending.id)).toEqual([]);
-  expect(await paymentLedger(saga.database, pending.id)).toMatchObject({ charges: [], refunds: [] });
+  expect(await activeSeatsOf(testBed.saga.database, pending.id)).toEqual([]);
+  expect(await paymentLedger(testBed.saga.database, pending.id)).toMatchObject({ charges: [], refunds: [] });
   expect(
-    await errorCodeOf(saga.application.confirmPayment(customer, pending.id, { paymentToken: 'tok_visa' })),
+    await errorCodeOf(
+      testBed.saga.application.confirmPayment(testBed.customer, pending.id, { paymentToken: 'tok_visa' }),
+    ),
   ).toBe('HOLD_EXPIRED');
   const again = await holdSeats(['5A']);
-  expect(await activeSeatsOf(saga.database, again.id)).toEqual(['5A:HELD']);
+  expect(await activeSeatsOf(testBed.saga.database, again.id)).toEqual(['5A:HELD']);
 });
 
 test('CancelBooking while pending: CANCELLED, seats released, nothing charged or refunded', async () => {
   const pending = await holdSeats(['6A', '6B']);
 
-  const cancelled = await saga.application.cancelBooking(customer, pending.id, { reason: 'Plans changed' });
+  const cancelled = await testBed.saga.application.cancelBooking(testBed.customer, pending.id, {
+    reason: 'Plans changed',
+  });
 
   expect(cancelled).toMatchObject({ status: 'CANCELLED', version: 2, cancellationReason: 'Plans changed' });
   expect(cancelled.cancelledAt).toBeDefined();
-  expect(await activeSeatsOf(saga.database, pending.id)).toEqual([]);
-  expect(await paymentLedger(saga.database, pending.id)).toMatchObject({ charges: [], refunds: [] });
-  expect(await saga.application.getBooking(customer, pending.id)).toEqual(cancelled);
+  expect(await activeSeatsOf(testBed.saga.database, pending.id)).toEqual([]);
+  expect(await paymentLedger(testBed.saga.database, pending.id)).toMatchObject({ charges: [], refunds: [] });
+  expect(await testBed.saga.application.getBooking(testBed.customer, pending.id)).toEqual(cancelled);
 });
 
 test('CancelBooking when confirmed a week ahead: full refund per the fare rule, seats released, customer told', async () => {
   const pending = await holdSeats(['7A', '7B']);
-  await saga.application.confirmPayment(customer, pending.id, { paymentToken: 'tok_mastercard' });
+  await testBed.saga.application.confirmPayment(testBed.customer, pending.id, {
+    paymentToken: 'tok_mastercard',
+  });
 
-  const cancelled = await saga.application.cancelBooking(customer, pending.id, {});
+  const cancelled = await testBed.saga.application.cancelBooking(testBed.customer, pending.id, {});
 
   expect(cancelled).toMatchObject({
     status: 'CANCELLED',
@@ -165,20 +172,20 @@ test('CancelBooking when confirmed a week ahead: full refund per the fare rule, 
     amountRefunded: { amountMinor: 2 * standardPriceMinor },
     payment: { status: 'REFUNDED', method: 'mastercard •••• 4444' },
   });
-  expect(await activeSeatsOf(saga.database, pending.id)).toEqual([]);
-  expect(await paymentLedger(saga.database, pending.id)).toMatchObject({
+  expect(await activeSeatsOf(testBed.saga.database, pending.id)).toEqual([]);
+  expect(await paymentLedger(testBed.saga.database, pending.id)).toMatchObject({
     charges: [2 * standardPriceMinor],
     refunds: [2 * standardPriceMinor],
   });
-  expect(await notificationsOf(saga.database, pending.id)).toContain('EMAIL:booking-cancelled');
+  expect(await notificationsOf(testBed.saga.database, pending.id)).toContain('EMAIL:booking-cancelled');
 });
 
 test('UpdateBooking while pending: new seat held before the old one is freed, amount due follows the price', async () => {
   const pending = await holdSeats(['8A']);
   const [passenger] = pending.passengers;
 
-  const changed = await saga.application.updateBooking(
-    customer,
+  const changed = await testBed.saga.application.updateBooking(
+    testBed.customer,
     pending.id,
     { seatChanges: [{ passengerId: passenger.id, seatNumber: '8B' }], passengerUpdates: [] },
     { expectedVersion: 1 },
@@ -186,9 +193,9 @@ test('UpdateBooking while pending: new seat held before the old one is freed, am
 
   expect(changed).toMatchObject({ status: 'PENDING_PAYMENT', version: 2, amountPaid: { amountMinor: 0 } });
   expect(changed.passengers).toEqual([{ ...passenger, seatNumber: '8B' }]);
-  expect(await activeSeatsOf(saga.database, pending.id)).toEqual(['8B:HELD']);
+  expect(await activeSeatsOf(testBed.saga.database, pending.id)).toEqual(['8B:HELD']);
 
-  const withCompanion = await saga.application.updateBooking(customer, pending.id, {
+  const withCompanion = await testBed.saga.application.updateBooking(testBed.customer, pending.id, {
     addPassengers: [
       {
         firstName: 'Rui',
@@ -203,15 +210,17 @@ test('UpdateBooking while pending: new seat held before the old one is freed, am
     version: 3,
     price: { total: { amountMinor: 2 * standardPriceMinor } },
   });
-  expect(await activeSeatsOf(saga.database, pending.id)).toEqual(['8B:HELD', '8C:HELD']);
-  expect(await paymentLedger(saga.database, pending.id)).toMatchObject({ charges: [], refunds: [] });
+  expect(await activeSeatsOf(testBed.saga.database, pending.id)).toEqual(['8B:HELD', '8C:HELD']);
+  expect(await paymentLedger(testBed.saga.database, pending.id)).toMatchObject({ charges: [], refunds: [] });
 });
 
 test('UpdateBooking when confirmed: the price difference is charged, or refunded, exactly once', async () => {
   const pending = await holdSeats(['9A']);
-  const confirmed = await saga.application.confirmPayment(customer, pending.id, { paymentToken: 'tok_visa' });
+  const confirmed = await testBed.saga.application.confirmPayment(testBed.customer, pending.id, {
+    paymentToken: 'tok_visa',
+  });
 
-  const grown = await saga.application.updateBooking(customer, pending.id, {
+  const grown = await testBed.saga.application.updateBooking(testBed.customer, pending.id, {
     addPassengers: [
       {
         firstName: 'Rui',
@@ -229,40 +238,43 @@ test('UpdateBooking when confirmed: the price difference is charged, or refunded
     price: { total: { amountMinor: 2 * standardPriceMinor } },
     amountPaid: { amountMinor: 2 * standardPriceMinor },
   });
-  expect(await activeSeatsOf(saga.database, pending.id)).toEqual(['9A:BOOKED', '9B:BOOKED']);
-  expect(await paymentLedger(saga.database, pending.id)).toMatchObject({
+  expect(await activeSeatsOf(testBed.saga.database, pending.id)).toEqual(['9A:BOOKED', '9B:BOOKED']);
+  expect(await paymentLedger(testBed.saga.database, pending.id)).toMatchObject({
     charges: [standardPriceMinor, standardPriceMinor],
     refunds: [],
   });
 
-  const details = await saga.application.updateBooking(customer, pending.id, {
+  const details = await testBed.saga.application.updateBooking(testBed.customer, pending.id, {
     passengerUpdates: [{ passengerId: grown.passengers[1].id, lastName: 'Costa Pereira' }],
   });
   expect(details.passengers[1].lastName).toBe('Costa Pereira');
   expect(details.version).toBe(grown.version + 1);
-  expect((await paymentLedger(saga.database, pending.id)).charges).toHaveLength(2);
-  expect(await notificationsOf(saga.database, pending.id)).toContain('EMAIL:booking-changed');
+  expect((await paymentLedger(testBed.saga.database, pending.id)).charges).toHaveLength(2);
+  expect(await notificationsOf(testBed.saga.database, pending.id)).toContain('EMAIL:booking-changed');
 });
 
 test('The departure time passes: CONFIRMED becomes COMPLETED and the workflow ends', async () => {
-  const soon = await createSagaTrip(saga.database, { seatCount: 4, departureInMs: 6000 });
-  const pending = await saga.application.createBooking(customer, bookingRequest(soon, ['1A']));
-  await saga.application.confirmPayment(customer, pending.id, { paymentToken: 'tok_visa' });
+  const soon = await createSagaTrip(testBed.saga.database, { seatCount: 4, departureInMs: 6000 });
+  const pending = await testBed.saga.application.createBooking(
+    testBed.customer,
+    bookingRequest(soon, ['1A']),
+  );
+  await testBed.saga.application.confirmPayment(testBed.customer, pending.id, { paymentToken: 'tok_visa' });
 
   const completed = await eventually(
-    () => saga.application.getBooking(customer, pending.id),
+    () => testBed.saga.application.getBooking(testBed.customer, pending.id),
     (booking) => booking.status === 'COMPLETED',
   );
 
   expect(completed.amountPaid.amountMinor).toBe(standardPriceMinor);
-  expect(await activeSeatsOf(saga.database, pending.id)).toEqual(['1A:BOOKED']);
-  expect(await paymentLedger(saga.database, pending.id)).toMatchObject({
+  expect(await activeSeatsOf(testBed.saga.database, pending.id)).toEqual(['1A:BOOKED']);
+  expect(await paymentLedger(testBed.saga.database, pending.id)).toMatchObject({
     charges: [standardPriceMinor],
     refunds: [],
   });
-  const result = await saga.client.workflow.getHandle(`booking-${pending.id}`).result();
+  const result = await testBed.saga.client.workflow.getHandle(`booking-${pending.id}`).result();
   expect(result).toMatchObject({ outcome: 'BOOKING_ENDED', booking: { status: 'COMPLETED' } });
-  expect(await errorCodeOf(saga.application.cancelBooking(customer, pending.id, {}))).toBe(
+  expect(await errorCodeOf(testBed.saga.application.cancelBooking(testBed.customer, pending.id, {}))).toBe(
     'BOOKING_STATE_CONFLICT',
   );
 });

@@ -2,16 +2,10 @@
 import type { Payload } from '@temporalio/common';
 import { historyToJSON, JSONToPayload } from '@temporalio/common/lib/proto-utils';
 import { temporal } from '@temporalio/proto';
-import type { Actor } from '../../../src/application/interface';
 import { encryptedEncoding } from '../../../src/security/temporal-payload-codec';
 import { bookingWorkflowId } from '../../../src/workflows/shared';
-import { startSagaEnvironment, type SagaEnvironment } from '../../support/saga-environment';
-import {
-  createSagaCustomer,
-  createSagaTrip,
-  domainErrorOf,
-  type SagaTrip,
-} from '../../support/saga-fixtures';
+import { useSagaTestBed } from '../../support/saga-environment';
+import { domainErrorOf } from '../../support/saga-fixtures';
 
 jest.setTimeout(90_000);
 
@@ -32,27 +26,15 @@ const personalData = {
   paymentToken: 'tok_visa',
 };
 
-let saga: SagaEnvironment;
-let trip: SagaTrip;
-let customer: Actor;
-
-beforeAll(async () => {
-  saga = await startSagaEnvironment();
-  trip = await createSagaTrip(saga.database, { seatCount: 8 });
-  customer = await createSagaCustomer(saga.database, saga.cipher);
-});
-
-afterAll(async () => {
-  await saga?.stop();
-});
+const testBed = useSagaTestBed({ seatCount: 8 });
 
 /** The history as the Temporal server stores it: raw gRPC, no data converter in between. */
 async function storedHistory(workflowId: string): Promise<temporal.api.history.v1.IHistory> {
   const events: temporal.api.history.v1.IHistoryEvent[] = [];
   let nextPageToken: Uint8Array | undefined;
   do {
-    const page = await saga.client.workflowService.getWorkflowExecutionHistory({
-      namespace: saga.config.temporal.namespace,
+    const page = await testBed.saga.client.workflowService.getWorkflowExecutionHistory({
+      namespace: testBed.saga.config.temporal.namespace,
       execution: { workflowId },
       nextPageToken,
     });
@@ -83,28 +65,28 @@ function payloadsIn(value: unknown, path = ''): FoundPayload[] {
 const fromBase64 = (text: string | undefined) => Buffer.from(text ?? '', 'base64').toString('latin1');
 
 test('a booking, changed, declined, paid: its history holds ciphertext only, and the application plaintext', async () => {
-  const created = await saga.application.createBooking(customer, {
-    tripId: trip.tripId,
+  const created = await testBed.saga.application.createBooking(testBed.customer, {
+    tripId: testBed.trip.tripId,
     passengers: [
       {
         firstName: personalData.firstName,
         lastName: personalData.lastName,
         email: personalData.email,
         phone: personalData.phone,
-        seatNumber: trip.seatNumbers[0],
+        seatNumber: testBed.trip.seatNumbers[0],
         fareClass: 'STANDARD',
       },
     ],
     contactEmail: personalData.contactEmail,
     contactPhone: personalData.contactPhone,
   });
-  await saga.application.updateBooking(customer, created.id, {
+  await testBed.saga.application.updateBooking(testBed.customer, created.id, {
     addPassengers: [
       {
         firstName: personalData.companionFirstName,
         lastName: personalData.companionLastName,
         email: personalData.companionEmail,
-        seatNumber: trip.seatNumbers[1],
+        seatNumber: testBed.trip.seatNumbers[1],
         fareClass: 'STANDARD',
       },
     ],
@@ -117,15 +99,17 @@ test('a booking, changed, declined, paid: its history holds ciphertext only, and
     ],
   });
   const declined = await domainErrorOf(
-    saga.application.confirmPayment(customer, created.id, { paymentToken: personalData.declinedToken }),
+    testBed.saga.application.confirmPayment(testBed.customer, created.id, {
+      paymentToken: personalData.declinedToken,
+    }),
   );
-  const confirmed = await saga.application.confirmPayment(customer, created.id, {
+  const confirmed = await testBed.saga.application.confirmPayment(testBed.customer, created.id, {
     paymentToken: personalData.paymentToken,
   });
 
   expect(declined?.code).toBe('PAYMENT_DECLINED');
   expect(confirmed.status).toBe('CONFIRMED');
-  const read = await saga.application.getBooking(customer, created.id);
+  const read = await testBed.saga.application.getBooking(testBed.customer, created.id);
   expect(read.passengers.map((passenger) => [passenger.firstName, passenger.lastName])).toEqual(
     expect.arrayContaining([
       [personalData.firstName, personalData.updatedLastName],
@@ -160,14 +144,14 @@ test('a booking, changed, declined, paid: its history holds ciphertext only, and
 });
 
 test('the client data converter decodes what the server stored back to the passengers details', async () => {
-  const created = await saga.application.createBooking(customer, {
-    tripId: trip.tripId,
+  const created = await testBed.saga.application.createBooking(testBed.customer, {
+    tripId: testBed.trip.tripId,
     passengers: [
       {
         firstName: personalData.firstName,
         lastName: personalData.lastName,
         email: personalData.email,
-        seatNumber: trip.seatNumbers[2],
+        seatNumber: testBed.trip.seatNumbers[2],
         fareClass: 'STANDARD',
       },
     ],
@@ -177,7 +161,7 @@ test('the client data converter decodes what the server stored back to the passe
   const stored = payloadsIn(JSON.parse(historyToJSON(history)))
     .filter(({ path }) => !path.includes('searchAttributes'))
     .map(({ payload }) => JSONToPayload(payload));
-  const codec = saga.client.options.loadedDataConverter.payloadCodecs[0];
+  const codec = testBed.saga.client.options.loadedDataConverter.payloadCodecs[0];
 
   const decoded = await codec.decode(stored);
 

@@ -1,35 +1,21 @@
 // The payment step against the gateway simulator: transient failures retried into one charge, declines, refund rules.
-import type { Actor, BookingView } from '../../../src/application/interface';
-import { startSagaEnvironment, type SagaEnvironment } from '../../support/saga-environment';
+import type { BookingView } from '../../../src/application/interface';
+import { useSagaTestBed } from '../../support/saga-environment';
 import {
   activeSeatsOf,
   bookingRequest,
-  createSagaCustomer,
   createSagaTrip,
   errorCodeOf,
   paymentLedger,
   standardPriceMinor,
-  type SagaTrip,
 } from '../../support/saga-fixtures';
 
 jest.setTimeout(60_000);
 
-let saga: SagaEnvironment;
-let trip: SagaTrip;
-let customer: Actor;
-
-beforeAll(async () => {
-  saga = await startSagaEnvironment();
-  trip = await createSagaTrip(saga.database, { seatCount: 16 });
-  customer = await createSagaCustomer(saga.database, saga.cipher);
-});
-
-afterAll(async () => {
-  await saga?.stop();
-});
+const testBed = useSagaTestBed({ seatCount: 16 });
 
 async function transientFailuresOf(bookingId: string): Promise<string[]> {
-  return saga
+  return testBed.saga
     .database('payment_simulator.transient_failures')
     .where('idempotency_key', 'like', `${bookingId}:%`)
     .pluck('failure');
@@ -39,48 +25,62 @@ test.each([
   ['tok_timeoutOnce', 'TIMEOUT', '1A'],
   ['tok_unavailableOnce', 'UNAVAILABLE', '1B'],
 ])('a transient gateway failure (%s) is retried and charges exactly once', async (token, failure, seat) => {
-  const pending = await saga.application.createBooking(customer, bookingRequest(trip, [seat]));
+  const pending = await testBed.saga.application.createBooking(
+    testBed.customer,
+    bookingRequest(testBed.trip, [seat]),
+  );
 
-  const confirmed = await saga.application.confirmPayment(customer, pending.id, { paymentToken: token });
+  const confirmed = await testBed.saga.application.confirmPayment(testBed.customer, pending.id, {
+    paymentToken: token,
+  });
 
   expect(confirmed).toMatchObject({ status: 'CONFIRMED', amountPaid: { amountMinor: standardPriceMinor } });
   expect(await transientFailuresOf(pending.id)).toEqual([failure]);
-  expect(await paymentLedger(saga.database, pending.id)).toMatchObject({
+  expect(await paymentLedger(testBed.saga.database, pending.id)).toMatchObject({
     charges: [standardPriceMinor],
     declinedCharges: 0,
   });
-  expect(await activeSeatsOf(saga.database, pending.id)).toEqual([`${seat}:BOOKED`]);
+  expect(await activeSeatsOf(testBed.saga.database, pending.id)).toEqual([`${seat}:BOOKED`]);
 });
 
 test('declines keep the hold and record every attempt until a card is approved', async () => {
-  const pending = await saga.application.createBooking(customer, bookingRequest(trip, ['2A']));
+  const pending = await testBed.saga.application.createBooking(
+    testBed.customer,
+    bookingRequest(testBed.trip, ['2A']),
+  );
 
   expect(
     await errorCodeOf(
-      saga.application.confirmPayment(customer, pending.id, { paymentToken: 'tok_insufficientFunds' }),
+      testBed.saga.application.confirmPayment(testBed.customer, pending.id, {
+        paymentToken: 'tok_insufficientFunds',
+      }),
     ),
   ).toBe('PAYMENT_DECLINED');
   expect(
     await errorCodeOf(
-      saga.application.confirmPayment(customer, pending.id, { paymentToken: 'tok_unknownCard' }),
+      testBed.saga.application.confirmPayment(testBed.customer, pending.id, {
+        paymentToken: 'tok_unknownCard',
+      }),
     ),
   ).toBe('PAYMENT_DECLINED');
-  const declined = await saga.application.getBooking(customer, pending.id);
+  const declined = await testBed.saga.application.getBooking(testBed.customer, pending.id);
   expect(declined).toMatchObject({
     status: 'PENDING_PAYMENT',
     version: 3,
     payment: { status: 'DECLINED', declineReason: 'invalid_token' },
   });
-  expect(await activeSeatsOf(saga.database, pending.id)).toEqual(['2A:HELD']);
+  expect(await activeSeatsOf(testBed.saga.database, pending.id)).toEqual(['2A:HELD']);
 
-  const confirmed = await saga.application.confirmPayment(customer, pending.id, { paymentToken: 'tok_visa' });
+  const confirmed = await testBed.saga.application.confirmPayment(testBed.customer, pending.id, {
+    paymentToken: 'tok_visa',
+  });
 
   expect(confirmed).toMatchObject({ status: 'CONFIRMED', version: 4 });
-  expect(await paymentLedger(saga.database, pending.id)).toMatchObject({
+  expect(await paymentLedger(testBed.saga.database, pending.id)).toMatchObject({
     charges: [standardPriceMinor],
     declinedCharges: 2,
   });
-  const query = await saga.client.workflow
+  const query = await testBed.saga.client.workflow
     .getHandle(`booking-${pending.id}`)
     .query<{ paymentAttempts: { outcome: string }[] }>('BookingState');
   expect(query.paymentAttempts.map((attempt) => attempt.outcome)).toEqual([
@@ -91,20 +91,30 @@ test('declines keep the hold and record every attempt until a card is approved',
 });
 
 test('a payment token that is not a token is refused before any workflow runs', async () => {
-  const pending = await saga.application.createBooking(customer, bookingRequest(trip, ['2B']));
+  const pending = await testBed.saga.application.createBooking(
+    testBed.customer,
+    bookingRequest(testBed.trip, ['2B']),
+  );
   expect(
-    await errorCodeOf(saga.application.confirmPayment(customer, pending.id, { paymentToken: '4242 4242' })),
+    await errorCodeOf(
+      testBed.saga.application.confirmPayment(testBed.customer, pending.id, { paymentToken: '4242 4242' }),
+    ),
   ).toBe('VALIDATION_FAILED');
-  expect(await errorCodeOf(saga.application.confirmPayment(customer, pending.id, {}))).toBe(
+  expect(await errorCodeOf(testBed.saga.application.confirmPayment(testBed.customer, pending.id, {}))).toBe(
     'VALIDATION_FAILED',
   );
 });
 
 describe('cancelling a confirmed booking refunds per the fare rule at that time', () => {
   async function confirmedOn(departureInMs: number): Promise<BookingView> {
-    const ownTrip = await createSagaTrip(saga.database, { seatCount: 4, departureInMs });
-    const pending = await saga.application.createBooking(customer, bookingRequest(ownTrip, ['1A', '1B']));
-    return saga.application.confirmPayment(customer, pending.id, { paymentToken: 'tok_visa' });
+    const ownTrip = await createSagaTrip(testBed.saga.database, { seatCount: 4, departureInMs });
+    const pending = await testBed.saga.application.createBooking(
+      testBed.customer,
+      bookingRequest(ownTrip, ['1A', '1B']),
+    );
+    return testBed.saga.application.confirmPayment(testBed.customer, pending.id, {
+      paymentToken: 'tok_visa',
+    });
   }
 
   test.each([
@@ -114,7 +124,9 @@ describe('cancelling a confirmed booking refunds per the fare rule at that time'
     const confirmed = await confirmedOn(departureInMs);
     const paid = 2 * standardPriceMinor;
 
-    const cancelled = await saga.application.cancelBooking(customer, confirmed.id, { reason: 'Illness' });
+    const cancelled = await testBed.saga.application.cancelBooking(testBed.customer, confirmed.id, {
+      reason: 'Illness',
+    });
 
     const refund = (paid * refundPercent) / 100;
     expect(cancelled).toMatchObject({
@@ -123,10 +135,10 @@ describe('cancelling a confirmed booking refunds per the fare rule at that time'
       amountRefunded: { amountMinor: refund },
       payment: { status: refundPercent === 100 ? 'REFUNDED' : 'PARTIALLY_REFUNDED' },
     });
-    expect(await paymentLedger(saga.database, confirmed.id)).toMatchObject({
+    expect(await paymentLedger(testBed.saga.database, confirmed.id)).toMatchObject({
       charges: [paid],
       refunds: [refund],
     });
-    expect(await activeSeatsOf(saga.database, confirmed.id)).toEqual([]);
+    expect(await activeSeatsOf(testBed.saga.database, confirmed.id)).toEqual([]);
   });
 });

@@ -4,6 +4,7 @@ import {
   openApiOperations,
   type OpenApiOperation,
 } from '../../../src/contracts/openapi-document';
+import { errorCodes } from '../../../src/domain/errors';
 
 type Node = Record<string, unknown>;
 
@@ -154,24 +155,6 @@ const sensitiveFields: Record<string, string[]> = {
   TokenResponse: ['access_token', 'refresh_token'],
   PayloadList: ['payloads'],
 };
-
-const errorCodes = [
-  'VALIDATION_FAILED',
-  'UNAUTHENTICATED',
-  'PERMISSION_DENIED',
-  'NOT_FOUND',
-  'SEAT_UNAVAILABLE',
-  'BOOKING_STATE_CONFLICT',
-  'HOLD_EXPIRED',
-  'PAYMENT_DECLINED',
-  'IDEMPOTENCY_KEY_REUSED',
-  'IDEMPOTENCY_KEY_IN_USE',
-  'VERSION_MISMATCH',
-  'PAYLOAD_TOO_LARGE',
-  'RATE_LIMITED',
-  'UNAVAILABLE',
-  'INTERNAL',
-];
 
 /** Server-owned booking fields a client must never be able to set. */
 const serverOwnedFields = [
