@@ -73,7 +73,8 @@ async function post(
   headers: Record<string, string> = {},
 ): Promise<ObservedResponse> {
   return observe(
-    await fetch(`${server.baseUrl}/codec/${action}`, {
+    // Exactly as the Temporal Web UI sends it (the temporal CLI sends no query; see the `{}` test below).
+    await fetch(`${server.baseUrl}/codec/${action}?preserveStorageRefs=true`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-namespace': 'default', ...headers },
       body: JSON.stringify({ payloads }),
