@@ -14,27 +14,12 @@ export const protobufPackage = "com.example.bookings.v1";
 
 export const protobufFileName = "com/example/bookings/v1/booking.proto";
 
-/** The Booking resource and the passenger, price and payment records it carries. */
-
-/**
- * Lifecycle status of a booking. Each booking is driven by one durable
- * workflow; see the transitions on each value.
- */
 export enum BookingStatus {
-  /** BOOKING_STATUS_UNSPECIFIED - Never returned; as a ListBookings filter it means "any status". */
   BOOKING_STATUS_UNSPECIFIED = 0,
-  /** BOOKING_STATUS_PENDING_PAYMENT - Seats are held until `hold_expires_at`; waiting for ConfirmPayment. */
   BOOKING_STATUS_PENDING_PAYMENT = 1,
-  /** BOOKING_STATUS_CONFIRMED - Paid; the seats are booked. */
   BOOKING_STATUS_CONFIRMED = 2,
-  /**
-   * BOOKING_STATUS_CANCELLED - Cancelled by the customer or an agent; seats released, refund per the
-   * fare's rule.
-   */
   BOOKING_STATUS_CANCELLED = 3,
-  /** BOOKING_STATUS_EXPIRED - The hold expired before payment; seats released, nothing charged. */
   BOOKING_STATUS_EXPIRED = 4,
-  /** BOOKING_STATUS_COMPLETED - The trip departed with this confirmed booking; final. */
   BOOKING_STATUS_COMPLETED = 5,
   UNRECOGNIZED = -1,
 }
@@ -86,22 +71,12 @@ export function bookingStatusToJSON(object: BookingStatus): string {
   }
 }
 
-/** State of the money flow of a booking. */
 export enum PaymentStatus {
-  /** PAYMENT_STATUS_UNSPECIFIED - Never returned; the zero value required by proto3. */
   PAYMENT_STATUS_UNSPECIFIED = 0,
-  /** PAYMENT_STATUS_NONE - No payment has been attempted yet. */
   PAYMENT_STATUS_NONE = 1,
-  /**
-   * PAYMENT_STATUS_DECLINED - The last payment attempt was declined; the booking is still payable until
-   * its hold expires.
-   */
   PAYMENT_STATUS_DECLINED = 2,
-  /** PAYMENT_STATUS_CAPTURED - The full price has been captured. */
   PAYMENT_STATUS_CAPTURED = 3,
-  /** PAYMENT_STATUS_PARTIALLY_REFUNDED - Part of the captured amount has been refunded. */
   PAYMENT_STATUS_PARTIALLY_REFUNDED = 4,
-  /** PAYMENT_STATUS_REFUNDED - Everything captured has been refunded. */
   PAYMENT_STATUS_REFUNDED = 5,
   UNRECOGNIZED = -1,
 }
@@ -153,143 +128,54 @@ export function paymentStatusToJSON(object: PaymentStatus): string {
   }
 }
 
-/** A traveller on a booking, with the seat they occupy. */
 export interface Passenger {
-  /**
-   * Opaque identifier of the passenger within the booking; referenced by
-   * UpdateBooking seat changes and passenger updates.
-   */
   id: string;
-  /** Given name as on the travel document. */
   firstName: string;
-  /** Family name as on the travel document. */
   lastName: string;
-  /** Email address of the passenger. */
   email: string;
-  /**
-   * Phone number in E.164 format (for example `+351912345678`); empty when
-   * not given.
-   */
   phone: string;
-  /** Seat the passenger occupies (for example `12C`). */
   seatNumber: string;
-  /** Code of the fare class paid for the seat (for example `STANDARD`). */
   fareClass: string;
 }
 
-/** The price of one passenger's seat. */
 export interface PriceLine {
-  /** Passenger the line is for. */
   passengerId: string;
-  /** Seat priced by this line. */
   seatNumber: string;
-  /** Fare class the seat is sold in. */
   fareClass: string;
-  /** Price of the seat. */
   amount?: Money | undefined;
 }
 
-/** How the booking's price is made up. */
 export interface PriceBreakdown {
-  /** One line per passenger seat. */
   lines: PriceLine[];
-  /** Sum of all lines; the amount due for the booking. */
   total?: Money | undefined;
 }
 
-/**
- * Payment state of a booking as the customer may see it. Never carries a card
- * number or a payment token.
- */
 export interface PaymentSummary {
-  /** Where the money flow stands. */
   status: PaymentStatus;
-  /**
-   * Masked payment method as reported by the gateway (for example
-   * `visa •••• 4242`); empty before the first attempt.
-   */
   method: string;
-  /** When the last payment attempt was made; unset before the first attempt. */
-  lastAttemptAt?:
-    | Date
-    | undefined;
-  /**
-   * Gateway's reason for the last decline (for example `insufficient_funds`);
-   * empty unless the status is PAYMENT_STATUS_DECLINED.
-   */
+  lastAttemptAt?: Date | undefined;
   declineReason: string;
 }
 
-/** A customer's reservation of one or more seats on one trip. */
 export interface Booking {
-  /** Opaque unique identifier of the booking. */
   id: string;
-  /** Identifier of the user who owns the booking. */
   customerId: string;
-  /** Identifier of the booked trip. */
   tripId: string;
-  /** Identifier of the route the trip runs. */
   routeId: string;
-  /** Lifecycle status. */
   status: BookingStatus;
-  /** Travellers on the booking, each with a seat; 1 to 9. */
   passengers: Passenger[];
-  /** Email address that receives the confirmation and notices. */
   contactEmail: string;
-  /**
-   * Phone number in E.164 format that receives SMS notices; empty when not
-   * given.
-   */
   contactPhone: string;
-  /** Current price of the booking, one line per seat. */
-  price?:
-    | PriceBreakdown
-    | undefined;
-  /** Total money captured so far. */
-  amountPaid?:
-    | Money
-    | undefined;
-  /** Total money refunded so far. */
-  amountRefunded?:
-    | Money
-    | undefined;
-  /**
-   * When the seat hold lapses if the booking is not paid; set only while the
-   * status is BOOKING_STATUS_PENDING_PAYMENT.
-   */
-  holdExpiresAt?:
-    | Date
-    | undefined;
-  /** Payment state, without any card data. */
-  payment?:
-    | PaymentSummary
-    | undefined;
-  /** Departure time of the booked trip, copied for convenience. */
-  departureTime?:
-    | Date
-    | undefined;
-  /** When the booking was created. */
-  createdAt?:
-    | Date
-    | undefined;
-  /** When the booking last changed. */
-  updatedAt?:
-    | Date
-    | undefined;
-  /**
-   * When the booking was cancelled; unset unless the status is
-   * BOOKING_STATUS_CANCELLED.
-   */
-  cancelledAt?:
-    | Date
-    | undefined;
-  /** Reason given when cancelling; empty when none was given. */
+  price?: PriceBreakdown | undefined;
+  amountPaid?: Money | undefined;
+  amountRefunded?: Money | undefined;
+  holdExpiresAt?: Date | undefined;
+  payment?: PaymentSummary | undefined;
+  departureTime?: Date | undefined;
+  createdAt?: Date | undefined;
+  updatedAt?: Date | undefined;
+  cancelledAt?: Date | undefined;
   cancellationReason: string;
-  /**
-   * Increases by one on every change. Pass it as UpdateBooking
-   * `expected_version` (REST: it is the ETag, sent back in If-Match) to make
-   * an update conditional.
-   */
   version: number;
 }
 

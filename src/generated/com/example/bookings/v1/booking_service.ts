@@ -33,177 +33,88 @@ export const protobufPackage = "com.example.bookings.v1";
 
 export const protobufFileName = "com/example/bookings/v1/booking_service.proto";
 
-/** BookingService: the public booking operations for internal services over gRPC, mirrored by the REST API. */
-
-/** A traveller to add to a booking. */
 export interface PassengerInput {
-  /** Given name as on the travel document; required. */
   firstName: string;
-  /** Family name as on the travel document; required. */
   lastName: string;
-  /** Email address of the passenger; required. */
   email: string;
-  /** Phone number in E.164 format; optional. */
-  phone?:
-    | string
-    | undefined;
-  /** Seat to hold for the passenger (for example `12C`); required. */
+  phone?: string | undefined;
   seatNumber: string;
-  /** Code of the fare class of the seat (for example `STANDARD`); required. */
   fareClass: string;
 }
 
-/** Request of BookingService.CreateBooking. */
 export interface CreateBookingRequest {
-  /**
-   * Idempotency key chosen by the caller, unique per intended booking (a UUID
-   * is a good choice). REST sends it as the Idempotency-Key header instead.
-   */
   requestId: string;
-  /** Trip to book. */
   tripId: string;
-  /** Travellers with their seats; 1 to 9, seats distinct. */
   passengers: PassengerInput[];
-  /** Email address that receives the confirmation and notices; required. */
   contactEmail: string;
-  /** Phone number in E.164 format for SMS notices; optional. */
   contactPhone?: string | undefined;
 }
 
-/** Response of BookingService.CreateBooking. */
 export interface CreateBookingResponse {
-  /** The new booking, BOOKING_STATUS_PENDING_PAYMENT with its seats held. */
   booking?: Booking | undefined;
 }
 
-/** Request of BookingService.GetBooking. */
 export interface GetBookingRequest {
-  /** Identifier of the booking to read. */
   bookingId: string;
 }
 
-/** Response of BookingService.GetBooking. */
 export interface GetBookingResponse {
-  /** The booking. */
   booking?: Booking | undefined;
 }
 
-/** Moves one passenger to another seat, optionally in another fare class. */
 export interface SeatChange {
-  /** Passenger to move. */
   passengerId: string;
-  /** New seat (for example `14A`). */
   seatNumber: string;
-  /** New fare class code; unset keeps the passenger's current fare class. */
   fareClass?: string | undefined;
 }
 
-/** Edits a passenger's details; unset fields keep their current value. */
 export interface PassengerUpdate {
-  /** Passenger to edit; required. */
   passengerId: string;
-  /** New given name. */
-  firstName?:
-    | string
-    | undefined;
-  /** New family name. */
-  lastName?:
-    | string
-    | undefined;
-  /** New email address. */
-  email?:
-    | string
-    | undefined;
-  /** New phone number in E.164 format. */
+  firstName?: string | undefined;
+  lastName?: string | undefined;
+  email?: string | undefined;
   phone?: string | undefined;
 }
 
-/**
- * Request of BookingService.UpdateBooking. At least one of `seat_changes`,
- * `add_passengers` and `passenger_updates` must be non-empty; all changes
- * apply together or not at all.
- */
 export interface UpdateBookingRequest {
-  /** Identifier of the booking to change. */
   bookingId: string;
-  /**
-   * The booking `version` the caller last read; the update fails with
-   * VERSION_MISMATCH if the booking has changed since. 0 skips the check.
-   * REST sends it as the If-Match header instead.
-   */
   expectedVersion: number;
-  /** Seat moves for existing passengers. */
   seatChanges: SeatChange[];
-  /** Travellers to add; the booking may hold at most 9 passengers in total. */
   addPassengers: PassengerInput[];
-  /** Detail edits for existing passengers. */
   passengerUpdates: PassengerUpdate[];
 }
 
-/** Response of BookingService.UpdateBooking. */
 export interface UpdateBookingResponse {
-  /** The booking after the change, with a new version. */
   booking?: Booking | undefined;
 }
 
-/** Request of BookingService.CancelBooking. */
 export interface CancelBookingRequest {
-  /** Identifier of the booking to cancel. */
   bookingId: string;
-  /** Free-text reason, kept on the booking as `cancellation_reason`. */
   reason?: string | undefined;
 }
 
-/** Response of BookingService.CancelBooking. */
 export interface CancelBookingResponse {
-  /** The cancelled booking, with any refund in `amount_refunded`. */
   booking?: Booking | undefined;
 }
 
-/** Request of BookingService.ConfirmPayment. */
 export interface ConfirmPaymentRequest {
-  /** Identifier of the pending booking to pay for. */
   bookingId: string;
-  /**
-   * Single-use payment token from the gateway's client-side tokenisation
-   * (test tokens look like `tok_visa`); never a card number.
-   */
   paymentToken: string;
-  /**
-   * Idempotency key chosen by the caller, unique per payment attempt. REST
-   * sends it as the Idempotency-Key header instead.
-   */
   requestId: string;
 }
 
-/** Response of BookingService.ConfirmPayment. */
 export interface ConfirmPaymentResponse {
-  /** The booking, now BOOKING_STATUS_CONFIRMED. */
   booking?: Booking | undefined;
 }
 
-/** Request of BookingService.ListBookings. */
 export interface ListBookingsRequest {
-  /** Only bookings in this status; BOOKING_STATUS_UNSPECIFIED lists all. */
   status: BookingStatus;
-  /**
-   * Maximum number of bookings to return; 0 means the default of 20, values
-   * above 100 are treated as 100.
-   */
   pageSize: number;
-  /**
-   * `next_page_token` of the previous response, to get the next page; empty
-   * for the first page. The other request fields must not change between
-   * pages.
-   */
   pageToken: string;
 }
 
-/** Response of BookingService.ListBookings. */
 export interface ListBookingsResponse {
-  /** One page of bookings, newest first. */
   bookings: Booking[];
-  /** Token for the next page; empty when this is the last page. */
   nextPageToken: string;
 }
 
@@ -1752,34 +1663,8 @@ export const ListBookingsResponse: MessageFns<ListBookingsResponse> = {
   },
 };
 
-/**
- * Books bus seats for passengers: create a booking that holds seats, pay for
- * it, change or cancel it, and read it back.
- *
- * Callers authenticate with mutual TLS and propagate the end user's JWT in the
- * `authorization` metadata (`Bearer <token>`). Each RPC's
- * `com.example.common.v1.authorization` option states the scope and roles it
- * requires; customers act only on their own bookings (another customer's
- * booking answers NOT_FOUND), agents and admins on any.
- *
- * Errors carry the gRPC status code plus `google.rpc.ErrorInfo` whose reason is
- * a `com.example.common.v1.ErrorReason` name without its prefix, and
- * `google.rpc.BadRequest` for validation failures. Every RPC honours the
- * caller's deadline.
- *
- * The `google.api.http` rules give the equivalent REST operation; every
- * `/v1/...` path is also served under `/api/...`.
- */
 export type BookingServiceService = typeof BookingServiceService;
 export const BookingServiceService = {
-  /**
-   * Creates a booking for one trip and holds its seats until
-   * `hold_expires_at` (15 minutes by default). The new booking is
-   * BOOKING_STATUS_PENDING_PAYMENT. Fails with SEAT_UNAVAILABLE, holding
-   * nothing, when any requested seat is taken. Retrying with the same
-   * `request_id` returns the same booking; reusing it for a different request
-   * fails with IDEMPOTENCY_KEY_REUSED. REST answers 201 with a Location header.
-   */
   createBooking: {
     path: "/com.example.bookings.v1.BookingService/CreateBooking" as const,
     requestStream: false as const,
@@ -1790,10 +1675,6 @@ export const BookingServiceService = {
       Buffer.from(CreateBookingResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): CreateBookingResponse => CreateBookingResponse.decode(value),
   },
-  /**
-   * Returns one booking. A customer asking for another customer's booking
-   * gets NOT_FOUND.
-   */
   getBooking: {
     path: "/com.example.bookings.v1.BookingService/GetBooking" as const,
     requestStream: false as const,
@@ -1803,16 +1684,6 @@ export const BookingServiceService = {
     responseSerialize: (value: GetBookingResponse): Buffer => Buffer.from(GetBookingResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): GetBookingResponse => GetBookingResponse.decode(value),
   },
-  /**
-   * Changes a pending or confirmed booking before the change cutoff (1 hour
-   * before departure by default): move passengers to other seats, add
-   * passengers, or edit passenger details. New seats are held before old ones
-   * are released. On a pending booking the amount due changes; on a confirmed
-   * one the difference is charged or refunded. Fails with VERSION_MISMATCH
-   * when `expected_version` is stale, SEAT_UNAVAILABLE when a new seat is
-   * taken, and BOOKING_STATE_CONFLICT when the status or cutoff forbids the
-   * change.
-   */
   updateBooking: {
     path: "/com.example.bookings.v1.BookingService/UpdateBooking" as const,
     requestStream: false as const,
@@ -1823,13 +1694,6 @@ export const BookingServiceService = {
       Buffer.from(UpdateBookingResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): UpdateBookingResponse => UpdateBookingResponse.decode(value),
   },
-  /**
-   * Cancels a pending or confirmed booking and releases its seats. A confirmed
-   * booking is refunded per its fare's rule (for example in full until 24
-   * hours before departure, half after). Cancelling an already cancelled
-   * booking returns it unchanged; other final statuses fail with
-   * BOOKING_STATE_CONFLICT.
-   */
   cancelBooking: {
     path: "/com.example.bookings.v1.BookingService/CancelBooking" as const,
     requestStream: false as const,
@@ -1840,14 +1704,6 @@ export const BookingServiceService = {
       Buffer.from(CancelBookingResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): CancelBookingResponse => CancelBookingResponse.decode(value),
   },
-  /**
-   * Pays for a pending booking with a gateway payment token. Approved: the
-   * booking becomes BOOKING_STATUS_CONFIRMED and the confirmation is sent.
-   * Declined: fails with PAYMENT_DECLINED, the attempt is recorded on the
-   * booking's payment summary, and the caller may retry until the hold
-   * expires (then HOLD_EXPIRED). Retrying with the same `request_id` never
-   * charges twice.
-   */
   confirmPayment: {
     path: "/com.example.bookings.v1.BookingService/ConfirmPayment" as const,
     requestStream: false as const,
@@ -1859,10 +1715,6 @@ export const BookingServiceService = {
       Buffer.from(ConfirmPaymentResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ConfirmPaymentResponse => ConfirmPaymentResponse.decode(value),
   },
-  /**
-   * Lists bookings, newest first: a customer sees their own, agents and admins
-   * see everyone's. Paged per AIP-158.
-   */
   listBookings: {
     path: "/com.example.bookings.v1.BookingService/ListBookings" as const,
     requestStream: false as const,
@@ -1876,64 +1728,15 @@ export const BookingServiceService = {
 } as const;
 
 export interface BookingServiceServer extends UntypedServiceImplementation {
-  /**
-   * Creates a booking for one trip and holds its seats until
-   * `hold_expires_at` (15 minutes by default). The new booking is
-   * BOOKING_STATUS_PENDING_PAYMENT. Fails with SEAT_UNAVAILABLE, holding
-   * nothing, when any requested seat is taken. Retrying with the same
-   * `request_id` returns the same booking; reusing it for a different request
-   * fails with IDEMPOTENCY_KEY_REUSED. REST answers 201 with a Location header.
-   */
   createBooking: handleUnaryCall<CreateBookingRequest, CreateBookingResponse>;
-  /**
-   * Returns one booking. A customer asking for another customer's booking
-   * gets NOT_FOUND.
-   */
   getBooking: handleUnaryCall<GetBookingRequest, GetBookingResponse>;
-  /**
-   * Changes a pending or confirmed booking before the change cutoff (1 hour
-   * before departure by default): move passengers to other seats, add
-   * passengers, or edit passenger details. New seats are held before old ones
-   * are released. On a pending booking the amount due changes; on a confirmed
-   * one the difference is charged or refunded. Fails with VERSION_MISMATCH
-   * when `expected_version` is stale, SEAT_UNAVAILABLE when a new seat is
-   * taken, and BOOKING_STATE_CONFLICT when the status or cutoff forbids the
-   * change.
-   */
   updateBooking: handleUnaryCall<UpdateBookingRequest, UpdateBookingResponse>;
-  /**
-   * Cancels a pending or confirmed booking and releases its seats. A confirmed
-   * booking is refunded per its fare's rule (for example in full until 24
-   * hours before departure, half after). Cancelling an already cancelled
-   * booking returns it unchanged; other final statuses fail with
-   * BOOKING_STATE_CONFLICT.
-   */
   cancelBooking: handleUnaryCall<CancelBookingRequest, CancelBookingResponse>;
-  /**
-   * Pays for a pending booking with a gateway payment token. Approved: the
-   * booking becomes BOOKING_STATUS_CONFIRMED and the confirmation is sent.
-   * Declined: fails with PAYMENT_DECLINED, the attempt is recorded on the
-   * booking's payment summary, and the caller may retry until the hold
-   * expires (then HOLD_EXPIRED). Retrying with the same `request_id` never
-   * charges twice.
-   */
   confirmPayment: handleUnaryCall<ConfirmPaymentRequest, ConfirmPaymentResponse>;
-  /**
-   * Lists bookings, newest first: a customer sees their own, agents and admins
-   * see everyone's. Paged per AIP-158.
-   */
   listBookings: handleUnaryCall<ListBookingsRequest, ListBookingsResponse>;
 }
 
 export interface BookingServiceClient extends Client {
-  /**
-   * Creates a booking for one trip and holds its seats until
-   * `hold_expires_at` (15 minutes by default). The new booking is
-   * BOOKING_STATUS_PENDING_PAYMENT. Fails with SEAT_UNAVAILABLE, holding
-   * nothing, when any requested seat is taken. Retrying with the same
-   * `request_id` returns the same booking; reusing it for a different request
-   * fails with IDEMPOTENCY_KEY_REUSED. REST answers 201 with a Location header.
-   */
   createBooking(
     request: CreateBookingRequest,
     callback: (error: ServiceError | null, response: CreateBookingResponse) => void,
@@ -1949,10 +1752,6 @@ export interface BookingServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: CreateBookingResponse) => void,
   ): ClientUnaryCall;
-  /**
-   * Returns one booking. A customer asking for another customer's booking
-   * gets NOT_FOUND.
-   */
   getBooking(
     request: GetBookingRequest,
     callback: (error: ServiceError | null, response: GetBookingResponse) => void,
@@ -1968,16 +1767,6 @@ export interface BookingServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: GetBookingResponse) => void,
   ): ClientUnaryCall;
-  /**
-   * Changes a pending or confirmed booking before the change cutoff (1 hour
-   * before departure by default): move passengers to other seats, add
-   * passengers, or edit passenger details. New seats are held before old ones
-   * are released. On a pending booking the amount due changes; on a confirmed
-   * one the difference is charged or refunded. Fails with VERSION_MISMATCH
-   * when `expected_version` is stale, SEAT_UNAVAILABLE when a new seat is
-   * taken, and BOOKING_STATE_CONFLICT when the status or cutoff forbids the
-   * change.
-   */
   updateBooking(
     request: UpdateBookingRequest,
     callback: (error: ServiceError | null, response: UpdateBookingResponse) => void,
@@ -1993,13 +1782,6 @@ export interface BookingServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: UpdateBookingResponse) => void,
   ): ClientUnaryCall;
-  /**
-   * Cancels a pending or confirmed booking and releases its seats. A confirmed
-   * booking is refunded per its fare's rule (for example in full until 24
-   * hours before departure, half after). Cancelling an already cancelled
-   * booking returns it unchanged; other final statuses fail with
-   * BOOKING_STATE_CONFLICT.
-   */
   cancelBooking(
     request: CancelBookingRequest,
     callback: (error: ServiceError | null, response: CancelBookingResponse) => void,
@@ -2015,14 +1797,6 @@ export interface BookingServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: CancelBookingResponse) => void,
   ): ClientUnaryCall;
-  /**
-   * Pays for a pending booking with a gateway payment token. Approved: the
-   * booking becomes BOOKING_STATUS_CONFIRMED and the confirmation is sent.
-   * Declined: fails with PAYMENT_DECLINED, the attempt is recorded on the
-   * booking's payment summary, and the caller may retry until the hold
-   * expires (then HOLD_EXPIRED). Retrying with the same `request_id` never
-   * charges twice.
-   */
   confirmPayment(
     request: ConfirmPaymentRequest,
     callback: (error: ServiceError | null, response: ConfirmPaymentResponse) => void,
@@ -2038,10 +1812,6 @@ export interface BookingServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ConfirmPaymentResponse) => void,
   ): ClientUnaryCall;
-  /**
-   * Lists bookings, newest first: a customer sees their own, agents and admins
-   * see everyone's. Paged per AIP-158.
-   */
   listBookings(
     request: ListBookingsRequest,
     callback: (error: ServiceError | null, response: ListBookingsResponse) => void,

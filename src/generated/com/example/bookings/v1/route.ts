@@ -14,17 +14,10 @@ export const protobufPackage = "com.example.bookings.v1";
 
 export const protobufFileName = "com/example/bookings/v1/route.proto";
 
-/** Routes, trips and seat availability: the catalogue a passenger searches before booking. */
-
-/** Operational status of a trip. */
 export enum TripStatus {
-  /** TRIP_STATUS_UNSPECIFIED - Never returned; the zero value required by proto3. */
   TRIP_STATUS_UNSPECIFIED = 0,
-  /** TRIP_STATUS_SCHEDULED - The trip will depart; seats can be booked until the booking cutoff. */
   TRIP_STATUS_SCHEDULED = 1,
-  /** TRIP_STATUS_DEPARTED - The bus has left the origin; no more bookings or changes. */
   TRIP_STATUS_DEPARTED = 2,
-  /** TRIP_STATUS_CANCELLED - The operator cancelled the trip. */
   TRIP_STATUS_CANCELLED = 3,
   UNRECOGNIZED = -1,
 }
@@ -66,13 +59,9 @@ export function tripStatusToJSON(object: TripStatus): string {
   }
 }
 
-/** Whether a seat can still be booked. */
 export enum SeatStatus {
-  /** SEAT_STATUS_UNSPECIFIED - Never returned; the zero value required by proto3. */
   SEAT_STATUS_UNSPECIFIED = 0,
-  /** SEAT_STATUS_FREE - Nobody holds or has booked the seat. */
   SEAT_STATUS_FREE = 1,
-  /** SEAT_STATUS_TAKEN - The seat is held by a pending booking or booked by a confirmed one. */
   SEAT_STATUS_TAKEN = 2,
   UNRECOGNIZED = -1,
 }
@@ -109,150 +98,66 @@ export function seatStatusToJSON(object: SeatStatus): string {
   }
 }
 
-/** A bus stop or station served by one or more routes. */
 export interface Stop {
-  /** Short unique code of the stop, upper case (for example `LIS`). */
   code: string;
-  /** Human-readable name of the stop (for example `Lisboa Oriente`). */
   name: string;
-  /** City the stop is in (for example `Lisboa`). */
   city: string;
-  /** ISO 3166-1 alpha-2 country code (for example `PT`). */
   countryCode: string;
-  /**
-   * IANA time zone of the stop (for example `Europe/Lisbon`); local dates such
-   * as RouteAvailability.date are interpreted in the origin stop's zone.
-   */
   timeZone: string;
 }
 
-/**
- * A line operated between two stops, possibly calling at stops in between.
- * Trips are the dated departures of a route.
- */
 export interface Route {
-  /** Opaque unique identifier of the route. */
   id: string;
-  /**
-   * Human-readable route code, origin and destination codes joined by a dash
-   * (for example `LIS-POR`).
-   */
   code: string;
-  /** Where the route starts. */
-  origin?:
-    | Stop
-    | undefined;
-  /** Where the route ends. */
-  destination?:
-    | Stop
-    | undefined;
-  /** Stops served between origin and destination, in travel order. */
+  origin?: Stop | undefined;
+  destination?: Stop | undefined;
   intermediateStops: Stop[];
-  /** Name of the bus company operating the route. */
   operatorName: string;
-  /** Road distance from origin to destination in whole kilometres. */
   distanceKm: number;
-  /**
-   * Usual travel time from origin to destination (REST: ISO 8601 duration such
-   * as `PT3H15M`).
-   */
   typicalDuration?: Duration | undefined;
 }
 
-/** A fare class sold on a trip and its price per seat. */
 export interface FareClass {
-  /**
-   * Fare class code: `STANDARD` or `PREMIUM`. A string rather than an enum so
-   * that operators can add classes without a contract change.
-   */
   code: string;
-  /** Human-readable name of the fare class (for example `Standard`). */
   name: string;
-  /** Price of one seat in this fare class. */
   price?: Money | undefined;
 }
 
-/** The seat grid of the bus that runs a trip. */
 export interface SeatLayout {
-  /** Number of seat rows. */
   rows: number;
-  /** Number of seats in each row; seat letters run from `A` upwards. */
   seatsPerRow: number;
-  /**
-   * Total number of bookable seats (may be less than rows × seats_per_row when
-   * some positions have no seat).
-   */
   seatCount: number;
 }
 
-/** One dated departure of a route. */
 export interface Trip {
-  /** Opaque unique identifier of the trip. */
   id: string;
-  /** Identifier of the route this trip runs. */
   routeId: string;
-  /** Departure time at the origin (REST: RFC 3339 with the origin's offset). */
-  departureTime?:
-    | Date
-    | undefined;
-  /** Scheduled arrival time at the destination. */
-  arrivalTime?:
-    | Date
-    | undefined;
-  /** Seat grid of the bus. */
-  seatLayout?:
-    | SeatLayout
-    | undefined;
-  /** Fare classes sold on this trip with their prices. */
+  departureTime?: Date | undefined;
+  arrivalTime?: Date | undefined;
+  seatLayout?: SeatLayout | undefined;
   fareClasses: FareClass[];
-  /** Operational status of the trip. */
   status: TripStatus;
 }
 
-/** One seat of a trip's seat map. */
 export interface SeatMapEntry {
-  /** Seat number: row number followed by seat letter (for example `12C`). */
   seatNumber: string;
-  /** Code of the fare class this seat is sold in (for example `STANDARD`). */
   fareClass: string;
-  /** Whether the seat is free or taken right now. */
   status: SeatStatus;
 }
 
-/** Availability of one trip: seat counts, the cheapest fare and the seat map. */
 export interface TripAvailability {
-  /** Identifier of the trip. */
   tripId: string;
-  /** Departure time at the origin. */
-  departureTime?:
-    | Date
-    | undefined;
-  /** Scheduled arrival time at the destination. */
-  arrivalTime?:
-    | Date
-    | undefined;
-  /** Number of bookable seats on the bus. */
+  departureTime?: Date | undefined;
+  arrivalTime?: Date | undefined;
   seatsTotal: number;
-  /** Number of seats neither held nor booked. */
   seatsFree: number;
-  /**
-   * Cheapest price among the fare classes that still have a free seat; unset
-   * when the trip is full.
-   */
-  lowestPrice?:
-    | Money
-    | undefined;
-  /** Every seat of the trip with its fare class and status. */
+  lowestPrice?: Money | undefined;
   seatMap: SeatMapEntry[];
 }
 
-/** Availability of a route on one local date. */
 export interface RouteAvailability {
-  /** Identifier of the route. */
   routeId: string;
-  /** Local date at the origin stop, ISO 8601 (for example `2026-12-01`). */
   date: string;
-  /** The route's trips departing on that date, by departure time. */
   trips: TripAvailability[];
 }
 

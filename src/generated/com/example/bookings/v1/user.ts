@@ -13,24 +13,12 @@ export const protobufPackage = "com.example.bookings.v1";
 
 export const protobufFileName = "com/example/bookings/v1/user.proto";
 
-/** The User resource: a customer, agent or administrator of the booking service. */
-
-/** A person who signs in to the booking service. */
 export interface User {
-  /** Opaque unique identifier of the user; the `sub` claim of their tokens. */
   id: string;
-  /** Sign-in email address. */
   email: string;
-  /** Name shown in the apps. */
   displayName: string;
-  /** Phone number in E.164 format; empty when not given. */
   phone: string;
-  /**
-   * Roles held: `customer` acts on their own bookings, `agent` and `admin` on
-   * any.
-   */
   roles: string[];
-  /** When the account was created. */
   createdAt?: Date | undefined;
 }
 

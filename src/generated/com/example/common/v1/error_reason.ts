@@ -10,93 +10,22 @@ export const protobufPackage = "com.example.common.v1";
 
 export const protobufFileName = "com/example/common/v1/error_reason.proto";
 
-/** The machine-readable error codes that REST problem details and gRPC ErrorInfo share. */
-
-/**
- * The error code of every failure, one model for REST and gRPC.
- *
- * On gRPC the status carries a `google.rpc.ErrorInfo` detail whose `reason` is
- * the value name without the `ERROR_REASON_` prefix (for example
- * `SEAT_UNAVAILABLE`) and whose `domain` is `bookings.example.com`; validation
- * failures add a `google.rpc.BadRequest` detail with one field violation per
- * bad field. On REST the same bare name is the `code` member of the RFC 9457
- * problem document. Each value documents its HTTP status and gRPC code.
- */
 export enum ErrorReason {
-  /** ERROR_REASON_UNSPECIFIED - Never sent; the zero value required by proto3. */
   ERROR_REASON_UNSPECIFIED = 0,
-  /**
-   * ERROR_REASON_VALIDATION_FAILED - The request is malformed or a field is invalid. HTTP 400, gRPC
-   * INVALID_ARGUMENT.
-   */
   ERROR_REASON_VALIDATION_FAILED = 1,
-  /** ERROR_REASON_UNAUTHENTICATED - No valid credentials were presented. HTTP 401, gRPC UNAUTHENTICATED. */
   ERROR_REASON_UNAUTHENTICATED = 2,
-  /**
-   * ERROR_REASON_PERMISSION_DENIED - The caller is authenticated but lacks a required scope or role. HTTP 403,
-   * gRPC PERMISSION_DENIED.
-   */
   ERROR_REASON_PERMISSION_DENIED = 3,
-  /**
-   * ERROR_REASON_NOT_FOUND - The resource does not exist or belongs to another customer (never
-   * revealed as PERMISSION_DENIED). HTTP 404, gRPC NOT_FOUND.
-   */
   ERROR_REASON_NOT_FOUND = 4,
-  /**
-   * ERROR_REASON_SEAT_UNAVAILABLE - A requested seat is held or booked by another booking. HTTP 409, gRPC
-   * FAILED_PRECONDITION.
-   */
   ERROR_REASON_SEAT_UNAVAILABLE = 5,
-  /**
-   * ERROR_REASON_BOOKING_STATE_CONFLICT - The booking's status forbids the operation (for example paying for a
-   * cancelled booking, or changing it after the cutoff). HTTP 409, gRPC
-   * FAILED_PRECONDITION.
-   */
   ERROR_REASON_BOOKING_STATE_CONFLICT = 6,
-  /**
-   * ERROR_REASON_HOLD_EXPIRED - The seat hold of a pending booking expired before payment. HTTP 409, gRPC
-   * FAILED_PRECONDITION.
-   */
   ERROR_REASON_HOLD_EXPIRED = 7,
-  /**
-   * ERROR_REASON_PAYMENT_DECLINED - The payment gateway declined the payment; the caller may retry with
-   * another token until the hold expires. HTTP 402, gRPC FAILED_PRECONDITION.
-   */
   ERROR_REASON_PAYMENT_DECLINED = 8,
-  /**
-   * ERROR_REASON_IDEMPOTENCY_KEY_REUSED - The idempotency key was already used with a different request body.
-   * HTTP 422, gRPC INVALID_ARGUMENT.
-   */
   ERROR_REASON_IDEMPOTENCY_KEY_REUSED = 9,
-  /**
-   * ERROR_REASON_VERSION_MISMATCH - The expected version (REST If-Match) does not match the booking's current
-   * version. HTTP 412, gRPC ABORTED.
-   */
   ERROR_REASON_VERSION_MISMATCH = 10,
-  /**
-   * ERROR_REASON_PAYLOAD_TOO_LARGE - The request body is larger than allowed. HTTP 413, gRPC
-   * RESOURCE_EXHAUSTED.
-   */
   ERROR_REASON_PAYLOAD_TOO_LARGE = 11,
-  /**
-   * ERROR_REASON_RATE_LIMITED - The caller exceeded its rate limit. HTTP 429 with Retry-After, gRPC
-   * RESOURCE_EXHAUSTED.
-   */
   ERROR_REASON_RATE_LIMITED = 12,
-  /**
-   * ERROR_REASON_UNAVAILABLE - A dependency is temporarily unavailable; retry later. HTTP 503 with
-   * Retry-After, gRPC UNAVAILABLE.
-   */
   ERROR_REASON_UNAVAILABLE = 13,
-  /**
-   * ERROR_REASON_INTERNAL - An unexpected server failure; the response never carries a stack trace or
-   * SQL. HTTP 500, gRPC INTERNAL.
-   */
   ERROR_REASON_INTERNAL = 14,
-  /**
-   * ERROR_REASON_IDEMPOTENCY_KEY_IN_USE - A request with the same idempotency key is still being processed; retry
-   * after the delay given. HTTP 409 with Retry-After, gRPC ABORTED.
-   */
   ERROR_REASON_IDEMPOTENCY_KEY_IN_USE = 15,
   UNRECOGNIZED = -1,
 }

@@ -11,21 +11,8 @@ export const protobufPackage = "com.example.common.v1";
 
 export const protobufFileName = "com/example/common/v1/money.proto";
 
-/** Money as integer minor units plus currency, shared by every contract that carries an amount. */
-
-/**
- * An amount of money. Integer minor units avoid rounding errors; REST JSON
- * carries the same two fields, e.g. `{"amount_minor": 2450, "currency": "EUR"}`
- * for 24.50 EUR.
- */
 export interface Money {
-  /**
-   * The amount in the currency's minor unit (cents for EUR), never fractional.
-   * Negative only where a field's documentation says so (for example a price
-   * delta that is refunded).
-   */
   amountMinor: number;
-  /** ISO 4217 alphabetic currency code, upper case (for example `EUR`). */
   currency: string;
 }
 

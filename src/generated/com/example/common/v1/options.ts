@@ -12,30 +12,9 @@ export const protobufPackage = "com.example.common.v1";
 
 export const protobufFileName = "com/example/common/v1/options.proto";
 
-/** Custom options shared by every contract: sensitive-data marking and per-method authorization. */
-
-/**
- * Who may call a method: the token must carry every scope in `scopes` and at
- * least one role in `roles`. The gRPC server and the REST layer enforce exactly
- * what this option says, and the OpenAPI `security` section mirrors it.
- */
 export interface AuthorizationPolicy {
-  /**
-   * OAuth scopes the caller's token must carry, all of them (for example
-   * `bookings:write`). Empty means no scope is required.
-   */
   scopes: string[];
-  /**
-   * Roles of which the caller must hold at least one (`customer`, `agent`,
-   * `admin`). A `customer` acts only on their own resources; `agent` and
-   * `admin` act on any. Empty means no role is required.
-   */
   roles: string[];
-  /**
-   * True when the call may come from an internal service (authenticated by its
-   * mutual-TLS client certificate) with no user token at all. False means a
-   * user token is always required, even on calls made by services.
-   */
   allowServiceOnly: boolean;
 }
 

@@ -25,26 +25,10 @@ export const protobufPackage = "com.example.notifications.v1";
 
 export const protobufFileName = "com/example/notifications/v1/notification_service.proto";
 
-/** NotificationService: the internal contract for sending templated emails and SMS to customers. */
-
-/** Request of NotificationService.SendEmailNotification. */
 export interface SendEmailNotificationRequest {
-  /**
-   * Idempotency key derived from the booking id and the workflow step, never
-   * random.
-   */
   idempotencyKey: string;
-  /** Email address to send to. */
   recipient: string;
-  /**
-   * Name of the template to render (for example `booking_confirmed`,
-   * `booking_cancelled`, `booking_expired`).
-   */
   templateName: string;
-  /**
-   * Values the template refers to by name (for example `booking_id`,
-   * `first_name`); may hold personal data.
-   */
   templateParameters: { [key: string]: string };
 }
 
@@ -53,26 +37,15 @@ export interface SendEmailNotificationRequest_TemplateParametersEntry {
   value: string;
 }
 
-/** Response of NotificationService.SendEmailNotification. */
 export interface SendEmailNotificationResponse {
-  /** Identifier the mail provider gave the message. */
   messageId: string;
-  /** When the provider accepted the message. */
   acceptedAt?: Date | undefined;
 }
 
-/** Request of NotificationService.SendSMSNotification. */
 export interface SendSMSNotificationRequest {
-  /**
-   * Idempotency key derived from the booking id and the workflow step, never
-   * random.
-   */
   idempotencyKey: string;
-  /** Phone number in E.164 format to send to. */
   recipient: string;
-  /** Name of the template to render (for example `booking_confirmed`). */
   templateName: string;
-  /** Values the template refers to by name; may hold personal data. */
   templateParameters: { [key: string]: string };
 }
 
@@ -81,11 +54,8 @@ export interface SendSMSNotificationRequest_TemplateParametersEntry {
   value: string;
 }
 
-/** Response of NotificationService.SendSMSNotification. */
 export interface SendSMSNotificationResponse {
-  /** Identifier the SMS provider gave the message. */
   messageId: string;
-  /** When the provider accepted the message. */
   acceptedAt?: Date | undefined;
 }
 
@@ -799,14 +769,8 @@ export const SendSMSNotificationResponse: MessageFns<SendSMSNotificationResponse
   },
 };
 
-/**
- * Sends templated messages to customers. Called by the booking workflow's
- * activities; every call is idempotent on `idempotency_key`, so a retried
- * activity never sends the same message twice.
- */
 export type NotificationServiceService = typeof NotificationServiceService;
 export const NotificationServiceService = {
-  /** Sends one email rendered from a template. */
   sendEmailNotification: {
     path: "/com.example.notifications.v1.NotificationService/SendEmailNotification" as const,
     requestStream: false as const,
@@ -818,7 +782,6 @@ export const NotificationServiceService = {
       Buffer.from(SendEmailNotificationResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): SendEmailNotificationResponse => SendEmailNotificationResponse.decode(value),
   },
-  /** Sends one SMS rendered from a template. */
   sendSmsNotification: {
     path: "/com.example.notifications.v1.NotificationService/SendSMSNotification" as const,
     requestStream: false as const,
@@ -833,14 +796,11 @@ export const NotificationServiceService = {
 } as const;
 
 export interface NotificationServiceServer extends UntypedServiceImplementation {
-  /** Sends one email rendered from a template. */
   sendEmailNotification: handleUnaryCall<SendEmailNotificationRequest, SendEmailNotificationResponse>;
-  /** Sends one SMS rendered from a template. */
   sendSmsNotification: handleUnaryCall<SendSMSNotificationRequest, SendSMSNotificationResponse>;
 }
 
 export interface NotificationServiceClient extends Client {
-  /** Sends one email rendered from a template. */
   sendEmailNotification(
     request: SendEmailNotificationRequest,
     callback: (error: ServiceError | null, response: SendEmailNotificationResponse) => void,
@@ -856,7 +816,6 @@ export interface NotificationServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: SendEmailNotificationResponse) => void,
   ): ClientUnaryCall;
-  /** Sends one SMS rendered from a template. */
   sendSmsNotification(
     request: SendSMSNotificationRequest,
     callback: (error: ServiceError | null, response: SendSMSNotificationResponse) => void,

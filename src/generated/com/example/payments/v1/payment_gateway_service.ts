@@ -26,18 +26,9 @@ export const protobufPackage = "com.example.payments.v1";
 
 export const protobufFileName = "com/example/payments/v1/payment_gateway_service.proto";
 
-/** PaymentGatewayService: the internal contract for charging and refunding through the payment gateway. */
-
-/** The gateway's decision on a charge or refund. */
 export enum PaymentResultStatus {
-  /** PAYMENT_RESULT_STATUS_UNSPECIFIED - Never sent; the zero value required by proto3. */
   PAYMENT_RESULT_STATUS_UNSPECIFIED = 0,
-  /** PAYMENT_RESULT_STATUS_APPROVED - The money moved. */
   PAYMENT_RESULT_STATUS_APPROVED = 1,
-  /**
-   * PAYMENT_RESULT_STATUS_DECLINED - The gateway refused; `decline_reason` says why. Retrying the same token
-   * will be declined again.
-   */
   PAYMENT_RESULT_STATUS_DECLINED = 2,
   UNRECOGNIZED = -1,
 }
@@ -74,76 +65,34 @@ export function paymentResultStatusToJSON(object: PaymentResultStatus): string {
   }
 }
 
-/** Request of PaymentGatewayService.ProcessPayment. */
 export interface ProcessPaymentRequest {
-  /**
-   * Idempotency key derived from the booking id and the workflow step, never
-   * random; passed on to the gateway.
-   */
   idempotencyKey: string;
-  /** Booking being paid for, recorded with the charge for reconciliation. */
   bookingId: string;
-  /** Amount to charge; positive. */
-  amount?:
-    | Money
-    | undefined;
-  /**
-   * Single-use payment token from the gateway's client-side tokenisation
-   * (test tokens look like `tok_visa`); never a card number.
-   */
+  amount?: Money | undefined;
   paymentToken: string;
-  /** Text shown on the cardholder's statement (for example `Bus LIS-POR`). */
   description: string;
 }
 
-/** Response of PaymentGatewayService.ProcessPayment. */
 export interface ProcessPaymentResponse {
-  /** Approved or declined. */
   status: PaymentResultStatus;
-  /**
-   * Gateway's machine-readable decline reason (for example
-   * `insufficient_funds`); empty when approved.
-   */
   declineReason: string;
-  /** Masked payment method (for example `visa •••• 4242`); never a card number. */
   method: string;
-  /**
-   * Gateway's identifier of the charge, needed to refund it; set on approved
-   * and declined attempts alike.
-   */
   gatewayTransactionId: string;
-  /** When the gateway processed the charge. */
   processedAt?: Date | undefined;
 }
 
-/** Request of PaymentGatewayService.RefundPayment. */
 export interface RefundPaymentRequest {
-  /**
-   * Idempotency key derived from the booking id and the workflow step, never
-   * random; passed on to the gateway.
-   */
   idempotencyKey: string;
-  /** Booking being refunded, recorded with the refund for reconciliation. */
   bookingId: string;
-  /** `gateway_transaction_id` of the approved charge to refund. */
   originalTransactionId: string;
-  /** Amount to refund; positive and at most what the charge has left. */
-  amount?:
-    | Money
-    | undefined;
-  /** Why the money goes back (for example `booking_cancelled`). */
+  amount?: Money | undefined;
   reason: string;
 }
 
-/** Response of PaymentGatewayService.RefundPayment. */
 export interface RefundPaymentResponse {
-  /** Approved or declined. */
   status: PaymentResultStatus;
-  /** Gateway's machine-readable decline reason; empty when approved. */
   declineReason: string;
-  /** Gateway's identifier of the refund. */
   gatewayTransactionId: string;
-  /** When the gateway processed the refund. */
   processedAt?: Date | undefined;
 }
 
@@ -715,16 +664,8 @@ export const RefundPaymentResponse: MessageFns<RefundPaymentResponse> = {
   },
 };
 
-/**
- * Charges and refunds money through the card payment gateway. Called by the
- * booking workflow's activities; every call is idempotent on
- * `idempotency_key`, so a retried activity never charges or refunds twice. A
- * decline is a normal result, not an error; errors mean the gateway could not
- * be reached or answered nonsense (UNAVAILABLE, INTERNAL) and may be retried.
- */
 export type PaymentGatewayServiceService = typeof PaymentGatewayServiceService;
 export const PaymentGatewayServiceService = {
-  /** Charges `amount` to the payment method behind `payment_token`. */
   processPayment: {
     path: "/com.example.payments.v1.PaymentGatewayService/ProcessPayment" as const,
     requestStream: false as const,
@@ -736,7 +677,6 @@ export const PaymentGatewayServiceService = {
       Buffer.from(ProcessPaymentResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ProcessPaymentResponse => ProcessPaymentResponse.decode(value),
   },
-  /** Refunds part or all of an earlier approved charge. */
   refundPayment: {
     path: "/com.example.payments.v1.PaymentGatewayService/RefundPayment" as const,
     requestStream: false as const,
@@ -750,14 +690,11 @@ export const PaymentGatewayServiceService = {
 } as const;
 
 export interface PaymentGatewayServiceServer extends UntypedServiceImplementation {
-  /** Charges `amount` to the payment method behind `payment_token`. */
   processPayment: handleUnaryCall<ProcessPaymentRequest, ProcessPaymentResponse>;
-  /** Refunds part or all of an earlier approved charge. */
   refundPayment: handleUnaryCall<RefundPaymentRequest, RefundPaymentResponse>;
 }
 
 export interface PaymentGatewayServiceClient extends Client {
-  /** Charges `amount` to the payment method behind `payment_token`. */
   processPayment(
     request: ProcessPaymentRequest,
     callback: (error: ServiceError | null, response: ProcessPaymentResponse) => void,
@@ -773,7 +710,6 @@ export interface PaymentGatewayServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ProcessPaymentResponse) => void,
   ): ClientUnaryCall;
-  /** Refunds part or all of an earlier approved charge. */
   refundPayment(
     request: RefundPaymentRequest,
     callback: (error: ServiceError | null, response: RefundPaymentResponse) => void,

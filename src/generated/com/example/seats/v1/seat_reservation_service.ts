@@ -25,15 +25,9 @@ export const protobufPackage = "com.example.seats.v1";
 
 export const protobufFileName = "com/example/seats/v1/seat_reservation_service.proto";
 
-/** SeatReservationService: the internal contract that holds, books and releases seats of a trip. */
-
-/** How firmly a seat belongs to a booking. */
 export enum ReservationState {
-  /** RESERVATION_STATE_UNSPECIFIED - Never sent; the zero value required by proto3. */
   RESERVATION_STATE_UNSPECIFIED = 0,
-  /** RESERVATION_STATE_HELD - Held for a pending booking until the hold expires. */
   RESERVATION_STATE_HELD = 1,
-  /** RESERVATION_STATE_BOOKED - Booked by a paid booking; lasts until released. */
   RESERVATION_STATE_BOOKED = 2,
   UNRECOGNIZED = -1,
 }
@@ -70,72 +64,39 @@ export function reservationStateToJSON(object: ReservationState): string {
   }
 }
 
-/** A seat and the fare class it is reserved in. */
 export interface SeatSelection {
-  /** Seat number (for example `12C`). */
   seatNumber: string;
-  /** Fare class code the seat is sold in (for example `STANDARD`). */
   fareClass: string;
 }
 
-/** Request of SeatReservationService.ReserveSeats. */
 export interface ReserveSeatsRequest {
-  /**
-   * Idempotency key derived from the booking id and the workflow step, never
-   * random.
-   */
   idempotencyKey: string;
-  /** Booking the seats are for. */
   bookingId: string;
-  /** Trip the seats belong to. */
   tripId: string;
-  /** Seats to reserve; at least one, all distinct. */
   seats: SeatSelection[];
-  /** Whether to hold or to book the seats. */
   state: ReservationState;
-  /**
-   * When a hold lapses; required with RESERVATION_STATE_HELD, ignored with
-   * RESERVATION_STATE_BOOKED.
-   */
   holdExpiresAt?: Date | undefined;
 }
 
-/** A seat now reserved for the booking. */
 export interface ReservedSeat {
-  /** Seat number. */
   seatNumber: string;
-  /** Fare class the seat is reserved in. */
   fareClass: string;
-  /** Held or booked. */
   state: ReservationState;
-  /** When the hold lapses; unset for booked seats. */
   holdExpiresAt?: Date | undefined;
 }
 
-/** Response of SeatReservationService.ReserveSeats. */
 export interface ReserveSeatsResponse {
-  /** The requested seats as now reserved for the booking. */
   seats: ReservedSeat[];
 }
 
-/** Request of SeatReservationService.ReleaseSeats. */
 export interface ReleaseSeatsRequest {
-  /**
-   * Idempotency key derived from the booking id and the workflow step, never
-   * random.
-   */
   idempotencyKey: string;
-  /** Booking whose seats to release. */
   bookingId: string;
-  /** Trip the seats belong to. */
   tripId: string;
-  /** Seats to release; empty releases every seat of the booking. */
   seatNumbers: string[];
 }
 
-/** Response of SeatReservationService.ReleaseSeats. */
 export interface ReleaseSeatsResponse {
-  /** Seats that were actually released by this call (empty on a repeat). */
   releasedSeatNumbers: string[];
 }
 
@@ -801,22 +762,8 @@ export const ReleaseSeatsResponse: MessageFns<ReleaseSeatsResponse> = {
   },
 };
 
-/**
- * Keeps the seat inventory of every trip. A seat is held or booked by at most
- * one booking at any moment. Called by the booking workflow's activities, so
- * every call is idempotent: the same `idempotency_key` with the same request
- * returns the first result and changes nothing more.
- */
 export type SeatReservationServiceService = typeof SeatReservationServiceService;
 export const SeatReservationServiceService = {
-  /**
-   * Holds seats for a booking until `hold_expires_at`, or books them for good
-   * (RESERVATION_STATE_BOOKED) once the booking is paid; booking seats that
-   * the same booking already holds turns the holds into bookings. All seats
-   * or none: fails with FAILED_PRECONDITION and ErrorInfo reason
-   * SEAT_UNAVAILABLE (metadata `seat_numbers`, comma separated) when any seat
-   * is held or booked by another booking.
-   */
   reserveSeats: {
     path: "/com.example.seats.v1.SeatReservationService/ReserveSeats" as const,
     requestStream: false as const,
@@ -827,11 +774,6 @@ export const SeatReservationServiceService = {
       Buffer.from(ReserveSeatsResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ReserveSeatsResponse => ReserveSeatsResponse.decode(value),
   },
-  /**
-   * Releases seats a booking holds or has booked, making them free again.
-   * Releasing seats the booking no longer has is not an error, so
-   * compensation can run more than once.
-   */
   releaseSeats: {
     path: "/com.example.seats.v1.SeatReservationService/ReleaseSeats" as const,
     requestStream: false as const,
@@ -845,32 +787,11 @@ export const SeatReservationServiceService = {
 } as const;
 
 export interface SeatReservationServiceServer extends UntypedServiceImplementation {
-  /**
-   * Holds seats for a booking until `hold_expires_at`, or books them for good
-   * (RESERVATION_STATE_BOOKED) once the booking is paid; booking seats that
-   * the same booking already holds turns the holds into bookings. All seats
-   * or none: fails with FAILED_PRECONDITION and ErrorInfo reason
-   * SEAT_UNAVAILABLE (metadata `seat_numbers`, comma separated) when any seat
-   * is held or booked by another booking.
-   */
   reserveSeats: handleUnaryCall<ReserveSeatsRequest, ReserveSeatsResponse>;
-  /**
-   * Releases seats a booking holds or has booked, making them free again.
-   * Releasing seats the booking no longer has is not an error, so
-   * compensation can run more than once.
-   */
   releaseSeats: handleUnaryCall<ReleaseSeatsRequest, ReleaseSeatsResponse>;
 }
 
 export interface SeatReservationServiceClient extends Client {
-  /**
-   * Holds seats for a booking until `hold_expires_at`, or books them for good
-   * (RESERVATION_STATE_BOOKED) once the booking is paid; booking seats that
-   * the same booking already holds turns the holds into bookings. All seats
-   * or none: fails with FAILED_PRECONDITION and ErrorInfo reason
-   * SEAT_UNAVAILABLE (metadata `seat_numbers`, comma separated) when any seat
-   * is held or booked by another booking.
-   */
   reserveSeats(
     request: ReserveSeatsRequest,
     callback: (error: ServiceError | null, response: ReserveSeatsResponse) => void,
@@ -886,11 +807,6 @@ export interface SeatReservationServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ReserveSeatsResponse) => void,
   ): ClientUnaryCall;
-  /**
-   * Releases seats a booking holds or has booked, making them free again.
-   * Releasing seats the booking no longer has is not an error, so
-   * compensation can run more than once.
-   */
   releaseSeats(
     request: ReleaseSeatsRequest,
     callback: (error: ServiceError | null, response: ReleaseSeatsResponse) => void,
