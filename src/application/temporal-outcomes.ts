@@ -25,7 +25,7 @@ function grpcCodeOf(error: unknown): number | undefined {
   return undefined;
 }
 
-export function isTemporalUnreachable(error: unknown): boolean {
+function isTemporalUnreachable(error: unknown): boolean {
   if (error instanceof WorkflowUpdateRPCTimeoutOrCancelledError || isGrpcDeadlineError(error)) return true;
   const code = grpcCodeOf(error);
   if (code !== undefined) return unreachableCodes.includes(code);
@@ -36,7 +36,7 @@ export function isWorkflowGone(error: unknown): boolean {
   return error instanceof WorkflowNotFoundError || grpcCodeOf(error) === grpcStatus.NOT_FOUND;
 }
 
-export function temporalUnavailable(): DomainError {
+function temporalUnavailable(): DomainError {
   return unavailable('The booking service cannot reach its workflow engine right now; try again shortly', 2);
 }
 

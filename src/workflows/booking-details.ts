@@ -11,14 +11,18 @@ function seatList(booking: Pick<BookingState, 'passengers'>): string {
   return booking.passengers.map((passenger) => `${passenger.seatNumber} (${passenger.fareClass})`).join(', ');
 }
 
+/** Seat numbers as customers and operators read them, e.g. `4A, 4B`. */
+export function seatNumberList(passengers: readonly { seatNumber: string }[]): string {
+  return passengers.map((passenger) => passenger.seatNumber).join(', ');
+}
+
 /** One line for the workflow list: who can tell bookings apart at a glance without opening them. */
 export function bookingSummary(input: {
   tripId: string;
   departureTime: string;
   passengers: readonly { seatNumber: string }[];
 }): string {
-  const seats = input.passengers.map((passenger) => passenger.seatNumber).join(', ');
-  return `Booking of seats ${seats} on trip ${input.tripId} departing ${input.departureTime}`;
+  return `Booking of seats ${seatNumberList(input.passengers)} on trip ${input.tripId} departing ${input.departureTime}`;
 }
 
 /** Markdown shown as the workflow's current details; rewritten on every transition. */

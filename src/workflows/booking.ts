@@ -32,7 +32,7 @@ import {
   validateUpdateBooking,
 } from '../domain/validation';
 import { proxyBookingActivities, type BookingActivityStubs } from './booking-activities';
-import { bookingDetails, notBookedDetails } from './booking-details';
+import { bookingDetails, notBookedDetails, seatNumberList } from './booking-details';
 import { Compensations } from './compensations';
 import { asUpdateFailure, asValidationFailure, domainFailure } from './failures';
 import { assertCreateSeatsOnBus, assertUpdateSeatsOnBus } from './seat-layout';
@@ -73,7 +73,7 @@ export async function bookingWorkflow(input: BookingWorkflowInput): Promise<Book
 }
 
 /** Search attribute value of a request that never became a booking (it has no read-model row either). */
-export const notBookedStatus = 'NOT_BOOKED';
+const notBookedStatus = 'NOT_BOOKED';
 
 /** What undoing the booking's steps needs to know: how much to give back, and a key revision for the undo. */
 interface UndoContext {
@@ -326,7 +326,7 @@ class BookingSaga {
     }
     await this.publish({ status: 'CONFIRMED', confirmedAt: toTimestamp(now()) });
     await this.notify('booking-confirmed', 'confirmed', {
-      seatNumbers: seatNumbers(this.booking),
+      seatNumbers: seatNumberList(this.booking.passengers),
       amountPaidMinor: this.booking.amountPaid.amountMinor,
       currency: this.booking.amountPaid.currency,
     });
@@ -490,7 +490,7 @@ class BookingSaga {
     }
     await this.publish({ passengers: plan.passengers, price: plan.price });
     await this.notify('booking-changed', `changed-${this.booking.version}`, {
-      seatNumbers: seatNumbers(this.booking),
+      seatNumbers: seatNumberList(this.booking.passengers),
       totalMinor: this.booking.price.total.amountMinor,
       currency: this.booking.price.total.currency,
       ...(plan.settlement.kind === 'CHARGE' ? { chargedMinor: plan.settlement.amount.amountMinor } : {}),
@@ -674,8 +674,4 @@ class BookingSaga {
       }),
     );
   }
-}
-
-function seatNumbers(booking: BookingState): string {
-  return booking.passengers.map((passenger) => passenger.seatNumber).join(', ');
 }

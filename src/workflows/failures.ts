@@ -1,10 +1,10 @@
 // Business errors cross Temporal as non-retryable ApplicationFailures carrying the DomainError's plain data.
 import { ApplicationFailure } from '@temporalio/workflow';
-import { DomainError, findDomainError } from '../domain/errors';
+import { businessFailure } from '../activities/failures';
+import { findDomainError } from '../domain/errors';
 
-export function domainFailure(error: DomainError): ApplicationFailure {
-  return ApplicationFailure.nonRetryable(error.message, error.code, error.toJSON());
-}
+/** The same non-retryable failure activities raise, so callers read one shape whichever side failed. */
+export const domainFailure = businessFailure;
 
 /**
  * What an update handler or validator throws: the business error inside `error` as an ApplicationFailure, so
