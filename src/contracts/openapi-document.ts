@@ -2,8 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
-
-const documentRelativePath = path.join('openapi', 'openapi.yaml');
+import { projectRoot } from '../project-root';
 
 export const httpMethods = ['GET', 'PUT', 'POST', 'DELETE', 'OPTIONS', 'HEAD', 'PATCH', 'TRACE'] as const;
 export type HttpMethod = (typeof httpMethods)[number];
@@ -44,24 +43,25 @@ class OpenApiContractError extends Error {
   }
 }
 
-/** Walks up from this file, so the same code finds the document from `src/` (jest) and `dist/src/` (tsc). */
-function findDocumentPath(): string {
-  let directory = __dirname;
-  for (;;) {
-    const candidate = path.join(directory, documentRelativePath);
-    if (fs.existsSync(candidate) && fs.existsSync(path.join(directory, 'package.json'))) return candidate;
-    const parent = path.dirname(directory);
-    if (parent === directory) throw new Error(`cannot find ${documentRelativePath} above ${__dirname}`);
-    directory = parent;
-  }
-}
-
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function isStringArray(value: unknown): value is string[] {
   return Array.isArray(value) && value.every((item) => typeof item === 'string');
+}
+
+/**
+ * The node a local reference (`#/components/schemas/Booking`) points at, one hop only; undefined when it is
+ * not local or names nothing.
+ */
+export function documentNodeAt(document: OpenApiDocument, reference: string): unknown {
+  if (!reference.startsWith('#/')) return undefined;
+  return reference
+    .slice(2)
+    .split('/')
+    .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .reduce<unknown>((parent, part) => (isRecord(parent) ? parent[part] : undefined), document);
 }
 
 function readDocument(documentPath: string): OpenApiDocument {
@@ -149,7 +149,7 @@ function listOperations(document: OpenApiDocument): OpenApiOperation[] {
   return operations;
 }
 
-export const openApiDocumentPath: string = findDocumentPath();
+export const openApiDocumentPath: string = path.join(projectRoot, 'openapi', 'openapi.yaml');
 export const openApiDocument: OpenApiDocument = readDocument(openApiDocumentPath);
 export const openApiOperations: readonly OpenApiOperation[] = listOperations(openApiDocument);
 export const openApiOperationsById: ReadonlyMap<string, OpenApiOperation> = new Map(

@@ -13,11 +13,6 @@ import {
   type TokenVerifier,
 } from './token-verifier';
 
-/** What the authentication middleware leaves in `context.state` for the handlers. */
-export interface AuthenticatedState {
-  actor: Actor;
-}
-
 /** Sets RFC 6750's WWW-Authenticate before the failure reaches the problem+json middleware. */
 function rejecting(context: Koa.Context, error: unknown): never {
   const failure = authenticationFailure(error);

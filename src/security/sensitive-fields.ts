@@ -1,6 +1,6 @@
 // The names whose values never reach a log line, derived from the contracts' sensitive marks, and the redactor.
 import pino from 'pino';
-import { openApiDocument } from '../contracts/openapi-document';
+import { documentNodeAt, openApiDocument } from '../contracts/openapi-document';
 import { sensitiveFieldNames, sensitivePropertyNames } from '../contracts/proto-options';
 
 export const redactedValue = '[redacted]';
@@ -30,22 +30,15 @@ function isObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function resolveReference(reference: string): unknown {
-  if (!reference.startsWith('#/')) return undefined;
-  let node: unknown = openApiDocument;
-  for (const segment of reference.slice(2).split('/')) {
-    if (!isObject(node)) return undefined;
-    node = node[segment.replace(/~1/g, '/').replace(/~0/g, '~')];
-  }
-  return node;
-}
-
 /** A schema is sensitive when it, the schema it references, its items or any of its alternatives is marked. */
 function isSensitiveSchema(schema: unknown, visited: Set<unknown> = new Set()): boolean {
   if (!isObject(schema) || visited.has(schema)) return false;
   visited.add(schema);
   if (schema['x-sensitive'] === true) return true;
-  if (typeof schema.$ref === 'string' && isSensitiveSchema(resolveReference(schema.$ref), visited))
+  if (
+    typeof schema.$ref === 'string' &&
+    isSensitiveSchema(documentNodeAt(openApiDocument, schema.$ref), visited)
+  )
     return true;
   if (isSensitiveSchema(schema.items, visited)) return true;
   return ['oneOf', 'anyOf', 'allOf'].some(

@@ -2,9 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Router from '@koa/router';
-import { projectRoot } from '../../project-root';
-
-export const openApiDocumentPath = path.join(projectRoot, 'openapi', 'openapi.yaml');
+import { openApiDocumentPath } from '../../contracts/openapi-document';
 
 const swaggerAssets: Record<string, string> = {
   'swagger-ui.css': 'text/css; charset=utf-8',

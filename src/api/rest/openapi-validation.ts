@@ -2,6 +2,7 @@
 import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import {
+  documentNodeAt,
   openApiDocument,
   type OpenApiDocument,
   type OpenApiOperation,
@@ -29,11 +30,7 @@ export function resolveDocumentReference(document: OpenApiDocument, node: unknow
     const reference = current.$ref;
     if (!reference.startsWith('#/') || hops > 10)
       throw new Error(`unsupported OpenAPI reference ${reference}`);
-    current = reference
-      .slice(2)
-      .split('/')
-      .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'))
-      .reduce<unknown>((parent, part) => (isObject(parent) ? parent[part] : undefined), document);
+    current = documentNodeAt(document, reference);
     if (current === undefined) throw new Error(`OpenAPI reference ${reference} names nothing`);
   }
   return current;
