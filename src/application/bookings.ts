@@ -52,6 +52,7 @@ import { decodeBookingCursor, encodeBookingCursor, readPageSize, readStatusFilte
 import { findBookingRow, selectBookingColumns, withPassengers, type BookingRow } from './booking-read-model';
 import type { Actor, BookingApplication, BookingView, Page, PageRequest } from './interface';
 import { domainErrorFromTemporal, isWorkflowGone } from './temporal-outcomes';
+import { isStaff } from '../domain/roles';
 
 /** Namespace of the name-based booking ids: (customer, request id) always maps to the same booking id. */
 const bookingIdNamespace = 'b3f0c0de-5a7e-4b1e-9c2a-6d8e4f1a2b3c';
@@ -88,10 +89,6 @@ interface BookableTrip {
   originTimeZone: string;
   farePrices: FarePrices;
   seatClasses: Record<string, FareClass>;
-}
-
-function isStaff(actor: Actor): boolean {
-  return actor.roles.includes('agent') || actor.roles.includes('admin');
 }
 
 /**

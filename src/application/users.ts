@@ -4,6 +4,7 @@ import { notFound } from '../domain/errors';
 import { isUuid, validateId } from '../domain/validation';
 import type { FieldCipher } from '../security/field-encryption';
 import type { Actor, Role, UserApplication, UserView } from './interface';
+import { isStaff } from '../domain/roles';
 
 /** The path segment that names the caller instead of a user id. */
 export const currentUserAlias = 'me';
@@ -16,10 +17,6 @@ interface UserRow {
   phone: string | null;
   roles: Role[];
   created_at: Date;
-}
-
-function isStaff(actor: Actor): boolean {
-  return actor.roles.includes('agent') || actor.roles.includes('admin');
 }
 
 export function createUserApplication(dependencies: {

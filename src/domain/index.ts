@@ -6,5 +6,6 @@ export * from './fares';
 export * from './ids';
 export * from './lifecycle';
 export * from './money';
+export * from './roles';
 export * from './time';
 export * from './validation';

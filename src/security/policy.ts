@@ -9,17 +9,12 @@ import { grpcPathAuthorization, type MethodAuthorization } from '../contracts/pr
 import * as bookingService from '../generated/com/example/bookings/v1/booking_service';
 import { HttpRule } from '../generated/google/api/http';
 import { DomainError, notFound, permissionDenied } from '../domain/errors';
+import { isStaff } from '../domain/roles';
 
 /** What a caller needs: every scope listed, and at least one of the roles (none listed: any role). */
 export interface AccessRequirement {
   readonly scopes: readonly string[];
   readonly roles: readonly string[];
-}
-
-const staffRoles: readonly Role[] = ['agent', 'admin'];
-
-export function isStaff(actor: Actor): boolean {
-  return actor.roles.some((role) => staffRoles.includes(role));
 }
 
 export function missingScopes(actor: Actor, requirement: AccessRequirement): string[] {
