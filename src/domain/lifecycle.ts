@@ -1,7 +1,7 @@
 // The booking lifecycle of DESIGN §2 as data, and the guards the workflow's update validators call.
 import type { BookingAction, BookingState, BookingStatus, Timestamp } from './booking';
 import { bookingStateConflict, holdExpired } from './errors';
-import { hourMs, timestampMs } from './time';
+import { addDuration, hourMs, timestampMs } from './time';
 
 export const initialStatus: BookingStatus = 'PENDING_PAYMENT';
 
@@ -71,6 +71,16 @@ export const defaultChangeCutoffMs = hourMs;
 /** Changes are accepted strictly before this instant. */
 export function changeDeadline(departureTime: Timestamp, cutoffMs: number = defaultChangeCutoffMs): Date {
   return new Date(timestampMs(departureTime) - cutoffMs);
+}
+
+/**
+ * When the seat hold of a booking opened at `openedAt` lapses: after the hold duration, but never after departure,
+ * so an unpaid booking lapses, and gives its seats back, by the time the bus leaves.
+ */
+export function holdExpiryFor(openedAt: Date, holdDurationMs: number, departureTime: Timestamp): Timestamp {
+  const holdEnds = addDuration(openedAt, holdDurationMs);
+  // Workflow histories recorded the departure timestamp exactly as given when it won; keep returning it unchanged.
+  return timestampMs(holdEnds) <= timestampMs(departureTime) ? holdEnds : departureTime;
 }
 
 /** The hold covers instants strictly before `holdExpiresAt`; the expiry timer fires at that instant. */

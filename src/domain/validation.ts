@@ -1,7 +1,7 @@
 // Turns untrusted create/update/cancel/payment inputs into typed commands, or one VALIDATION_FAILED listing every problem.
-import { fareClasses, type FareClass, type Passenger, type PassengerInput, type Timestamp } from './booking';
+import { fareClasses, type FareClass, type Passenger, type PassengerInput } from './booking';
 import { validationFailed, type FieldViolation } from './errors';
-import { addDuration, minuteMs } from './time';
+import { minuteMs } from './time';
 
 export const defaultMaxPassengers = 9;
 export const defaultHoldDurationMs = 15 * minuteMs;
@@ -38,11 +38,6 @@ export function isEmail(value: unknown): value is string {
 
 export function isFareClass(value: unknown): value is FareClass {
   return typeof value === 'string' && (fareClasses as readonly string[]).includes(value);
-}
-
-/** When the hold of a booking created at `now` lapses. */
-export function holdExpiresAt(now: Date, holdDurationMs: number = defaultHoldDurationMs): Timestamp {
-  return addDuration(now, holdDurationMs);
 }
 
 /** Collects violations so one answer lists every bad field. */

@@ -20,6 +20,7 @@ import {
   assertCanCancel,
   assertCanConfirmPayment,
   assertCanUpdate,
+  holdExpiryFor,
   shouldComplete,
   shouldExpire,
 } from '../domain/lifecycle';
@@ -100,10 +101,6 @@ function millisecondsUntil(timestamp: string): number {
   return Math.max(1, timestampMs(timestamp) - Date.now());
 }
 
-function earliest(left: string, right: string): string {
-  return timestampMs(left) <= timestampMs(right) ? left : right;
-}
-
 function seatRequests(
   passengers: readonly Pick<Passenger, 'id' | 'seatNumber' | 'fareClass'>[],
 ): SeatRequest[] {
@@ -181,7 +178,6 @@ class BookingSaga {
     const passengers = command.passengers.map((passenger): Passenger => ({ id: uuid4(), ...passenger }));
     const price = priceBooking(passengers, input.farePrices);
     const openedAt = now();
-    const holdEnds = toTimestamp(new Date(openedAt.getTime() + input.timings.holdDurationMs));
     const zero = zeroMoney(price.total.currency);
     return {
       id: input.bookingId,
@@ -195,7 +191,7 @@ class BookingSaga {
       price,
       amountPaid: zero,
       amountRefunded: zero,
-      holdExpiresAt: earliest(holdEnds, input.departureTime),
+      holdExpiresAt: holdExpiryFor(openedAt, input.timings.holdDurationMs, input.departureTime),
       payment: { status: 'NONE' },
       paymentAttempts: [],
       refundRule: input.refundRule,
@@ -514,10 +510,7 @@ class BookingSaga {
       tripId: this.booking.tripId,
       seats: seatRequests(newSeats),
       holdExpiresAt: confirmed
-        ? earliest(
-            toTimestamp(new Date(Date.now() + this.input.timings.holdDurationMs)),
-            this.booking.departureTime,
-          )
+        ? holdExpiryFor(now(), this.input.timings.holdDurationMs, this.booking.departureTime)
         : this.booking.holdExpiresAt,
       idempotencyKey: activityKey(this.booking.id, 'reserve-seats', nextVersion),
     });

@@ -44,6 +44,23 @@ test('CreateBooking with free seats holds them: PENDING_PAYMENT, nothing charged
   expect(await testBed.saga.application.getBooking(testBed.customer, booking.id)).toEqual(booking);
 });
 
+test('CreateBooking shortly before departure holds the seats until departure, not for the whole hold', async () => {
+  const soon = await createSagaTrip(testBed.saga.database, { seatCount: 4, departureInMs: 5 * 60_000 });
+
+  const booking = await testBed.saga.application.createBooking(
+    testBed.customer,
+    bookingRequest(soon, ['1A']),
+  );
+
+  expect(testBed.saga.config.booking.holdDurationSeconds * 1000).toBeGreaterThan(5 * 60_000);
+  expect(Date.parse(booking.holdExpiresAt)).toBe(soon.departureTime.getTime());
+  const [seat]: { hold_expires_at: Date }[] = await testBed.saga
+    .database('seat_allocations')
+    .where({ booking_id: booking.id, state: 'HELD' })
+    .select('hold_expires_at');
+  expect(seat.hold_expires_at.getTime()).toBe(soon.departureTime.getTime());
+});
+
 test('CreateBooking with a taken seat answers SEAT_UNAVAILABLE and holds nothing', async () => {
   const first = await holdSeats(['2A']);
   const bookingsBefore = await testBed.saga

@@ -8,6 +8,7 @@ import {
   assertCanUpdate,
   changeDeadline,
   defaultChangeCutoffMs,
+  holdExpiryFor,
   initialStatus,
   isEventAllowed,
   isTerminal,
@@ -19,7 +20,7 @@ import {
   type LifecycleEvent,
 } from '../../../src/domain/lifecycle';
 import { hourMs, minuteMs } from '../../../src/domain/time';
-import { bookingState, relativeToDeparture } from './fixtures';
+import { bookingState, departureTime, relativeToDeparture } from './fixtures';
 
 function errorCodeOf(action: () => void): ErrorCode | undefined {
   try {
@@ -222,6 +223,28 @@ describe('assertCanUpdate', () => {
     expect(changeDeadline('2026-12-01T10:00:00+01:00', 2 * hourMs).toISOString()).toBe(
       '2026-12-01T07:00:00.000Z',
     );
+  });
+});
+
+describe('holdExpiryFor', () => {
+  const openedAt = new Date('2026-11-01T09:00:00.000Z');
+
+  it('holds the seats for the hold duration when departure is later', () => {
+    expect(holdExpiryFor(openedAt, 15 * minuteMs, departureTime)).toBe('2026-11-01T09:15:00.000Z');
+    expect(holdExpiryFor(openedAt, 5_000, departureTime)).toBe('2026-11-01T09:00:05.000Z');
+  });
+
+  it('ends the hold at departure when the trip leaves before the hold would end', () => {
+    const shortlyBeforeDeparture = relativeToDeparture(-5 * minuteMs);
+    expect(holdExpiryFor(shortlyBeforeDeparture, 15 * minuteMs, departureTime)).toBe(departureTime);
+  });
+
+  it('returns the timestamps earlier workflow runs recorded: the departure as given, the hold end on a tie', () => {
+    const departureWithOffset = '2026-12-01T11:00:00+01:00';
+    expect(holdExpiryFor(relativeToDeparture(-minuteMs), hourMs, departureWithOffset)).toBe(
+      departureWithOffset,
+    );
+    expect(holdExpiryFor(relativeToDeparture(-hourMs), hourMs, departureWithOffset)).toBe(departureTime);
   });
 });
 
