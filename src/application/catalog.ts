@@ -4,6 +4,7 @@ import type { Knex } from 'knex';
 import type { FareClass, Money } from '../domain/booking';
 import { notFound, validationFailed } from '../domain/errors';
 import { validateId } from '../domain/validation';
+import { maximumPageTokenLength, readPageSize } from './booking-pages';
 import type {
   CatalogApplication,
   Page,
@@ -15,10 +16,7 @@ import type {
   TripAvailabilityView,
 } from './interface';
 
-export const defaultRoutePageSize = 20;
-export const maximumRoutePageSize = 100;
 const maximumSearchTermLength = 100;
-const maximumPageTokenLength = 512;
 const pageTokenVersion = 1;
 
 export interface RouteSearch extends PageRequest {
@@ -84,11 +82,17 @@ interface RoutePageCursor {
   filterDigest: string;
 }
 
-/** A calendar date `YYYY-MM-DD` that exists (no 30 February); PostgreSQL would otherwise fail the cast. */
+/**
+ * A calendar date `YYYY-MM-DD` that exists (no 30 February), from 0001-01-01 to 9999-12-31 as the REST contract
+ * says: PostgreSQL has no year 0 and would otherwise fail the cast.
+ */
 export function isCalendarDate(value: unknown): value is string {
   if (typeof value !== 'string' || !/^\d{4}-\d{2}-\d{2}$/.test(value)) return false;
   const [year, month, day] = value.split('-').map(Number);
-  const date = new Date(Date.UTC(year, month - 1, day));
+  if (year < 1) return false;
+  const date = new Date(0);
+  // setUTCFullYear, unlike Date.UTC, takes years 0 to 99 literally instead of as 1900 to 1999.
+  date.setUTCFullYear(year, month - 1, day);
   return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
 }
 
@@ -103,19 +107,12 @@ export function minutesToIsoDuration(totalMinutes: number): string {
 function readSearchTerm(value: string | undefined, field: string): string | undefined {
   if (value === undefined) return undefined;
   const term = value.trim();
-  if (term.length < 1 || term.length > maximumSearchTermLength) {
+  // Characters, not UTF-16 units, as the contract's maxLength counts them.
+  const length = [...term].length;
+  if (length < 1 || length > maximumSearchTermLength) {
     throw validationFailed([{ field, message: `must be 1 to ${maximumSearchTermLength} characters` }]);
   }
   return term;
-}
-
-function readPageSize(pageSize: number | undefined): number {
-  if (pageSize === undefined) return defaultRoutePageSize;
-  if (!Number.isInteger(pageSize) || pageSize < 1) {
-    throw validationFailed([{ field: 'page_size', message: 'must be a positive whole number' }]);
-  }
-  // AIP-158: a page size above the maximum is coerced down rather than rejected.
-  return Math.min(pageSize, maximumRoutePageSize);
 }
 
 function filterDigest(search: { origin?: string; destination?: string; date?: string }): string {

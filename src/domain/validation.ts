@@ -8,7 +8,7 @@ export const defaultHoldDurationMs = 15 * minuteMs;
 export const maxNameLength = 100;
 export const maxEmailLength = 254;
 export const maxCancellationReasonLength = 500;
-export const maxPaymentTokenLength = 256;
+export const maxPaymentTokenLength = 128;
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const seatNumberPattern = /^[1-9][0-9]?[A-F]$/;
@@ -18,7 +18,11 @@ const emailPattern =
   /^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
 const controlCharacterPattern = /\p{Cc}/u;
 const controlCharacterExceptLineBreaksPattern = /[^\P{Cc}\n\r\t]/u;
-const paymentTokenPattern = /^[\x21-\x7E]+$/;
+/** A gateway token (`tok_visa`), never a card number: the REST contract's pattern, so both fronts agree. */
+const paymentTokenPattern = /^tok_[A-Za-z0-9_]{1,124}$/;
+const idempotencyKeyPattern = /^[A-Za-z0-9._:-]{1,255}$/;
+const nulCharacter = '\u0000';
+const maximumNulViolations = 50;
 
 export function isUuid(value: unknown): value is string {
   return typeof value === 'string' && uuidPattern.test(value);
@@ -34,6 +38,49 @@ export function isE164Phone(value: unknown): value is string {
 
 export function isEmail(value: unknown): value is string {
   return typeof value === 'string' && value.length <= maxEmailLength && emailPattern.test(value);
+}
+
+/** The REST contract's Idempotency-Key, also gRPC's `request_id`: 1 to 255 of `A-Z a-z 0-9 . _ : -`. */
+export function isIdempotencyKey(value: unknown): value is string {
+  return typeof value === 'string' && idempotencyKeyPattern.test(value);
+}
+
+/**
+ * Every string of a request, and every property name, that holds U+0000: PostgreSQL text cannot store it, so
+ * it is bad input wherever it appears. Fields are named in contract notation (`passengers[0].first_name`),
+ * `nameOf` turning a property key into its contract name. Walks iteratively: a body may nest thousands deep.
+ */
+export function nulCharacterViolations(
+  value: unknown,
+  field = '',
+  nameOf: (key: string) => string = (key) => key,
+): FieldViolation[] {
+  const violations: FieldViolation[] = [];
+  const pending: { value: unknown; field: string }[] = [{ value, field }];
+  while (pending.length > 0 && violations.length < maximumNulViolations) {
+    const next = pending.pop()!;
+    if (typeof next.value === 'string') {
+      if (next.value.includes(nulCharacter)) {
+        violations.push({ field: next.field, message: 'must not contain the NUL character (U+0000)' });
+      }
+    } else if (Array.isArray(next.value)) {
+      next.value.forEach((item, index) => pending.push({ value: item, field: `${next.field}[${index}]` }));
+    } else if (isPlainObject(next.value)) {
+      for (const [key, item] of Object.entries(next.value)) {
+        if (key.includes(nulCharacter)) {
+          violations.push({
+            field: next.field,
+            message: 'property names must not contain the NUL character (U+0000)',
+          });
+          continue;
+        }
+        const name = nameOf(key);
+        pending.push({ value: item, field: next.field ? `${next.field}.${name}` : name });
+      }
+    }
+  }
+  // The walk visits fields last-first; report them in the order they were given.
+  return violations.reverse();
 }
 
 export function isFareClass(value: unknown): value is FareClass {
@@ -63,6 +110,13 @@ function isAbsent(value: unknown): value is undefined | null | '' {
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Parsed JSON and generated messages; not Dates, Buffers or other class instances. */
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null) return false;
+  const prototype: unknown = Object.getPrototypeOf(value);
+  return prototype === Object.prototype || prototype === null;
 }
 
 function readName(value: unknown, field: string, violations: ViolationList): string | undefined {
@@ -505,7 +559,7 @@ export function validateConfirmPayment(input: { readonly paymentToken?: unknown 
     throw validationFailed([
       {
         field: 'payment_token',
-        message: `is required: 1 to ${maxPaymentTokenLength} printable characters without spaces`,
+        message: 'is required: a gateway token such as tok_visa (tok_ then 1 to 124 letters, digits or _)',
       },
     ]);
   }

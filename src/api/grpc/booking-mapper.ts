@@ -1,4 +1,4 @@
-// Maps the application's BookingView onto the generated proto Booking, and proto enums onto domain values.
+// Maps BookingView onto the proto Booking and proto enums onto domain values; checks what every request carries.
 import type { BookingView } from '../../application/interface';
 import type {
   BookingStatus,
@@ -14,6 +14,8 @@ import {
   type PaymentSummary,
 } from '../../generated/com/example/bookings/v1/booking';
 import type { Money as MoneyMessage } from '../../generated/com/example/common/v1/money';
+import { validationFailed } from '../../domain/errors';
+import { isIdempotencyKey, nulCharacterViolations } from '../../domain/validation';
 
 const bookingStatusMessages: Readonly<Record<BookingStatus, BookingStatusMessage>> = {
   PENDING_PAYMENT: BookingStatusMessage.BOOKING_STATUS_PENDING_PAYMENT,
@@ -39,6 +41,29 @@ export function bookingStatusFilter(status: BookingStatusMessage): BookingStatus
   if (status === BookingStatusMessage.BOOKING_STATUS_UNSPECIFIED) return undefined;
   const entry = Object.entries(bookingStatusMessages).find(([, message]) => message === status);
   return entry ? (entry[0] as BookingStatus) : null;
+}
+
+/** The proto field name of a generated property (`firstName` → `first_name`), as errors name fields. */
+function protoFieldName(property: string): string {
+  return property.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
+}
+
+/**
+ * Refuses what no BookingService request may carry, whatever its method: U+0000 in any string (the rule REST
+ * applies to every string it takes), and a `request_id` that REST would refuse as an Idempotency-Key. Fields
+ * are named as in the proto (`passengers[0].first_name`); the error is INVALID_ARGUMENT with BadRequest.
+ */
+export function assertWellFormedRequest(request: object): void {
+  const violations = nulCharacterViolations(request, '', protoFieldName);
+  const { requestId } = request as { requestId?: unknown };
+  const requestIdNamed = violations.some((violation) => violation.field === 'request_id');
+  if (typeof requestId === 'string' && requestId !== '' && !isIdempotencyKey(requestId) && !requestIdNamed) {
+    violations.push({
+      field: 'request_id',
+      message: 'must be 1 to 255 characters, each a letter, a digit or one of . _ : -',
+    });
+  }
+  if (violations.length > 0) throw validationFailed(violations);
 }
 
 function toMoney(money: Money): MoneyMessage {

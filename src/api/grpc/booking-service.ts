@@ -15,7 +15,7 @@ import {
   type UpdateBookingRequest,
 } from '../../generated/com/example/bookings/v1/booking_service';
 import type { Logger } from '../../logger';
-import { bookingStatusFilter, toBookingMessage } from './booking-mapper';
+import { assertWellFormedRequest, bookingStatusFilter, toBookingMessage } from './booking-mapper';
 import { authorizeCaller, type AccessTokenVerifier } from './caller-authorization';
 import { grpcStatusOf } from './status-details';
 
@@ -86,6 +86,7 @@ export function createBookingServiceHandlers(dependencies: BookingServiceDepende
         // Every BookingService operation acts for a user; a service-only call has no customer to act as.
         if (!caller.actor) throw unauthenticated('BookingService operations need a user token');
         userId = caller.actor.userId;
+        assertWellFormedRequest(call.request as object);
         // The application layer takes no deadline, so the last safe moment to honour one is before the call:
         // a change that is never started cannot be left half done.
         if (call.cancelled || deadlineMs(call as ServerUnaryCall<unknown, unknown>) <= Date.now()) {

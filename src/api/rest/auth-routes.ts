@@ -2,40 +2,26 @@
 import { bodyParser } from '@koa/bodyparser';
 import Router from '@koa/router';
 import type Koa from 'koa';
-import { validationFailed, type FieldViolation } from '../../domain/errors';
+import { openApiOperationsById } from '../../contracts/openapi-document';
 import type { IdentityProvider } from '../../identity/identity-provider';
 import { authorizeOperation } from '../../security/rest-authorization';
+import { documentRequestValidator } from './openapi-validation';
 
 // Credentials are short (the contract caps a password at 1 KiB and a refresh token at 2 KiB).
 const credentialBodyLimitBytes = 16 * 1024;
 
-type Body = Record<string, unknown>;
-
-/** Checks the body against the contract's shape: these string fields, of these lengths, and nothing else. */
-function readStrings<Field extends string>(
-  body: unknown,
-  fields: Record<Field, { maxLength: number }>,
-): Record<Field, string> {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw validationFailed([{ field: '', message: 'must be a JSON object' }]);
-  }
-  const violations: FieldViolation[] = [];
-  const values = {} as Record<Field, string>;
-  for (const [field, { maxLength }] of Object.entries(fields) as [Field, { maxLength: number }][]) {
-    const value = (body as Body)[field];
-    if (typeof value !== 'string' || value.length === 0) {
-      violations.push({ field, message: 'is required and must be a non-empty string' });
-    } else if (value.length > maxLength) {
-      violations.push({ field, message: `must be at most ${maxLength} characters` });
-    } else {
-      values[field] = value;
-    }
-  }
-  for (const unknownField of Object.keys(body).filter((key) => !(key in fields))) {
-    violations.push({ field: unknownField, message: 'is not a known property' });
-  }
-  if (violations.length > 0) throw validationFailed(violations);
-  return values;
+/** Checks headers, query and body against the operation's contract, as the API router does for its own. */
+function validatedBody(operationId: string): (context: Koa.Context) => Record<string, string> {
+  const operation = openApiOperationsById.get(operationId);
+  if (operation === undefined) throw new Error(`no OpenAPI operation ${operationId}`);
+  const validator = documentRequestValidator(operation);
+  return (context) =>
+    validator.validate({
+      path: {},
+      query: context.query,
+      headers: context.headers,
+      body: context.request.body,
+    }).body as Record<string, string>;
 }
 
 const requireJson: Koa.Middleware = async (context, next) => {
@@ -58,6 +44,8 @@ export function identityProviderRouter(identityProvider: IdentityProvider): Rout
     jsonStrict: true,
   });
   const router = new Router();
+  const loginBody = validatedBody('login');
+  const refreshBody = validatedBody('refresh');
 
   router.post(
     '/api/auth/login',
@@ -66,10 +54,7 @@ export function identityProviderRouter(identityProvider: IdentityProvider): Rout
     requireJson,
     parseJson,
     async (context) => {
-      const { email, password } = readStrings(context.request.body, {
-        email: { maxLength: 254 },
-        password: { maxLength: 1024 },
-      });
+      const { email, password } = loginBody(context);
       context.body = await identityProvider.login({ email, password }, context.ip);
     },
   );
@@ -81,9 +66,7 @@ export function identityProviderRouter(identityProvider: IdentityProvider): Rout
     requireJson,
     parseJson,
     async (context) => {
-      const { refresh_token: refreshToken } = readStrings(context.request.body, {
-        refresh_token: { maxLength: 2048 },
-      });
+      const { refresh_token: refreshToken } = refreshBody(context);
       context.body = await identityProvider.refresh(refreshToken);
     },
   );

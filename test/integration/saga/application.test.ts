@@ -109,7 +109,10 @@ describe('listing', () => {
     expect(await errorCodeOf(testBed.saga.application.listBookings(lister, { pageSize: -1 }))).toBe(
       'VALIDATION_FAILED',
     );
-    expect((await testBed.saga.application.listBookings(lister, { pageSize: 1000 })).items).toHaveLength(5);
+    expect(await errorCodeOf(testBed.saga.application.listBookings(lister, { pageSize: 101 }))).toBe(
+      'VALIDATION_FAILED',
+    );
+    expect((await testBed.saga.application.listBookings(lister, { pageSize: 100 })).items).toHaveLength(5);
   });
 });
 

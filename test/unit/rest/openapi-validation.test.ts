@@ -153,7 +153,7 @@ describe('compileRequestValidator', () => {
     expect(
       update.validate(request({ path: { booking_id: bookingId }, headers: { 'if-match': 'W/"3"' }, body }))
         .violations,
-    ).toEqual([{ field: 'If-Match', message: 'must match pattern "^"[0-9]+"$"' }]);
+    ).toEqual([{ field: 'If-Match', message: 'must match pattern "^"[1-9][0-9]{0,14}"$"' }]);
     const create = validatorFor('createBookingApi');
     expect(
       create.validate(request({ headers: { 'idempotency-key': 'has spaces' }, body: validCreateBody }))
@@ -161,11 +161,19 @@ describe('compileRequestValidator', () => {
     ).toEqual([{ field: 'Idempotency-Key', message: 'must match pattern "^[A-Za-z0-9._:-]{1,255}$"' }]);
   });
 
-  it('leaves X-Request-Id alone: a malformed one is replaced, not refused', () => {
+  it('refuses an X-Request-Id that breaks the documented pattern or length, naming the header', () => {
+    const listRoutes = validatorFor('listRoutes');
     expect(
-      validatorFor('listRoutes').validate(request({ headers: { 'x-request-id': 'spaces are bad' } }))
-        .violations,
-    ).toEqual([]);
+      listRoutes.validate(request({ headers: { 'x-request-id': 'spaces are bad' } })).violations,
+    ).toEqual([{ field: 'X-Request-Id', message: 'must match pattern "^[!-~]{1,128}$"' }]);
+    expect(
+      listRoutes
+        .validate(request({ headers: { 'x-request-id': 'r'.repeat(129) } }))
+        .violations.map((violation) => violation.field),
+    ).toEqual(['X-Request-Id', 'X-Request-Id']);
+    expect(listRoutes.validate(request({ headers: { 'x-request-id': 'r'.repeat(128) } })).violations).toEqual(
+      [],
+    );
   });
 
   it('knows which operations take a body and whether it is required', () => {
