@@ -11,12 +11,8 @@ import { createDatabase } from '../db/connection';
 import { seedDemoData, demoUsers } from '../db/seed';
 import { createFieldCipherFromConfig } from '../security/field-cipher-from-config';
 import { startEmbeddedPostgres, type RunningPostgres } from './embedded-postgres';
-import {
-  startTemporalDevServer,
-  stopChild,
-  stopWithParent,
-  type RunningTemporal,
-} from './temporal-dev-server';
+import { startTemporalDevServer, type RunningTemporal } from './temporal-dev-server';
+import { stopChild, stopWithParent } from './child-processes';
 import { loadOrCreateDevelopmentSecrets } from './development-secrets';
 import {
   loadOrCreateDevelopmentCertificates,
@@ -170,6 +166,8 @@ async function main(): Promise<void> {
         port: stack.postgresPort,
         databaseName: 'bookings',
         persistent: true,
+        logFile: path.join(stack.dataDirectory, 'logs', 'postgres.log'),
+        log: (message) => logger.info(message),
       }).then((started) => (running.push(started), started)),
       startTemporalDevServer({
         executable,

