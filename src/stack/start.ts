@@ -1,9 +1,8 @@
 // `npm start`: the whole service on embedded parts — PostgreSQL, Temporal dev server, worker, REST and gRPC.
-import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { loadConfig, loadStackConfig, type StackConfig } from '../config';
+import { loadConfig, loadStackConfig, type Config, type StackConfig } from '../config';
 import { createLogger } from '../logger';
 import { projectRoot } from '../project-root';
 import { migrateWithDatabase } from '../db/migrate';
@@ -12,7 +11,7 @@ import { seedDemoData, demoUsers } from '../db/seed';
 import { createFieldCipherFromConfig } from '../security/field-cipher-from-config';
 import { startEmbeddedPostgres, type RunningPostgres } from './embedded-postgres';
 import { startTemporalDevServer, type RunningTemporal } from './temporal-dev-server';
-import { stopChild, stopWithParent } from './child-processes';
+import { ServiceSupervisor } from './supervisor';
 import { loadOrCreateDevelopmentSecrets } from './development-secrets';
 import {
   loadOrCreateDevelopmentCertificates,
@@ -55,19 +54,31 @@ function temporalCliPath(): string {
   return ensureTemporalCli();
 }
 
-function runService(name: string, entryPoint: string, environment: NodeJS.ProcessEnv): ChildProcess {
-  const service = spawn(process.execPath, [path.join(projectRoot, 'dist', 'src', entryPoint)], {
-    env: environment,
-    stdio: ['ignore', 'inherit', 'inherit'],
-  }).on('error', (error) => logger.error({ err: error, service: name }, 'could not start'));
-  return stopWithParent(service);
+/** The worker or the API, restarted when it dies (see ServiceSupervisor); giving up stops the stack. */
+function superviseService(
+  name: string,
+  entryPoint: string,
+  environment: NodeJS.ProcessEnv,
+  onGiveUp: () => void,
+): ServiceSupervisor {
+  return new ServiceSupervisor({
+    name,
+    command: process.execPath,
+    args: [path.join(projectRoot, 'dist', 'src', entryPoint)],
+    environment,
+    log: {
+      info: (message) => logger.info({ service: name }, message),
+      error: (message) => logger.error({ service: name }, message),
+    },
+    onGiveUp,
+  });
 }
 
-async function waitForReady(url: string, timeoutMs: number, services: ChildProcess[]): Promise<void> {
+async function waitForReady(url: string, timeoutMs: number, services: ServiceSupervisor[]): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (services.some((service) => service.exitCode !== null))
-      throw new Error('a service exited during start-up');
+    if (services.some((service) => service.hasGivenUp))
+      throw new Error('a service kept failing during start-up');
     try {
       const response = await fetch(url, { signal: AbortSignal.timeout(2000) });
       if (response.ok) return;
@@ -111,6 +122,7 @@ function grpcBannerLines(stack: StackConfig, certificates: DevelopmentCertificat
 
 function banner(
   stack: StackConfig,
+  config: Config,
   temporal: RunningTemporal,
   postgres: RunningPostgres,
   certificates: DevelopmentCertificates | undefined,
@@ -129,6 +141,14 @@ function banner(
     `  Temporal UI     ${temporal.uiUrl}   (frontend ${temporal.address}; payloads decoded by ${api}/codec)`,
     `  PostgreSQL      ${postgres.url.replace(/:[^:@/]+@/, ':***@')}`,
     `  Data folder     ${stack.dataDirectory}`,
+    ...(postgres.dataDirectory.startsWith(stack.dataDirectory)
+      ? []
+      : [`  PostgreSQL data ${postgres.dataDirectory}   (linked from the data folder)`]),
+    ...(config.notifications.transport === 'outbox'
+      ? [
+          `  Outbox          ${path.resolve(projectRoot, config.notifications.outboxDirectory)}   (emails, SMS)`,
+        ]
+      : []),
     '  Demo logins (POST /api/auth/login):',
     ...logins,
     'Press Ctrl-C to stop everything.',
@@ -145,13 +165,14 @@ async function main(): Promise<void> {
   const executable = temporalCliPath();
 
   const running: { stop(): Promise<void> }[] = [];
-  const services: ChildProcess[] = [];
+  const services: ServiceSupervisor[] = [];
   let stopping = false;
   const stopEverything = async (exitCode: number) => {
     if (stopping) return;
     stopping = true;
     logger.info('stopping the stack');
-    await Promise.allSettled(services.map((service) => stopChild(service, 10_000)));
+    // The services first, so none is restarted while PostgreSQL and Temporal go away under it.
+    await Promise.allSettled(services.map((service) => service.stop(10_000)));
     for (const part of running.reverse()) await part.stop().catch(() => undefined);
     process.exit(exitCode);
   };
@@ -209,16 +230,15 @@ async function main(): Promise<void> {
       ['worker', 'worker/main.js'],
       ['api', 'api/main.js'],
     ] as const) {
-      const service = runService(name, entryPoint, environment);
-      service.once('exit', (code, signal) => {
-        if (stopping) return;
-        logger.error({ service: name, code, signal }, `${name} stopped unexpectedly; stopping the stack`);
+      const service = superviseService(name, entryPoint, environment, () => {
+        logger.error(`${name} cannot be kept running; stopping the stack`);
         void stopEverything(1);
       });
       services.push(service);
+      service.start();
     }
     await waitForReady(`http://127.0.0.1:${stack.httpPort}/readyz`, 120_000, services);
-    process.stdout.write(banner(stack, temporal, postgres, grpcTls.certificates));
+    process.stdout.write(banner(stack, config, temporal, postgres, grpcTls.certificates));
   } catch (error) {
     logger.fatal(
       { err: error },
