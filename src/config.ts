@@ -373,7 +373,12 @@ function notificationsConfig(environment: Environment): NotificationsConfig {
   }
   return {
     transport,
-    outboxDirectory: text(environment, 'NOTIFICATIONS_OUTBOX_DIR', '.data/outbox'),
+    // Beside the embedded stack's other data, wherever STACK_DATA_DIR puts it (the stack's processes inherit it).
+    outboxDirectory: text(
+      environment,
+      'NOTIFICATIONS_OUTBOX_DIR',
+      `${text(environment, 'STACK_DATA_DIR', '.data').replace(/\/+$/, '')}/outbox`,
+    ),
     emailFrom: text(environment, 'NOTIFICATIONS_EMAIL_FROM', 'Bus Bookings <no-reply@bookings.example>'),
     smtp: {
       host: text(environment, 'SMTP_HOST', 'localhost'),
