@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Contract gate: buf lint and format, no breaking change against the committed baseline, src/generated up to date.
+# Contract gate: buf lint and format, no breaking change against the committed baseline, src/generated and the
+# reflection descriptor set up to date.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,6 +29,14 @@ trap 'rm -rf "$scratch"' EXIT
 if ! diff -r "$scratch/src/generated" src/generated >"$scratch/generated.diff"; then
   head -n 40 "$scratch/generated.diff" >&2
   echo "src/generated is stale: run npm run generate" >&2
+  exit 1
+fi
+
+echo "contracts: reflection descriptor set freshness"
+descriptor_set=proto/reflection/descriptor-set.binpb
+bash scripts/build-descriptor-set.sh "$scratch/descriptor-set.binpb"
+if ! cmp -s "$scratch/descriptor-set.binpb" "$descriptor_set"; then
+  echo "$descriptor_set is stale: run npm run generate" >&2
   exit 1
 fi
 

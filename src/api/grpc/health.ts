@@ -1,7 +1,10 @@
 // grpc.health.v1 statuses kept in step with readiness: SERVING only while PostgreSQL and Temporal both answer.
-import { HealthImplementation, type ServingStatus } from 'grpc-health-check';
+import { HealthImplementation, service as healthService, type ServingStatus } from 'grpc-health-check';
 import type { ReadinessCheck } from '../../application/readiness';
 import type { Logger } from '../../logger';
+
+/** Fully qualified name of the health service, as reflection lists it. */
+export const healthServiceName = healthService.Check.path.split('/')[1];
 
 export interface HealthReporter {
   readonly implementation: HealthImplementation;

@@ -18,7 +18,7 @@ import type { Logger } from '../../logger';
 import { PortInUseError } from '../../runtime/process';
 import { createBookingServiceHandlers } from './booking-service';
 import type { AccessTokenVerifier } from './caller-authorization';
-import { startHealthReporting, type HealthReporter } from './health';
+import { healthServiceName, startHealthReporting, type HealthReporter } from './health';
 import { checkPeer, type PeerAuthContext } from './peer-identity';
 import { createReflectionService } from './reflection';
 import { grpcStatusOf } from './status-details';
@@ -178,6 +178,8 @@ export async function startGrpcServer(
 ): Promise<RunningGrpcServer> {
   const { transport } = settings;
   const { logger } = dependencies;
+  // Before anything starts: a missing or stale descriptor set stops the start-up with nothing left running.
+  const reflection = createReflectionService([bookingServiceName, healthServiceName]);
   const server = new Server({
     'grpc.max_receive_message_length': settings.maxReceiveMessageBytes,
     'grpc.max_send_message_length': settings.maxSendMessageBytes,
@@ -208,7 +210,7 @@ export async function startGrpcServer(
     logger,
   });
   health.implementation.addToServer(server);
-  createReflectionService().addToServer(server);
+  reflection.addToServer(server);
 
   const credentials =
     transport.kind === 'mutual-tls'
