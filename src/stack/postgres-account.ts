@@ -221,7 +221,8 @@ export function reachableDataFolder(
     if (!fs.existsSync(intended)) {
       log(`the PostgreSQL data ${intended} linked to is gone; starting a new cluster`);
       fs.unlinkSync(intended);
-    } else if (accountCanEnter(intended, account)) {
+    } else if (accountCanEnter(fs.realpathSync(intended), account)) {
+      // PostgreSQL is given the link's target: the folders on the way to the link itself do not matter.
       const cluster = fs.realpathSync(intended);
       log(`PostgreSQL's data lives in ${cluster} (linked from ${intended})`);
       return cluster;

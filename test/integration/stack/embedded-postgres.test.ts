@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { installedPostgresBinaries, startEmbeddedPostgres } from '../../../src/stack/embedded-postgres';
+import { removeDataFolder } from '../../../src/stack/postgres-account';
 import { findFreePort } from '../../support/ports';
 
 const runningAsRoot = process.getuid?.() === 0;
@@ -16,6 +17,10 @@ beforeEach(() => {
 });
 
 afterEach(() => {
+  // A failed test may leave a cluster the stack moved out of the private folder: it goes too.
+  const link = path.join(privateFolder, 'checkout', '.data', 'postgres');
+  if (fs.lstatSync(link, { throwIfNoEntry: false })?.isSymbolicLink())
+    removeDataFolder(link, fs.readlinkSync(link));
   fs.rmSync(privateFolder, { recursive: true, force: true });
 });
 
@@ -30,46 +35,56 @@ async function query(url: string, sql: string): Promise<Record<string, unknown>>
 }
 
 describe('embedded PostgreSQL', () => {
-  it('runs from a checkout under a folder only its owner may enter, and answers queries', async () => {
+  it('runs from a checkout under a folder only its owner may enter, keeps its data across starts, and answers queries', async () => {
     // The checkout's node_modules copy of the binaries, as `npm ci` leaves it under the private folder.
     const binaries = path.join(privateFolder, 'checkout', 'node_modules', 'native');
     fs.cpSync(installedPostgresBinaries(), binaries, { recursive: true, verbatimSymlinks: true });
     const dataDirectory = path.join(privateFolder, 'checkout', '.data', 'postgres');
     const messages: string[] = [];
+    const start = async (persistent: boolean) =>
+      startEmbeddedPostgres({
+        dataDirectory,
+        port: await findFreePort(),
+        databaseName: 'private_checkout',
+        persistent,
+        binaryDirectory: binaries,
+        log: (message) => messages.push(message),
+      });
 
-    const postgres = await startEmbeddedPostgres({
-      dataDirectory,
-      port: await findFreePort(),
-      databaseName: 'private_checkout',
-      persistent: false,
-      binaryDirectory: binaries,
-      log: (message) => messages.push(message),
-    });
+    // `npm start`: a persistent cluster, stopped and started again.
+    const first = await start(true);
     try {
-      expect(await query(postgres.url, 'select current_database() as name, 6 * 7 as answer')).toEqual({
+      await query(first.url, 'create table kept as select 42 as answer');
+    } finally {
+      await first.stop();
+    }
+    const second = await start(false);
+    try {
+      expect(second.dataDirectory).toBe(first.dataDirectory);
+      expect(await query(second.url, 'select current_database() as name, answer from kept')).toEqual({
         name: 'private_checkout',
         answer: 42,
       });
       if (runningAsRoot) {
         // PostgreSQL runs as the postgres account, which cannot enter the private folder: both moved out of it,
         // the data reachable through the link where it was asked for, and the log says where and why.
-        expect(postgres.binaryDirectory.startsWith(privateFolder)).toBe(false);
-        expect(postgres.dataDirectory.startsWith(privateFolder)).toBe(false);
+        expect(second.binaryDirectory.startsWith(privateFolder)).toBe(false);
+        expect(second.dataDirectory.startsWith(privateFolder)).toBe(false);
         expect(fs.lstatSync(dataDirectory).isSymbolicLink()).toBe(true);
-        expect(fs.realpathSync(dataDirectory)).toBe(postgres.dataDirectory);
+        expect(fs.realpathSync(dataDirectory)).toBe(second.dataDirectory);
         expect(messages.join('\n')).toContain(`cannot reach ${dataDirectory}`);
         expect(messages.join('\n')).toContain(`cannot reach ${binaries}`);
       } else {
         // Run as the folder's owner, nothing needs to move.
-        expect(postgres.binaryDirectory).toBe(binaries);
-        expect(postgres.dataDirectory).toBe(dataDirectory);
+        expect(second.binaryDirectory).toBe(binaries);
+        expect(second.dataDirectory).toBe(dataDirectory);
         expect(messages).toEqual([]);
       }
     } finally {
-      await postgres.stop();
+      await second.stop();
     }
     // A throwaway cluster leaves nothing behind, wherever it lived.
-    expect(fs.existsSync(postgres.dataDirectory)).toBe(false);
+    expect(fs.existsSync(second.dataDirectory)).toBe(false);
     expect(fs.existsSync(dataDirectory)).toBe(false);
   });
 
