@@ -188,7 +188,10 @@ async function main(): Promise<void> {
         databaseName: 'bookings',
         persistent: true,
         logFile: path.join(stack.dataDirectory, 'logs', 'postgres.log'),
-        log: (message) => logger.info(message),
+        // Ctrl-C reaches PostgreSQL too (same process group): its exit while the stack stops is no news.
+        log: (message) => {
+          if (!stopping) logger.info(message);
+        },
       }).then((started) => (running.push(started), started)),
       startTemporalDevServer({
         executable,
