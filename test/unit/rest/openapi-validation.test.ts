@@ -165,12 +165,10 @@ describe('compileRequestValidator', () => {
     const listRoutes = validatorFor('listRoutes');
     expect(
       listRoutes.validate(request({ headers: { 'x-request-id': 'spaces are bad' } })).violations,
-    ).toEqual([{ field: 'X-Request-Id', message: 'must match pattern "^[!-~]{1,128}$"' }]);
-    expect(
-      listRoutes
-        .validate(request({ headers: { 'x-request-id': 'r'.repeat(129) } }))
-        .violations.map((violation) => violation.field),
-    ).toEqual(['X-Request-Id', 'X-Request-Id']);
+    ).toEqual([{ field: 'X-Request-Id', message: 'must match pattern "^[!-~]+$"' }]);
+    expect(listRoutes.validate(request({ headers: { 'x-request-id': 'r'.repeat(129) } })).violations).toEqual(
+      [{ field: 'X-Request-Id', message: 'must NOT have more than 128 characters' }],
+    );
     expect(listRoutes.validate(request({ headers: { 'x-request-id': 'r'.repeat(128) } })).violations).toEqual(
       [],
     );
