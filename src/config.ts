@@ -81,6 +81,11 @@ export interface Config {
     changeCutoffSeconds: number;
     maxPassengersPerBooking: number;
     maxOpenHoldsPerCustomer: number;
+    /**
+     * How long a create waits for its seats to be held before answering that the booking is still being made
+     * (REST 202, gRPC BOOKING_PROCESSING): below HTTP_REQUEST_TIMEOUT_MS, so no create times out after starting.
+     */
+    createAnswerTimeoutMs: number;
     /** Seconds past its expiry before a lapsed hold of an unconfirmed booking may be taken by another booking. */
     lapsedHoldGraceSeconds: number;
   };
@@ -399,6 +404,25 @@ function notificationsConfig(environment: Environment): NotificationsConfig {
 /** The Temporal dev server's Web UI, under both names a developer may type. */
 export const defaultTemporalUiOrigins = ['http://localhost:8233', 'http://127.0.0.1:8233'] as const;
 
+/**
+ * A create must answer before the REST request timeout turns it into a 503 for a booking that goes on to exist;
+ * by default it keeps a fifth of the timeout for the work before and after the wait.
+ */
+function createAnswerTimeoutMs(environment: Environment, requestTimeoutMs: number): number {
+  const variable = 'BOOKING_CREATE_ANSWER_TIMEOUT_MS';
+  const value = integer(environment, variable, Math.floor(requestTimeoutMs * 0.8), {
+    min: 1,
+    max: 300_000,
+  });
+  if (value >= requestTimeoutMs) {
+    throw new ConfigError(
+      variable,
+      `must be below HTTP_REQUEST_TIMEOUT_MS (${requestTimeoutMs}), got ${value}`,
+    );
+  }
+  return value;
+}
+
 const allTaskQueues: string[] = Object.values(bookingTaskQueues);
 
 /** Reads the whole configuration; call once in each process's entry point and pass the result down. */
@@ -410,6 +434,10 @@ export function loadConfig(environment: Environment = process.env): Config {
   }
   const httpPort = port(environment, 'HTTP_PORT', 8080);
   const httpTls = httpTlsConfig(environment);
+  const requestTimeoutMs = integer(environment, 'HTTP_REQUEST_TIMEOUT_MS', 10_000, {
+    min: 100,
+    max: 300_000,
+  });
   const runtimeEnvironment = oneOf(
     environment,
     'NODE_ENV',
@@ -426,7 +454,7 @@ export function loadConfig(environment: Environment = process.env): Config {
         min: 1024,
         max: 10 * 1024 * 1024,
       }),
-      requestTimeoutMs: integer(environment, 'HTTP_REQUEST_TIMEOUT_MS', 10_000, { min: 100, max: 300_000 }),
+      requestTimeoutMs,
       corsOrigins: list(environment, 'CORS_ORIGINS', []),
       trustProxy: flag(environment, 'HTTP_TRUST_PROXY', false),
       ...(httpTls !== undefined ? { tls: httpTls } : {}),
@@ -475,6 +503,7 @@ export function loadConfig(environment: Environment = process.env): Config {
         min: 1,
         max: 1000,
       }),
+      createAnswerTimeoutMs: createAnswerTimeoutMs(environment, requestTimeoutMs),
       lapsedHoldGraceSeconds: integer(environment, 'BOOKING_LAPSED_HOLD_GRACE_SECONDS', 60, {
         min: 0,
         max: 86400,

@@ -17,6 +17,7 @@ export const errorCodes = [
   'RATE_LIMITED',
   'UNAVAILABLE',
   'INTERNAL',
+  'BOOKING_PROCESSING',
 ] as const;
 
 export type ErrorCode = (typeof errorCodes)[number];
@@ -112,6 +113,16 @@ export const errorCodeMappings: Readonly<Record<ErrorCode, ErrorCodeMapping>> = 
   RATE_LIMITED: { httpStatus: 429, grpcStatus: 'RESOURCE_EXHAUSTED', title: 'Rate limited', retryable: true },
   UNAVAILABLE: { httpStatus: 503, grpcStatus: 'UNAVAILABLE', title: 'Service unavailable', retryable: true },
   INTERNAL: { httpStatus: 500, grpcStatus: 'INTERNAL', title: 'Internal error', retryable: false },
+  // Not a failure: the booking exists and its seats are still being held. REST answers 202 Accepted with the
+  // booking id, never a problem document. A unary gRPC call can only say it with a status: UNAVAILABLE, as it is
+  // transient (GetBooking by the id in ErrorInfo, or the same request_id, answers the outcome after RetryInfo);
+  // DEADLINE_EXCEEDED would look like the caller's own deadline passing, without details, and fits no read.
+  BOOKING_PROCESSING: {
+    httpStatus: 202,
+    grpcStatus: 'UNAVAILABLE',
+    title: 'Booking still processing',
+    retryable: true,
+  },
 };
 
 export function isErrorCode(value: unknown): value is ErrorCode {
@@ -327,6 +338,15 @@ export function unavailable(
   retryAfterSeconds = 1,
 ): DomainError {
   return new DomainError('UNAVAILABLE', message, { details: { retryAfterSeconds } });
+}
+
+/** The booking was started and is still holding its seats: read it by id after the delay. */
+export function bookingProcessing(bookingId: string, retryAfterSeconds: number): DomainError {
+  return new DomainError(
+    'BOOKING_PROCESSING',
+    `Booking ${bookingId} is still being made; read it by its id after ${retryAfterSeconds} s for the outcome`,
+    { details: { bookingId, state: 'PROCESSING', retryAfterSeconds } },
+  );
 }
 
 /** The cause stays on the error for logs; it never reaches `toJSON` or a client. */

@@ -31,7 +31,8 @@ describe('error code mapping table', () => {
     expect(Object.keys(errorCodeMappings).sort()).toEqual([...errorCodes].sort());
     for (const code of errorCodes) {
       const mapping = errorCodeMappings[code];
-      expect(mapping.httpStatus).toBeGreaterThanOrEqual(400);
+      // BOOKING_PROCESSING alone is not a failure on REST: 202 Accepted.
+      expect(mapping.httpStatus).toBeGreaterThanOrEqual(code === 'BOOKING_PROCESSING' ? 202 : 400);
       expect(mapping.httpStatus).toBeLessThan(600);
       expect(grpcStatusCodes[mapping.grpcStatus]).toEqual(expect.any(Number));
       expect(mapping.title.length).toBeGreaterThan(0);
@@ -54,13 +55,19 @@ describe('error code mapping table', () => {
     ['RATE_LIMITED', 429, 'RESOURCE_EXHAUSTED'],
     ['UNAVAILABLE', 503, 'UNAVAILABLE'],
     ['INTERNAL', 500, 'INTERNAL'],
+    ['BOOKING_PROCESSING', 202, 'UNAVAILABLE'],
   ])('%s is HTTP %d and gRPC %s as DESIGN §5 says', (code, httpStatus, grpcStatus) => {
     expect(errorCodeMappings[code]).toMatchObject({ httpStatus, grpcStatus });
   });
 
   it('marks only the codes answered with Retry-After as retryable', () => {
     const retryable = errorCodes.filter((code) => errorCodeMappings[code].retryable);
-    expect(retryable.sort()).toEqual(['IDEMPOTENCY_KEY_IN_USE', 'RATE_LIMITED', 'UNAVAILABLE']);
+    expect(retryable.sort()).toEqual([
+      'BOOKING_PROCESSING',
+      'IDEMPOTENCY_KEY_IN_USE',
+      'RATE_LIMITED',
+      'UNAVAILABLE',
+    ]);
   });
 
   it('uses the grpc-js wire numbers', () => {

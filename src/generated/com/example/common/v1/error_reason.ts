@@ -27,6 +27,7 @@ export enum ErrorReason {
   ERROR_REASON_UNAVAILABLE = 13,
   ERROR_REASON_INTERNAL = 14,
   ERROR_REASON_IDEMPOTENCY_KEY_IN_USE = 15,
+  ERROR_REASON_BOOKING_PROCESSING = 16,
   UNRECOGNIZED = -1,
 }
 
@@ -80,6 +81,9 @@ export function errorReasonFromJSON(object: any): ErrorReason {
     case 15:
     case "ERROR_REASON_IDEMPOTENCY_KEY_IN_USE":
       return ErrorReason.ERROR_REASON_IDEMPOTENCY_KEY_IN_USE;
+    case 16:
+    case "ERROR_REASON_BOOKING_PROCESSING":
+      return ErrorReason.ERROR_REASON_BOOKING_PROCESSING;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -121,6 +125,8 @@ export function errorReasonToJSON(object: ErrorReason): string {
       return "ERROR_REASON_INTERNAL";
     case ErrorReason.ERROR_REASON_IDEMPOTENCY_KEY_IN_USE:
       return "ERROR_REASON_IDEMPOTENCY_KEY_IN_USE";
+    case ErrorReason.ERROR_REASON_BOOKING_PROCESSING:
+      return "ERROR_REASON_BOOKING_PROCESSING";
     case ErrorReason.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
