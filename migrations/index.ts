@@ -4,6 +4,7 @@ import * as initialSchema from './20261122_001_initial_schema';
 import * as paymentSimulatorLedger from './20261122_002_payment_simulator_ledger';
 import * as identityProvider from './20261122_003_identity_provider';
 import * as externalIdentities from './20261122_004_external_identities';
+import * as bookingHoldClaims from './20261122_005_booking_hold_claims';
 
 export interface NamedMigration {
   /** Recorded in knex_migrations; never rename an applied migration. */
@@ -16,4 +17,5 @@ export const migrations: readonly NamedMigration[] = [
   { name: '20261122_002_payment_simulator_ledger', migration: paymentSimulatorLedger },
   { name: '20261122_003_identity_provider', migration: identityProvider },
   { name: '20261122_004_external_identities', migration: externalIdentities },
+  { name: '20261122_005_booking_hold_claims', migration: bookingHoldClaims },
 ];

@@ -1,8 +1,8 @@
 // The booking application both fronts call: commands become workflow updates, reads come from the read model.
 import { randomUUID } from 'node:crypto';
 import {
-  WithStartWorkflowOperation,
   WorkflowExecutionAlreadyStartedError,
+  WorkflowUpdateFailedError,
   type Client,
   type WorkflowHandle,
 } from '@temporalio/client';
@@ -11,6 +11,7 @@ import { v5 as uuidFromName } from 'uuid';
 import type { Config } from '../config';
 import type { BookingState, BookingStatus, FareClass, FarePrices } from '../domain/booking';
 import {
+  bookingProcessing,
   bookingStateConflict,
   DomainError,
   holdExpired,
@@ -50,7 +51,15 @@ import {
 } from '../workflows/shared';
 import { decodeBookingCursor, encodeBookingCursor, readPageSize, readStatusFilter } from './booking-pages';
 import { findBookingRow, selectBookingColumns, withPassengers, type BookingRow } from './booking-read-model';
-import type { Actor, BookingApplication, BookingView, Page, PageRequest } from './interface';
+import type {
+  Actor,
+  BookingApplication,
+  BookingView,
+  CreateBookingOptions,
+  Page,
+  PageRequest,
+} from './interface';
+import { createOpenHoldClaims } from './open-hold-claims';
 import { domainErrorFromTemporal, isWorkflowGone } from './temporal-outcomes';
 import { isStaff } from '../domain/roles';
 
@@ -62,6 +71,22 @@ const bookingIdNamespace = 'b3f0c0de-5a7e-4b1e-9c2a-6d8e4f1a2b3c';
  * reused with another body is told apart from a retry without writing the passengers' details into Temporal.
  */
 const createRequestMemoKey = 'createRequestFingerprint';
+
+/** How long a client is told to wait before reading a booking whose seats are still being held. */
+const processingRetryAfterSeconds = 1;
+
+/** The promise's value, or undefined when `deadline` (epoch milliseconds) comes first. */
+async function settledBy<T>(promise: Promise<T>, deadline: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const expiry = new Promise<undefined>((resolve) => {
+    timer = setTimeout(resolve, Math.max(0, deadline - Date.now()), undefined);
+  });
+  try {
+    return await Promise.race([promise, expiry]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 /** Activity timings not in Config; tests shorten the retry interval to keep transient-failure cases fast. */
 export const defaultActivityTimings = {
@@ -124,6 +149,12 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
     ...defaultActivityTimings,
     ...dependencies.timings,
   };
+  const openHolds = createOpenHoldClaims({
+    database,
+    maximumOpenHolds: config.booking.maxOpenHoldsPerCustomer,
+    claimDurationMs: timings.holdDurationMs,
+    now,
+  });
 
   async function loadBookableTrip(tripId: string): Promise<BookableTrip> {
     const trip:
@@ -183,39 +214,20 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
     return customerId;
   }
 
-  /** One account may not hold a whole bus: unpaid holds are capped per customer. */
-  async function assertOpenHoldsBelowCap(customerId: string): Promise<void> {
-    const cap = config.booking.maxOpenHoldsPerCustomer;
-    const openHolds: { hold_expires_at: Date }[] = await database('bookings')
-      .where({ customer_id: customerId, status: 'PENDING_PAYMENT' })
-      .where('hold_expires_at', '>', now())
-      .orderBy('hold_expires_at')
-      .limit(cap)
-      .select('hold_expires_at');
-    if (openHolds.length < cap) return;
-    const retryAfterSeconds = Math.max(
-      1,
-      Math.ceil((openHolds[0].hold_expires_at.getTime() - now().getTime()) / 1000),
-    );
-    throw new DomainError(
-      'RATE_LIMITED',
-      `You already hold ${openHolds.length} unpaid bookings, the most allowed; pay for or cancel one before holding more seats`,
-      { details: { retryAfterSeconds, openHolds: openHolds.length, maximumOpenHolds: cap } },
-    );
-  }
-
   function bookingIdFor(customerId: string, requestId: string | undefined): string {
     if (requestId === undefined || requestId === '') return randomUUID();
     return uuidFromName(`${customerId}\n${requestId}`, bookingIdNamespace);
+  }
+
+  function isVisibleTo(actor: Actor, customerId: string): boolean {
+    return customerId === actor.userId.toLowerCase() || isStaff(actor);
   }
 
   /** The caller's booking row; another customer's booking is NOT_FOUND, exactly like a missing one. */
   async function loadVisibleBooking(actor: Actor, bookingIdInput: string): Promise<BookingRow> {
     const bookingId = validateId(bookingIdInput, 'booking_id');
     const row = await findBookingRow(database, bookingId);
-    if (row === undefined || (row.customer_id !== actor.userId.toLowerCase() && !isStaff(actor))) {
-      throw notFound('Booking', bookingId);
-    }
+    if (row === undefined || !isVisibleTo(actor, row.customer_id)) throw notFound('Booking', bookingId);
     return row;
   }
 
@@ -274,15 +286,89 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
     const outcome = await temporal.workflow
       .getHandle<typeof bookingWorkflow>(bookingWorkflowId(bookingId))
       .result();
-    if (outcome.outcome === 'NOT_BOOKED') throw DomainError.fromJSON(outcome.error);
+    if (outcome.outcome === 'NOT_BOOKED') {
+      await openHolds.release(bookingId);
+      throw DomainError.fromJSON(outcome.error);
+    }
     throw notFound('Booking', bookingId);
+  }
+
+  /** A start that failed may still have happened: the slot is freed only when no workflow exists for the booking. */
+  async function releaseUnlessStarted(bookingId: string): Promise<void> {
+    try {
+      await temporal.workflow.getHandle(bookingWorkflowId(bookingId)).describe();
+    } catch (error) {
+      if (isWorkflowGone(error)) await openHolds.release(bookingId);
+    }
+  }
+
+  /**
+   * The created booking once its seats are held. When `answerBy` comes first the workflow keeps going and the
+   * caller gets BOOKING_PROCESSING with the booking id to read the outcome from, never an error for a booking
+   * that goes on to exist.
+   */
+  async function answerOnceSeatsHeld(
+    actor: Actor,
+    bookingId: string,
+    handle: WorkflowHandle<typeof bookingWorkflow>,
+    answerBy: number,
+  ): Promise<BookingView> {
+    const outcome = handle.executeUpdate(createBookingUpdate).then(
+      (booking) => ({ booking }),
+      (error: unknown) => ({ error }),
+    );
+    const answer = await settledBy(outcome, answerBy);
+    if (answer === undefined) {
+      // No caller is left to tell; whoever reads the booking later hears the outcome from the workflow.
+      // The workflow itself answering that nothing was booked (SEAT_UNAVAILABLE...) frees the slot.
+      void outcome.then((late) =>
+        'error' in late && late.error instanceof WorkflowUpdateFailedError
+          ? openHolds.release(bookingId).catch(() => undefined)
+          : undefined,
+      );
+      throw bookingProcessing(bookingId, processingRetryAfterSeconds);
+    }
+    if ('booking' in answer) return toBookingView(answer.booking);
+    if (answer.error instanceof WorkflowUpdateFailedError) {
+      await openHolds.release(bookingId);
+      throw domainErrorFromTemporal(answer.error);
+    }
+    // The workflow ended between its start and the update (a fast SEAT_UNAVAILABLE): answer its outcome.
+    if (isWorkflowGone(answer.error)) return answerRepeatedCreate(actor, bookingId);
+    // The workflow has started and goes on whatever failed between this process and Temporal since.
+    throw bookingProcessing(bookingId, processingRetryAfterSeconds);
+  }
+
+  /**
+   * A booking id with no read-model row whose create claimed a slot: still being made (BOOKING_PROCESSING),
+   * ended without a booking (the reason the create got), or never started (NOT_FOUND).
+   */
+  async function answerUnfinishedCreate(actor: Actor, bookingId: string): Promise<BookingView> {
+    const handle = temporal.workflow.getHandle<typeof bookingWorkflow>(bookingWorkflowId(bookingId));
+    let running: boolean;
+    try {
+      running = (await handle.describe()).status.name === 'RUNNING';
+    } catch (error) {
+      if (isWorkflowGone(error)) throw notFound('Booking', bookingId);
+      throw domainErrorFromTemporal(error);
+    }
+    // The seats may have been held since the first read.
+    const row = await findBookingRow(database, bookingId);
+    if (row !== undefined) return viewOf(row);
+    if (running) throw bookingProcessing(bookingId, processingRetryAfterSeconds);
+    return answerRepeatedCreate(actor, bookingId);
   }
 
   async function createBooking(
     actor: Actor,
     input: CreateBookingInput,
-    options: { requestId?: string } = {},
+    options: CreateBookingOptions = {},
   ): Promise<BookingView> {
+    // Counted from here: the front's own timeout keeps a margin for what runs before and after this call.
+    const answerBy = Math.min(
+      Date.now() + config.booking.createAnswerTimeoutMs,
+      options.answerBy ?? Number.POSITIVE_INFINITY,
+    );
     const command = validateCreateBooking(input, { maxPassengers: config.booking.maxPassengersPerBooking });
     const customerId = await assertCustomerAccount(actor);
     const trip = await loadBookableTrip(command.tripId);
@@ -291,9 +377,10 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
       command.passengers.map((passenger, index) => ({ ...passenger, id: String(index) })),
       trip.farePrices,
     );
-    await assertOpenHoldsBelowCap(customerId);
 
     const bookingId = bookingIdFor(customerId, options.requestId);
+    // One account may not hold a whole bus: the slot is taken before the workflow can hold anything.
+    await openHolds.claim(customerId, bookingId);
     const hasRequestId = options.requestId !== undefined && options.requestId !== '';
     const requestFingerprint = cipher.blindIndex(JSON.stringify(command));
     const departureTime = trip.departureTime.toISOString();
@@ -314,9 +401,11 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
       timings,
       taskQueues: queueNames,
     };
-    const startWorkflowOperation = new WithStartWorkflowOperation<typeof bookingWorkflow>(
-      bookingWorkflowType,
-      {
+    let handle: WorkflowHandle<typeof bookingWorkflow>;
+    try {
+      // A plain start answers once the workflow is durable, with no worker involved; an update-with-start would
+      // wait for a worker to accept the update, which is exactly what a burst or a backlog delays.
+      handle = await temporal.workflow.start<typeof bookingWorkflow>(bookingWorkflowType, {
         workflowId: bookingWorkflowId(bookingId),
         taskQueue: queueNames.bookings,
         // A repeated request id joins the running workflow; one that has ended is never started again.
@@ -332,31 +421,30 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
         }),
         staticSummary: bookingSummary({ tripId: trip.id, departureTime, passengers: command.passengers }),
         memo: { [createRequestMemoKey]: requestFingerprint },
-      },
-    );
-    let booking: BookingState;
-    try {
-      booking = await temporal.workflow.executeUpdateWithStart(createBookingUpdate, {
-        startWorkflowOperation,
       });
     } catch (error) {
       if (error instanceof WorkflowExecutionAlreadyStartedError) {
         await assertSameCreateRequest(bookingId, requestFingerprint);
         return answerRepeatedCreate(actor, bookingId);
       }
-      const failure = domainErrorFromTemporal(error);
-      // The workflow answered (e.g. SEAT_UNAVAILABLE): only the request that started it may hear the answer.
-      if (hasRequestId && failure.code !== 'UNAVAILABLE' && failure.code !== 'INTERNAL') {
-        await assertSameCreateRequest(bookingId, requestFingerprint);
-      }
-      throw failure;
+      await releaseUnlessStarted(bookingId);
+      throw domainErrorFromTemporal(error);
     }
+    // Only the request that started the workflow may hear its answer, or be pointed at it.
     if (hasRequestId) await assertSameCreateRequest(bookingId, requestFingerprint);
-    return toBookingView(booking);
+    return answerOnceSeatsHeld(actor, bookingId, handle, answerBy);
   }
 
-  async function getBooking(actor: Actor, bookingId: string): Promise<BookingView> {
-    return viewOf(await loadVisibleBooking(actor, bookingId));
+  async function getBooking(actor: Actor, bookingIdInput: string): Promise<BookingView> {
+    const bookingId = validateId(bookingIdInput, 'booking_id');
+    const row = await findBookingRow(database, bookingId);
+    if (row !== undefined) {
+      if (!isVisibleTo(actor, row.customer_id)) throw notFound('Booking', bookingId);
+      return viewOf(row);
+    }
+    const claimant = await openHolds.claimant(bookingId);
+    if (claimant === undefined || !isVisibleTo(actor, claimant)) throw notFound('Booking', bookingId);
+    return answerUnfinishedCreate(actor, bookingId);
   }
 
   async function listBookings(

@@ -25,13 +25,29 @@ export interface PageRequest {
   pageToken?: string;
 }
 
+export interface CreateBookingOptions {
+  /** Names the request (Idempotency-Key, gRPC request_id): a retry with the same id lands on the same booking. */
+  requestId?: string;
+  /** Epoch milliseconds by which the caller needs its answer (a gRPC deadline less a margin). */
+  answerBy?: number;
+}
+
 export interface BookingApplication {
-  /** Resolves once the seats are held (PENDING_PAYMENT), or throws SEAT_UNAVAILABLE with nothing held. */
+  /**
+   * Resolves once the seats are held (PENDING_PAYMENT), or throws SEAT_UNAVAILABLE with nothing held, or
+   * RATE_LIMITED when the customer's open holds are at the cap. When the answer is due (the configured create
+   * answer timeout, or `answerBy`) before the seats are held, throws BOOKING_PROCESSING naming the booking id:
+   * the booking goes on, and getBooking tells its outcome.
+   */
   createBooking(
     actor: Actor,
     input: CreateBookingInput,
-    options?: { requestId?: string },
+    options?: CreateBookingOptions,
   ): Promise<BookingView>;
+  /**
+   * The booking; BOOKING_PROCESSING while its create is still holding the seats, and the error the create ended
+   * with (e.g. SEAT_UNAVAILABLE) when it ended without a booking.
+   */
   getBooking(actor: Actor, bookingId: string): Promise<BookingView>;
   listBookings(actor: Actor, request: PageRequest & { status?: BookingStatus }): Promise<Page<BookingView>>;
   updateBooking(

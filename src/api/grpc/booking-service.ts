@@ -35,6 +35,16 @@ function deadlineMs(call: ServerUnaryCall<unknown, unknown>): number {
   return deadline instanceof Date ? deadline.getTime() : deadline;
 }
 
+/**
+ * When a create must have its answer ready: the call's deadline less a fifth of the time it leaves, at most a
+ * second, for the answer's way back. Undefined for a call without a deadline.
+ */
+function answerByFor(call: ServerUnaryCall<unknown, unknown>): number | undefined {
+  const deadline = deadlineMs(call);
+  if (!Number.isFinite(deadline)) return undefined;
+  return deadline - Math.min(1000, Math.max(0, deadline - Date.now()) / 5);
+}
+
 function passengerInput(passenger: PassengerInput) {
   return {
     firstName: passenger.firstName,
@@ -57,10 +67,12 @@ export function createBookingServiceHandlers(dependencies: BookingServiceDepende
   function unary<Request, Response>(
     method: { readonly path: string },
     kind: CallKind,
-    run: (actor: Actor, request: Request) => Promise<Response>,
+    /** `answerBy`: when the call's answer must be ready (epoch milliseconds), undefined without a deadline. */
+    run: (actor: Actor, request: Request, answerBy: number | undefined) => Promise<Response>,
   ) {
     const methodName = method.path.slice(method.path.lastIndexOf('/') + 1);
     return (call: ServerUnaryCall<Request, Response>, callback: sendUnaryData<Response>): void => {
+      const answerBy = answerByFor(call as ServerUnaryCall<unknown, unknown>);
       const startedAt = Date.now();
       const serviceIdentity = dependencies.serviceIdentityOf(call as ServerUnaryCall<unknown, unknown>);
       let userId: string | undefined;
@@ -87,12 +99,12 @@ export function createBookingServiceHandlers(dependencies: BookingServiceDepende
         if (!caller.actor) throw unauthenticated('BookingService operations need a user token');
         userId = caller.actor.userId;
         assertWellFormedRequest(call.request as object);
-        // The application layer takes no deadline, so the last safe moment to honour one is before the call:
-        // a change that is never started cannot be left half done.
+        // A change once started is seen through (a create answers by `answerBy` with the booking id), so the
+        // last moment to honour the deadline by doing nothing is before the call.
         if (call.cancelled || deadlineMs(call as ServerUnaryCall<unknown, unknown>) <= Date.now()) {
           return undefined;
         }
-        const response = await run(caller.actor, call.request);
+        const response = await run(caller.actor, call.request, answerBy);
         if (kind === 'change' && call.cancelled) {
           logger.warn(
             { method: methodName, userId },
@@ -131,7 +143,8 @@ export function createBookingServiceHandlers(dependencies: BookingServiceDepende
     createBooking: unary(
       BookingServiceService.createBooking,
       'change',
-      async (actor, request: CreateBookingRequest) => {
+      async (actor, request: CreateBookingRequest, answerBy) => {
+        // Past answerBy the booking goes on and the caller gets BOOKING_PROCESSING with its id, not a deadline error.
         const booking = await application.createBooking(
           actor,
           {
@@ -140,7 +153,7 @@ export function createBookingServiceHandlers(dependencies: BookingServiceDepende
             contactEmail: request.contactEmail,
             contactPhone: request.contactPhone,
           },
-          { requestId: given(request.requestId) },
+          { requestId: given(request.requestId), answerBy },
         );
         return { booking: toBookingMessage(booking) };
       },

@@ -3,10 +3,15 @@ import Router, { type RouterMiddleware } from '@koa/router';
 import type Koa from 'koa';
 import type { Actor } from '../../application/interface';
 import { openApiOperations, type OpenApiOperation } from '../../contracts/openapi-document';
-import { validationFailed } from '../../domain/errors';
+import { DomainError, validationFailed } from '../../domain/errors';
 import type { IdempotencyStore } from './idempotency';
 import { requestFingerprint } from './idempotency';
-import { idempotentOperationIds, type OperationHandler, type OperationRequest } from './operation-handlers';
+import {
+  bookingProcessingResponse,
+  idempotentOperationIds,
+  type OperationHandler,
+  type OperationRequest,
+} from './operation-handlers';
 import { compileRequestValidator, createOpenApiAjv } from './openapi-validation';
 import { jsonRequestBody } from './request-body';
 import { sendResponse } from './responses';
@@ -33,6 +38,21 @@ export function servedOperations(
     const handler = handlers[operation.canonicalOperationId];
     return handler === undefined ? [] : [{ operation, handler }];
   });
+}
+
+/**
+ * BOOKING_PROCESSING becomes 202 Accepted here, outside the idempotency store, which frees the key of a retryable
+ * outcome: a retry with the same Idempotency-Key then gets the booking, not this answer again.
+ */
+function answerBookingProcessing(prefix: string): Koa.Middleware {
+  return async (context, next) => {
+    try {
+      await next();
+    } catch (error) {
+      if (!(error instanceof DomainError) || error.code !== 'BOOKING_PROCESSING') throw error;
+      sendResponse(context, bookingProcessingResponse(error, prefix));
+    }
+  };
 }
 
 export function createApiRouter(dependencies: ApiRouterDependencies): Router {
@@ -85,6 +105,7 @@ export function createApiRouter(dependencies: ApiRouterDependencies): Router {
               required: validator.requestBody.required,
             }),
           ]),
+      answerBookingProcessing(prefix),
       handle,
     ];
     router.register(operation.routerPath, [operation.method], middleware, {

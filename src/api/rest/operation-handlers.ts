@@ -8,6 +8,7 @@ import type {
 } from '../../application/interface';
 import { currentUserAlias } from '../../application/users';
 import type { BookingStatus } from '../../domain/booking';
+import type { DomainError } from '../../domain/errors';
 import {
   bookingEntityTag,
   bookingJson,
@@ -142,6 +143,29 @@ export function createOperationHandlers(applications: Applications): Record<stri
 
     async getUser({ actor, path }) {
       return ok(userJson(await users.getUser(actor, String(path.user_id))));
+    },
+  };
+}
+
+/**
+ * BOOKING_PROCESSING as REST says it: 202 Accepted, the booking's URL in Location and its id in the body. A
+ * create (or a read) answers it when the booking's seats are still being held; GET on Location tells the outcome.
+ */
+export function bookingProcessingResponse(error: DomainError, prefix: string): RestResponse {
+  const bookingId = String(error.details.bookingId);
+  const retryAfterSeconds = Number(error.details.retryAfterSeconds);
+  return {
+    status: 202,
+    headers: {
+      'content-type': jsonType,
+      location: `${prefix}/bookings/${bookingId}`,
+      'retry-after': String(retryAfterSeconds),
+    },
+    body: {
+      id: bookingId,
+      status: 'PROCESSING',
+      detail: error.message,
+      retry_after_seconds: retryAfterSeconds,
     },
   };
 }

@@ -40,6 +40,7 @@ describe('migrations', () => {
         ).sort();
       expect(await tables()).toEqual(
         [
+          'booking_hold_claims',
           'bookings',
           'external_identities',
           'idempotency_keys',

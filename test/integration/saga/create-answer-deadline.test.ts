@@ -1,0 +1,340 @@
+// No create is answered with an error while its booking goes on to exist: past its answer deadline a create
+// says where the booking is (REST 202 + Location, gRPC BOOKING_PROCESSING + id), and reads tell the outcome.
+import { status } from '@grpc/grpc-js';
+import { NativeConnection } from '@temporalio/worker';
+import {
+  createActivities,
+  createActivityDependencies,
+  type OwnedActivityDependencies,
+} from '../../../src/activities';
+import type { ReserveSeatsInput } from '../../../src/activities/interface';
+import { createBookingClient, type BookingClient } from '../../../src/api/grpc/client';
+import type { RunningGrpcServer } from '../../../src/api/grpc/server';
+import type { Actor } from '../../../src/application/interface';
+import { unauthenticated } from '../../../src/domain/errors';
+import { BookingStatus } from '../../../src/generated/com/example/bookings/v1/booking';
+import { createLogger } from '../../../src/logger';
+import { createBookingWorkers, type BookingWorkers } from '../../../src/worker/booking-workers';
+import { startSagaEnvironment, type SagaEnvironment } from '../../support/saga-environment';
+import { createSagaCustomer, createSagaTrip, eventually, type SagaTrip } from '../../support/saga-fixtures';
+import {
+  createTestCertificates,
+  failureOf,
+  removeTestCertificates,
+  startTestServer,
+  type TestCertificates,
+} from '../grpc/grpc-fixture';
+import { expectContract, observe, type ObservedResponse } from '../rest/contract-assertions';
+import {
+  buildApp,
+  createTokenIssuer,
+  startServer,
+  testSettings,
+  type RunningServer,
+} from '../rest/rest-harness';
+
+jest.setTimeout(120_000);
+
+/**
+ * Holds every ReserveSeats back while closed, as a burst or a backlog of expired holds does on a real worker:
+ * the booking's workflow has started, its seats are not held yet.
+ */
+class ReserveSeatsGate {
+  private opened: Promise<void> = Promise.resolve();
+  private openGate: () => void = () => undefined;
+
+  close(): void {
+    this.opened = new Promise((resolve) => {
+      this.openGate = resolve;
+    });
+  }
+
+  open(): void {
+    this.openGate();
+  }
+
+  passed(): Promise<void> {
+    return this.opened;
+  }
+}
+
+const gate = new ReserveSeatsGate();
+let saga: SagaEnvironment;
+let trip: SagaTrip;
+let customer: Actor;
+let activityDependencies: OwnedActivityDependencies;
+let workerConnection: NativeConnection;
+let workers: BookingWorkers;
+let running: Promise<void>;
+let restServer: RunningServer;
+let restToken: string;
+let certificates: TestCertificates;
+let grpcServer: RunningGrpcServer;
+let grpcClient: BookingClient;
+let nextSeat = 0;
+
+beforeAll(async () => {
+  // Long activity timeouts: a held-back ReserveSeats must not be timed out and retried while the gate is shut.
+  saga = await startSagaEnvironment({ startWorkers: false, timings: { activityStartToCloseMs: 120_000 } });
+  const logger = createLogger({ level: saga.config.logLevel, name: 'create-answer-deadline' });
+  activityDependencies = createActivityDependencies(saga.config, logger);
+  const activities = createActivities(activityDependencies);
+  workerConnection = await NativeConnection.connect({ address: saga.config.temporal.address });
+  workers = await createBookingWorkers({
+    config: saga.config,
+    connection: workerConnection,
+    activities: {
+      ...activities,
+      async ReserveSeats(input: ReserveSeatsInput) {
+        await gate.passed();
+        return activities.ReserveSeats(input);
+      },
+    },
+    logger,
+    taskQueueNames: saga.taskQueueNames,
+    workflowBundle: saga.workflowBundle,
+  });
+  running = workers.run();
+
+  trip = await createSagaTrip(saga.database, { seatCount: 24 });
+  customer = await createSagaCustomer(saga.database, saga.cipher);
+
+  // REST: the create's answer is due well before the request timeout, as configuration requires.
+  const issuer = await createTokenIssuer();
+  restToken = await issuer.issueToken({ userId: customer.userId, roles: ['customer'] });
+  restServer = await startServer(
+    buildApp({
+      database: saga.database,
+      cipher: saga.cipher,
+      operationGuard: issuer.operationGuard,
+      bookings: saga.applicationWith({ BOOKING_CREATE_ANSWER_TIMEOUT_MS: '300' }),
+      settings: testSettings({ requestTimeoutMs: 5000 }),
+    }),
+  );
+
+  // gRPC: the default answer timeout (8 s) is longer than the call's deadline, which bounds the answer.
+  certificates = createTestCertificates();
+  grpcServer = await startTestServer({
+    certificates,
+    application: saga.application,
+    verifyAccessToken: async (token) => {
+      if (token !== 'customer-token') throw unauthenticated('The token is not valid');
+      return customer;
+    },
+  });
+  grpcClient = createBookingClient({
+    address: `127.0.0.1:${grpcServer.port}`,
+    ca: certificates.ca,
+    cert: certificates.allowedClient.cert,
+    key: certificates.allowedClient.key,
+    token: 'customer-token',
+  });
+});
+
+afterAll(async () => {
+  gate.open();
+  grpcClient?.close();
+  await grpcServer?.stop();
+  if (certificates) removeTestCertificates(certificates);
+  await restServer?.close();
+  await workers?.shutdown();
+  await running?.catch(() => undefined);
+  await activityDependencies?.close();
+  await workerConnection?.close();
+  await saga?.stop();
+});
+
+function freshSeat(): string {
+  nextSeat += 1;
+  return trip.seatNumbers[nextSeat];
+}
+
+function createBody(seat: string) {
+  return {
+    trip_id: trip.tripId,
+    passengers: [
+      {
+        first_name: 'Ana',
+        last_name: 'Silva',
+        email: 'ana@example.com',
+        seat_number: seat,
+        fare_class: 'STANDARD',
+      },
+    ],
+    contact_email: 'ana@example.com',
+  };
+}
+
+async function rest(
+  path: string,
+  options: { method?: string; body?: unknown; headers?: Record<string, string> } = {},
+): Promise<ObservedResponse> {
+  const response = await fetch(`${restServer.baseUrl}${path}`, {
+    method: options.method ?? 'GET',
+    headers: {
+      authorization: `Bearer ${restToken}`,
+      ...(options.body === undefined ? {} : { 'content-type': 'application/json' }),
+      ...options.headers,
+    },
+    body: options.body === undefined ? undefined : JSON.stringify(options.body),
+  });
+  return observe(response);
+}
+
+interface ProcessingJson {
+  id: string;
+  status: string;
+  retry_after_seconds: number;
+}
+
+describe('REST', () => {
+  test('a create whose seats are not held by its answer deadline answers 202 with the Location of the booking it goes on to hold', async () => {
+    gate.close();
+    let accepted: ObservedResponse;
+    try {
+      accepted = await rest('/v1/bookings', { method: 'POST', body: createBody(freshSeat()) });
+      expect(accepted.status).toBe(202);
+      expectContract('createBooking', accepted);
+      const { id } = accepted.body as ProcessingJson;
+      expect(accepted.body).toMatchObject({ id, status: 'PROCESSING', retry_after_seconds: 1 });
+      expect(accepted.headers).toMatchObject({ location: `/v1/bookings/${id}`, 'retry-after': '1' });
+
+      // While the seats are still being held, the Location says so too, rather than 404.
+      const stillProcessing = await rest(accepted.headers.location);
+      expect(stillProcessing.status).toBe(202);
+      expectContract('getBooking', stillProcessing);
+      expect(stillProcessing.body).toMatchObject({ id, status: 'PROCESSING' });
+    } finally {
+      gate.open();
+    }
+
+    const held = await eventually(
+      () => rest(accepted.headers.location),
+      (response) => response.status !== 202,
+    );
+    expect(held.status).toBe(200);
+    expectContract('getBooking', held);
+    expect(held.body).toMatchObject({ id: (accepted.body as ProcessingJson).id, status: 'PENDING_PAYMENT' });
+  });
+
+  test('the /api twin points its 202 at the /api path of the booking', async () => {
+    gate.close();
+    try {
+      const accepted = await rest('/api/bookings', { method: 'POST', body: createBody(freshSeat()) });
+      expect(accepted.status).toBe(202);
+      expectContract('createBookingApi', accepted);
+      expect(accepted.headers.location).toBe(`/api/bookings/${(accepted.body as ProcessingJson).id}`);
+    } finally {
+      gate.open();
+    }
+  });
+
+  test('a retry with the same Idempotency-Key after a 202 lands on the same booking and answers it once held', async () => {
+    const headers = { 'idempotency-key': `answer-deadline-${Date.now()}` };
+    const body = createBody(freshSeat());
+    gate.close();
+    let first: ObservedResponse;
+    try {
+      first = await rest('/v1/bookings', { method: 'POST', body, headers });
+      expect(first.status).toBe(202);
+      const retryWhileProcessing = await rest('/v1/bookings', { method: 'POST', body, headers });
+      expect(retryWhileProcessing.status).toBe(202);
+      expect(retryWhileProcessing.body).toMatchObject({ id: (first.body as ProcessingJson).id });
+    } finally {
+      gate.open();
+    }
+
+    const retried = await eventually(
+      () => rest('/v1/bookings', { method: 'POST', body, headers }),
+      (response) => response.status !== 202,
+    );
+    expect(retried.status).toBe(201);
+    expect(retried.body).toMatchObject({ id: (first.body as ProcessingJson).id, status: 'PENDING_PAYMENT' });
+    const sameSeat = await saga
+      .database('passengers')
+      .join('bookings', 'bookings.id', 'passengers.booking_id')
+      .where({ 'bookings.trip_id': trip.tripId, 'passengers.seat_number': body.passengers[0].seat_number })
+      .count<{ count: string }[]>('passengers.id as count');
+    expect(Number(sameSeat[0].count)).toBe(1);
+  });
+
+  test('a booking whose create answered 202 and then found its seat taken answers the reason, and frees its slot', async () => {
+    const seat = freshSeat();
+    const taken = await rest('/v1/bookings', { method: 'POST', body: createBody(seat) });
+    expect(taken.status).toBe(201);
+
+    gate.close();
+    let accepted: ObservedResponse;
+    try {
+      accepted = await rest('/v1/bookings', { method: 'POST', body: createBody(seat) });
+      expect(accepted.status).toBe(202);
+    } finally {
+      gate.open();
+    }
+
+    const outcome = await eventually(
+      () => rest(accepted.headers.location),
+      (response) => response.status !== 202,
+    );
+    expect(outcome.status).toBe(409);
+    expect(outcome.body).toMatchObject({ code: 'SEAT_UNAVAILABLE' });
+    const claim = await eventually(
+      () =>
+        saga
+          .database('booking_hold_claims')
+          .where({ booking_id: (accepted.body as ProcessingJson).id })
+          .first('released_at'),
+      (row) => row?.released_at !== null && row?.released_at !== undefined,
+    );
+    expect(claim?.released_at).toBeInstanceOf(Date);
+  });
+});
+
+describe('gRPC', () => {
+  test('a create whose seats are not held before its deadline fails BOOKING_PROCESSING with the id GetBooking then answers', async () => {
+    gate.close();
+    let bookingId: string | undefined;
+    try {
+      const failure = await failureOf(
+        grpcClient.createBooking(
+          {
+            tripId: trip.tripId,
+            passengers: [
+              {
+                firstName: 'Ana',
+                lastName: 'Silva',
+                email: 'ana@example.com',
+                seatNumber: freshSeat(),
+                fareClass: 'STANDARD',
+              },
+            ],
+            contactEmail: 'ana@example.com',
+          },
+          { timeoutMs: 4000 },
+        ),
+      );
+      expect(failure.code).toBe(status.UNAVAILABLE);
+      expect(failure.reason).toBe('BOOKING_PROCESSING');
+      expect(failure.statusDetails?.retryDelayMs).toBe(1000);
+      bookingId = failure.statusDetails?.errorInfo?.metadata.bookingId;
+      expect(bookingId).toMatch(/^[0-9a-f-]{36}$/);
+
+      const stillProcessing = await failureOf(grpcClient.getBooking({ bookingId }));
+      expect([status[stillProcessing.code], stillProcessing.reason]).toEqual([
+        'UNAVAILABLE',
+        'BOOKING_PROCESSING',
+      ]);
+    } finally {
+      gate.open();
+    }
+
+    const held = await eventually(
+      () => grpcClient.getBooking({ bookingId }).catch(() => undefined),
+      (response) => response !== undefined,
+    );
+    expect(held?.booking).toMatchObject({
+      id: bookingId,
+      status: BookingStatus.BOOKING_STATUS_PENDING_PAYMENT,
+    });
+  });
+});
