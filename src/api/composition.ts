@@ -1,0 +1,171 @@
+// Wires the API process from its configuration: stores, application layer, identity, the REST app and the gRPC front.
+import type { AddressInfo } from 'node:net';
+import { Client, Connection } from '@temporalio/client';
+import type Koa from 'koa';
+import type { Knex } from 'knex';
+import type { Config } from '../config';
+import type { Logger } from '../logger';
+import { createDatabase } from '../db/connection';
+import { createBookingApplication, type BookingApplicationDependencies } from '../application/bookings';
+import { createCatalogApplication } from '../application/catalog';
+import type { BookingApplication } from '../application/interface';
+import { createReadinessCheck, type ReadinessCheck } from '../application/readiness';
+import { createUserApplication } from '../application/users';
+import {
+  createIdentityProvider,
+  identityProviderOptionsFromConfig,
+  type IdentityProvider,
+} from '../identity/identity-provider';
+import { createFieldCipherFromConfig } from '../security/field-cipher-from-config';
+import type { FieldCipher } from '../security/field-encryption';
+import { createOperationGuard } from '../security/rest-authorization';
+import { createBookingDataConverter } from '../security/temporal-payload-codec';
+import type { TokenVerifier } from '../security/token-verifier';
+import { createTokenVerifierFromConfig } from '../security/token-verifier-from-config';
+import { createRestApp, restSettingsFromConfig } from './rest/app';
+import { identityProviderRouter } from './rest/auth-routes';
+import { createIdempotencyStore, schedulePurge, type IdempotencyStore } from './rest/idempotency';
+import { createRestServer } from './rest/server';
+import { grpcServerSettingsFromConfig, startGrpcServer } from './grpc/server';
+import { listen } from '../runtime/process';
+
+/** The outside services the API talks to; `startApi` opens them, tests may hand in their own. */
+export interface ApiConnections {
+  database: Knex;
+  cipher: FieldCipher;
+  /** The Temporal connection readiness checks; the client below runs over it. */
+  connection: Connection;
+  temporal: Client;
+}
+
+/** What a deployment leaves at its defaults; tests set them to keep their workflows on queues of their own. */
+export type ApiOptions = Pick<BookingApplicationDependencies, 'taskQueues' | 'timings'> & {
+  /** Keys of an external issuer, read without discovery (the embedded provider's are always read in-process). */
+  keySetSource?: () => Promise<{ keys: unknown[] }>;
+};
+
+/** The API before anything listens: the REST app and what the gRPC front is built from. */
+export interface ApiComposition {
+  app: Koa;
+  bookings: BookingApplication;
+  checkReadiness: ReadinessCheck;
+  verifier: TokenVerifier;
+  /** Undefined when tokens come from an external issuer (`OIDC_ISSUER`). */
+  identityProvider: IdentityProvider | undefined;
+  idempotency: IdempotencyStore;
+}
+
+export async function composeApi(
+  config: Config,
+  logger: Logger,
+  connections: ApiConnections,
+  options: ApiOptions = {},
+): Promise<ApiComposition> {
+  const { database, cipher, connection, temporal } = connections;
+  const identityProviderOptions = identityProviderOptionsFromConfig(config, { database, cipher, logger });
+  const identityProvider =
+    identityProviderOptions === undefined ? undefined : await createIdentityProvider(identityProviderOptions);
+  const keySetSource =
+    identityProvider === undefined ? options.keySetSource : () => identityProvider.jsonWebKeySet();
+  const verifier = createTokenVerifierFromConfig(config, {
+    database,
+    cipher,
+    ...(keySetSource === undefined ? {} : { keySetSource }),
+  });
+
+  const bookings = createBookingApplication({
+    config,
+    database,
+    temporal,
+    cipher,
+    ...(options.taskQueues === undefined ? {} : { taskQueues: options.taskQueues }),
+    ...(options.timings === undefined ? {} : { timings: options.timings }),
+  });
+  const checkReadiness = createReadinessCheck({ database, temporal: connection });
+  const idempotency = createIdempotencyStore({ database, cipher, settings: config.idempotency });
+  const app = createRestApp({
+    logger,
+    checkReadiness,
+    settings: restSettingsFromConfig(config),
+    applications: {
+      bookings,
+      catalog: createCatalogApplication({ database }),
+      users: createUserApplication({ database, cipher }),
+    },
+    idempotency,
+    operationGuard: createOperationGuard(verifier),
+    // The codec endpoint decodes what the client encodes: the same keyring, from the same configuration.
+    dataConverter: createBookingDataConverter(config),
+    additionalRouters: identityProvider === undefined ? [] : [identityProviderRouter(identityProvider)],
+  });
+  return { app, bookings, checkReadiness, verifier, identityProvider, idempotency };
+}
+
+/** The running API process: the ports it listens on (useful when configured as 0) and its orderly stop. */
+export interface RunningApi {
+  readonly httpPort: number;
+  readonly grpcPort: number;
+  /** Stops listening on both fronts, lets calls in flight finish, then closes PostgreSQL and Temporal. */
+  stop(): Promise<void>;
+}
+
+/** Opens the connections, composes the API and listens: REST first, then gRPC. */
+export async function startApi(
+  config: Config,
+  logger: Logger,
+  options: ApiOptions = {},
+): Promise<RunningApi> {
+  // Read first: a gRPC TLS misconfiguration stops the process before anything listens.
+  const grpcSettings = grpcServerSettingsFromConfig(config);
+  const database = createDatabase(config.database.url, {
+    poolSize: config.database.poolSize,
+    applicationName: 'bookings-api',
+  });
+  const cipher = createFieldCipherFromConfig(config);
+  // Lazy, so the API starts (and /readyz reports why it is not ready) while Temporal is still coming up.
+  const connection = Connection.lazy({ address: config.temporal.address });
+  const temporal = new Client({
+    connection,
+    namespace: config.temporal.namespace,
+    dataConverter: createBookingDataConverter(config),
+  });
+
+  const { app, bookings, checkReadiness, verifier, idempotency } = await composeApi(
+    config,
+    logger,
+    { database, cipher, connection, temporal },
+    options,
+  );
+  const stopPurge = schedulePurge(idempotency, config.idempotency.purgeIntervalSeconds * 1000, (error) =>
+    logger.warn({ err: error }, 'purging expired idempotency keys failed'),
+  );
+
+  const server = createRestServer(app, {
+    tls: config.http.tls,
+    requestTimeoutMs: config.http.requestTimeoutMs,
+  });
+  await listen(server, { host: config.http.host, port: config.http.port, variable: 'HTTP_PORT' });
+  const httpPort = (server.address() as AddressInfo).port;
+  logger.info(
+    { port: httpPort, protocols: config.http.tls ? 'HTTP/2 and HTTP/1.1 over TLS' : 'HTTP/1.1' },
+    'REST API listening',
+  );
+
+  const grpcServer = await startGrpcServer(grpcSettings, {
+    application: bookings,
+    verifyAccessToken: (token) => verifier.verifyAccessToken(token),
+    checkReadiness,
+    logger,
+  });
+  logger.info({ port: grpcServer.port, transport: grpcSettings.transport.kind }, 'gRPC API listening');
+
+  return {
+    httpPort,
+    grpcPort: grpcServer.port,
+    async stop() {
+      stopPurge();
+      await Promise.all([new Promise<void>((resolve) => server.close(() => resolve())), grpcServer.stop()]);
+      await Promise.allSettled([database.destroy(), connection.close()]);
+    },
+  };
+}
