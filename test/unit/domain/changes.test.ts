@@ -128,6 +128,26 @@ describe('planBookingChange', () => {
     ]);
   });
 
+  it('points a class the trip no longer sells, kept by an unchanged passenger, at that passenger', () => {
+    const premiumOnly = { PREMIUM: euros(4000) };
+    const error = (() => {
+      try {
+        planBookingChange(
+          confirmedState(),
+          command({
+            seatChanges: [{ passengerId: secondPassengerId, seatNumber: '1B', fareClass: 'PREMIUM' }],
+          }),
+          [],
+          premiumOnly,
+        );
+      } catch (caught) {
+        return caught as DomainError;
+      }
+      throw new Error('expected VALIDATION_FAILED');
+    })();
+    expect(error.fieldViolations.map((violation) => violation.field)).toEqual(['passengers[0].fare_class']);
+  });
+
   it('needs one new id per added passenger', () => {
     expect(() =>
       planBookingChange(bookingState(), command({ addPassengers: [newcomer] }), [], farePrices),

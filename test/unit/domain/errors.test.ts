@@ -254,3 +254,57 @@ describe('error helpers', () => {
     expect(unavailable('database down', 3).details).toEqual({ retryAfterSeconds: 3 });
   });
 });
+
+describe('error details and data forms', () => {
+  it('carries the facts a client acts on in details', () => {
+    expect(holdExpired('2026-11-01T09:15:00.000Z').details).toEqual({
+      holdExpiresAt: '2026-11-01T09:15:00.000Z',
+    });
+    expect(notFound('Booking', 'abc').details).toEqual({ resource: 'Booking', id: 'abc' });
+    expect(paymentDeclined('insufficient funds').details).toEqual({ declineReason: 'insufficient funds' });
+    expect(versionMismatch(2, 3).details).toEqual({ expectedVersion: 2, currentVersion: 3 });
+    expect(payloadTooLarge(65536).details).toEqual({ limitBytes: 65536 });
+  });
+
+  it('leaves empty violation lists and details out of the data form', () => {
+    expect(internalError().toJSON()).toStrictEqual({
+      code: 'INTERNAL',
+      message: 'An internal error occurred',
+    });
+  });
+
+  it('accepts data only when every field violation has a string field and a string message', () => {
+    const data = (fieldViolations: unknown) => ({ code: 'VALIDATION_FAILED', message: 'x', fieldViolations });
+    const good = { field: 'trip_id', message: 'must be a UUID' };
+    expect(isDomainErrorData(data([good]))).toBe(true);
+    expect(isDomainErrorData(data([good, { field: 1, message: 'x' }]))).toBe(false);
+    expect(isDomainErrorData(data([{ field: 'trip_id', message: 2 }]))).toBe(false);
+    expect(isDomainErrorData(data([null]))).toBe(false);
+  });
+});
+
+describe('walking cause chains', () => {
+  function wrapped(error: unknown, levels: number): unknown {
+    let current = error;
+    for (let level = 0; level < levels; level += 1) current = { message: `level ${level}`, cause: current };
+    return current;
+  }
+
+  it('looks past a details list without domain data to the cause', () => {
+    const failure = { details: ['not a domain error'], cause: notFound('Booking', 'abc').toJSON() };
+    expect(findDomainError(failure)?.code).toBe('NOT_FOUND');
+  });
+
+  it('looks ten levels deep and no further', () => {
+    const data = notFound('Booking', 'abc').toJSON();
+    expect(findDomainError(wrapped(data, 9))?.code).toBe('NOT_FOUND');
+    expect(findDomainError(wrapped(data, 10))).toBeUndefined();
+  });
+
+  it('ends on a cause chain that loops', () => {
+    const looping: { message: string; cause?: unknown } = { message: 'loop' };
+    looping.cause = looping;
+    expect(findDomainError(looping)).toBeUndefined();
+    expect(toDomainError(looping).code).toBe('INTERNAL');
+  });
+});

@@ -299,3 +299,30 @@ describe('paymentStatusFor', () => {
     ).toBe(status);
   });
 });
+
+describe('refund rule limits', () => {
+  const cancelledAt = relativeToDeparture(-hourMs).toISOString();
+
+  it.each([12.5, -10])(
+    'rejects a rule granting %s percent: percentages are whole numbers from 0',
+    (percent) => {
+      const broken: RefundRule = {
+        name: 'broken',
+        tiers: [{ minimumNoticeMs: 0, refundPercent: percent }],
+        afterDepartureRefundPercent: 0,
+      };
+      const paid = { amountPaid: euros(5000), amountRefunded: euros(0), departureTime, cancelledAt };
+      expect(thrown(() => refundOwed({ ...paid, rule: broken })).code).toBe('INTERNAL');
+    },
+  );
+
+  it('owes no refund, never a negative one, when more was given back than was paid', () => {
+    expect(
+      refundOwed({ amountPaid: euros(5000), amountRefunded: euros(6000), departureTime, cancelledAt }),
+    ).toEqual(euros(0));
+  });
+
+  it('names the default rule standard-flexible, the name bookings record', () => {
+    expect(defaultRefundRule.name).toBe('standard-flexible');
+  });
+});

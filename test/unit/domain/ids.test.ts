@@ -26,4 +26,15 @@ describe('activityKey', () => {
     expect(() => activityKey(bookingId, 'send-email', 'Confirmed:1')).toThrow(TypeError);
     expect(() => activityKey(bookingId, 'charge' as never, 1)).toThrow(TypeError);
   });
+
+  it('takes revision 0 and any safe integer, but no unsafe integer', () => {
+    expect(activityKey(bookingId, 'process-payment', 0)).toBe(`${bookingId}:process-payment:0`);
+    expect(() => activityKey(bookingId, 'process-payment', 2 ** 60)).toThrow(TypeError);
+  });
+
+  it('takes a slug revision only when the whole revision is a lowercase slug', () => {
+    expect(activityKey(bookingId, 'send-email', 'confirmed-2')).toBe(`${bookingId}:send-email:confirmed-2`);
+    expect(() => activityKey(bookingId, 'send-email', 'confirmed:2')).toThrow(TypeError);
+    expect(() => activityKey(bookingId, 'send-email', `c${'x'.repeat(63)}`)).toThrow(TypeError);
+  });
 });

@@ -158,6 +158,11 @@ describe('assertCanCancel', () => {
     expect(errorCodeOf(() => assertCanCancel(bookingState(), relativeToDeparture(-hourMs)))).toBeUndefined();
   });
 
+  it('accepts a pending booking after departure too: its hold has lapsed, releasing is harmless', () => {
+    expect(errorCodeOf(() => assertCanCancel(bookingState(), relativeToDeparture(0)))).toBeUndefined();
+    expect(errorCodeOf(() => assertCanCancel(bookingState(), relativeToDeparture(hourMs)))).toBeUndefined();
+  });
+
   it('accepts a confirmed booking until departure, not at or after it', () => {
     const confirmed = bookingState({ status: 'CONFIRMED' });
     expect(errorCodeOf(() => assertCanCancel(confirmed, relativeToDeparture(-1)))).toBeUndefined();
@@ -174,6 +179,61 @@ describe('assertCanCancel', () => {
       );
     },
   );
+});
+
+describe('conflict details', () => {
+  function conflictDetailsOf(action: () => void): unknown {
+    try {
+      action();
+    } catch (error) {
+      if (error instanceof DomainError && error.code === 'BOOKING_STATE_CONFLICT') return error.details;
+      throw error;
+    }
+    throw new Error('expected BOOKING_STATE_CONFLICT');
+  }
+
+  it.each<[LifecycleEvent, string]>([
+    ['PAYMENT_APPROVED', 'confirm-payment'],
+    ['PAYMENT_DECLINED', 'confirm-payment'],
+    ['HOLD_TIMER_FIRED', 'expire'],
+    ['CANCEL_REQUESTED', 'cancel'],
+    ['UPDATE_REQUESTED', 'update'],
+    ['DEPARTURE_PASSED', 'complete'],
+  ])('names %s on a finished booking as the %s action', (event, action) => {
+    expect(conflictDetailsOf(() => nextStatus('COMPLETED', event))).toEqual({ status: 'COMPLETED', action });
+  });
+
+  it('names the refused action of each guard, whether the status or the departure refuses it', () => {
+    const confirmed = bookingState({ status: 'CONFIRMED' });
+    const afterDeparture = relativeToDeparture(0);
+    const payment = { action: 'confirm-payment' };
+    expect(conflictDetailsOf(() => assertCanConfirmPayment(confirmed, beforeHoldExpiry))).toEqual({
+      status: 'CONFIRMED',
+      ...payment,
+    });
+    const lateHold = bookingState({ holdExpiresAt: '2026-12-01T10:10:00.000Z' });
+    expect(conflictDetailsOf(() => assertCanConfirmPayment(lateHold, afterDeparture))).toEqual({
+      status: 'PENDING_PAYMENT',
+      ...payment,
+    });
+    const cancelled = bookingState({ status: 'CANCELLED' });
+    expect(conflictDetailsOf(() => assertCanCancel(cancelled, beforeHoldExpiry))).toEqual({
+      status: 'CANCELLED',
+      action: 'cancel',
+    });
+    expect(conflictDetailsOf(() => assertCanCancel(confirmed, afterDeparture))).toEqual({
+      status: 'CONFIRMED',
+      action: 'cancel',
+    });
+    expect(conflictDetailsOf(() => assertCanUpdate(cancelled, beforeHoldExpiry))).toEqual({
+      status: 'CANCELLED',
+      action: 'update',
+    });
+    expect(conflictDetailsOf(() => assertCanUpdate(confirmed, afterDeparture))).toEqual({
+      status: 'CONFIRMED',
+      action: 'update',
+    });
+  });
 });
 
 describe('assertCanUpdate', () => {

@@ -4,8 +4,10 @@ import {
   defaultHoldDurationMs,
   isE164Phone,
   isEmail,
+  isIdempotencyKey,
   isSeatNumber,
   isUuid,
+  nulCharacterViolations,
   validateCancelBooking,
   validateConfirmPayment,
   validateCreateBooking,
@@ -360,6 +362,170 @@ describe('other inputs', () => {
     expect(violationsOf(() => validateId('42', 'booking_id'))).toEqual([
       { field: 'booking_id', message: 'must be a UUID' },
     ]);
+  });
+});
+
+describe('whole values only', () => {
+  const uuid = '5f1c2a3b-4d5e-4f60-8a7b-9c0d1e2f3a4b';
+
+  it('matches an id, seat, phone, email, payment token or idempotency key only as the whole value', () => {
+    expect([isUuid(`x${uuid}`), isUuid(`${uuid}x`)]).toEqual([false, false]);
+    expect(isSeatNumber('12CX')).toBe(false);
+    expect(isE164Phone('x+351912345678')).toBe(false);
+    expect([isEmail('ana silva@example.com'), isEmail('ana@example.com x')]).toEqual([false, false]);
+    for (const paymentToken of ['xtok_visa', 'tok_visa!']) {
+      expect(fieldsOf(() => validateConfirmPayment({ paymentToken }))).toEqual(['payment_token']);
+    }
+    expect([isIdempotencyKey(' key'), isIdempotencyKey('key ')]).toEqual([false, false]);
+  });
+
+  it('takes strings only, not lists that would print as one', () => {
+    expect(isUuid([uuid])).toBe(false);
+    expect(isSeatNumber(['12C'])).toBe(false);
+    expect(isE164Phone(['+351912345678'])).toBe(false);
+    expect(isEmail(['ana@example.com'])).toBe(false);
+    expect(isIdempotencyKey(['key'])).toBe(false);
+  });
+});
+
+describe('field limits at their boundaries', () => {
+  it('accepts one-character domain labels in emails, and an email of exactly 254 characters', () => {
+    expect(isEmail('ana@x.pt')).toBe(true);
+    expect(isEmail('ana@mail.x.pt')).toBe(true);
+    const longest = `${'a'.repeat(64)}@${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(58)}.pt`;
+    expect(longest).toHaveLength(254);
+    expect(isEmail(longest)).toBe(true);
+  });
+
+  it('accepts a one-character name', () => {
+    const command = validateCreateBooking(createInput({ passengers: [passengerInput({ firstName: 'A' })] }));
+    expect(command.passengers[0].firstName).toBe('A');
+  });
+
+  it('accepts a cancellation reason of exactly 500 characters', () => {
+    expect(validateCancelBooking({ reason: 'x'.repeat(500) })).toEqual({ reason: 'x'.repeat(500) });
+  });
+
+  it('accepts a payment token of exactly 128 characters, and not one more', () => {
+    const longest = `tok_${'a'.repeat(124)}`;
+    expect(validateConfirmPayment({ paymentToken: longest })).toEqual({ paymentToken: longest });
+    expect(fieldsOf(() => validateConfirmPayment({ paymentToken: `${longest}a` }))).toEqual([
+      'payment_token',
+    ]);
+  });
+
+  it('accepts an idempotency key of 1 to 255 of letters, digits and . _ : -', () => {
+    expect(isIdempotencyKey('a')).toBe(true);
+    expect(isIdempotencyKey('order-42_retry.1:a')).toBe(true);
+    expect(isIdempotencyKey('k'.repeat(255))).toBe(true);
+    expect(isIdempotencyKey('k'.repeat(256))).toBe(false);
+    expect(isIdempotencyKey('')).toBe(false);
+    expect(isIdempotencyKey('key/1')).toBe(false);
+  });
+
+  it('lets an update fill the booking up to the passenger limit exactly', () => {
+    const added = Array.from({ length: 7 }, (_, index) => passengerInput({ seatNumber: `${index + 10}A` }));
+    expect(validateUpdateBooking({ addPassengers: added }, { passengers }).addPassengers).toHaveLength(7);
+  });
+});
+
+describe('normalising accepted values', () => {
+  it('trims emails and phones, and lower-cases ids', () => {
+    const command = validateCreateBooking(
+      createInput({
+        tripId: 'ABCDEF12-3456-4789-8ABC-DEF012345678',
+        contactEmail: ' ana@example.com ',
+        contactPhone: ' +351912345678 ',
+      }),
+    );
+    expect(command.tripId).toBe('abcdef12-3456-4789-8abc-def012345678');
+    expect(command.contactEmail).toBe('ana@example.com');
+    expect(command.contactPhone).toBe('+351912345678');
+  });
+
+  it('answers a non-string email or phone with a violation, not a crash', () => {
+    expect(
+      fieldsOf(() => validateCreateBooking(createInput({ contactEmail: 42, contactPhone: 351912345678 }))),
+    ).toEqual(['contact_email', 'contact_phone']);
+  });
+});
+
+describe('update shapes', () => {
+  const current = { passengers };
+  const seatChange = { passengerId: firstPassengerId, seatNumber: '4A' };
+  const detailUpdate = { passengerId: secondPassengerId, lastName: 'Costa Pereira' };
+
+  it.each<[string, UpdateBookingInput]>([
+    ['only adds a passenger', { addPassengers: [passengerInput({ seatNumber: '3C' })] }],
+    ['only edits details', { passengerUpdates: [detailUpdate] }],
+    ['changes a seat and adds a passenger', { seatChanges: [seatChange], addPassengers: [passengerInput()] }],
+    [
+      'adds a passenger and edits details',
+      { addPassengers: [passengerInput()], passengerUpdates: [detailUpdate] },
+    ],
+  ])('accepts an update that %s', (_name, input) => {
+    expect(() => validateUpdateBooking(input, current)).not.toThrow();
+  });
+
+  it('names entries that are not objects, and a passenger_updates that is not a list', () => {
+    expect(
+      fieldsOf(() => validateUpdateBooking({ seatChanges: [42], passengerUpdates: ['x'] }, current)),
+    ).toEqual(['seat_changes[0]', 'passenger_updates[0]']);
+    expect(fieldsOf(() => validateUpdateBooking({ passengerUpdates: 'all' }, current))).toEqual([
+      'passenger_updates',
+    ]);
+  });
+});
+
+describe('nulCharacterViolations', () => {
+  const nul = '\u0000';
+
+  it('finds nothing in a clean request', () => {
+    expect(
+      nulCharacterViolations({ name: 'Ana', seats: ['1A'], nested: { count: 2, when: new Date(0) } }),
+    ).toEqual([]);
+  });
+
+  it('names every string holding U+0000 by its contract path, in request order', () => {
+    const request = {
+      trip: `a${nul}`,
+      passengers: [{ name: 'Ana' }, { name: `R${nul}ui`, tags: ['x', nul] }],
+    };
+    expect(nulCharacterViolations(request).map((violation) => violation.field)).toEqual([
+      'trip',
+      'passengers[1].name',
+      'passengers[1].tags[1]',
+    ]);
+  });
+
+  it('starts from the given field and turns property keys into contract names', () => {
+    const snakeCase = (key: string) => key.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
+    expect(nulCharacterViolations({ firstName: nul }, 'passengers[0]', snakeCase)).toEqual([
+      { field: 'passengers[0].first_name', message: 'must not contain the NUL character (U+0000)' },
+    ]);
+    expect(nulCharacterViolations(`x${nul}`, 'reason')).toEqual([
+      { field: 'reason', message: 'must not contain the NUL character (U+0000)' },
+    ]);
+  });
+
+  it('refuses a property name holding U+0000 on the object that has it', () => {
+    expect(nulCharacterViolations({ passengers: [{ [`na${nul}me`]: 'Ana' }] })).toEqual([
+      { field: 'passengers[0]', message: 'property names must not contain the NUL character (U+0000)' },
+    ]);
+  });
+
+  it('reports at most 50 violations', () => {
+    expect(nulCharacterViolations(Array.from({ length: 80 }, () => nul))).toHaveLength(50);
+  });
+
+  it('looks inside plain objects only, not class instances', () => {
+    class Carrier {
+      readonly text = nul;
+    }
+    expect(nulCharacterViolations({ carrier: new Carrier() })).toEqual([]);
+    expect(nulCharacterViolations({ bare: Object.assign(Object.create(null), { text: nul }) })).toHaveLength(
+      1,
+    );
   });
 });
 
