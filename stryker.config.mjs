@@ -19,7 +19,7 @@ export default {
     },
   },
   coverageAnalysis: 'perTest',
-  // The sandbox holds only the domain and its unit tests: nothing else is read, and copying is quick.
+  // The sandbox holds only the domain, its unit tests and their shared fixtures: copying stays quick.
   ignorePatterns: [
     '/*',
     '!/package.json',
@@ -31,6 +31,7 @@ export default {
     '!/test/unit',
     '/test/unit/*',
     '!/test/unit/domain',
+    '!/test/support',
   ],
   reporters: ['clear-text', 'progress', 'html', 'json'],
   htmlReporter: { fileName: 'reports/mutation/mutation.html' },
