@@ -14,7 +14,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
-import type { Actor, BookingApplication } from '../src/application/interface';
+import type { BookingApplication } from '../src/application/interface';
+import type { Actor } from '../src/domain/actor';
 import { bookingWorkflowId } from '../src/workflows/shared';
 import {
   quietTemporalRuntime,

@@ -1,5 +1,5 @@
 // Typed configuration for every process, read once from the environment at start, failing fast by variable name.
-import { taskQueues as bookingTaskQueues } from './workflows/shared';
+import { taskQueues as bookingTaskQueues } from './domain/task-queues';
 
 export class ConfigError extends Error {
   constructor(

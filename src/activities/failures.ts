@@ -1,11 +1,6 @@
-// How activities report outcomes to Temporal: business errors never retry, transient ones do, with stable types.
+// How activities report other outcomes to Temporal (business errors: businessFailure in workflows/shared): transient
+// ones retry, permanent ones do not, each with a stable type.
 import { ApplicationFailure } from '@temporalio/common';
-import { DomainError } from '../domain/errors';
-
-/** A business outcome (seat taken, card declined): the workflow reads it back with findDomainError. */
-export function businessFailure(error: DomainError): ApplicationFailure {
-  return ApplicationFailure.nonRetryable(error.message, error.code, error.toJSON());
-}
 
 /** Something that may work on the next attempt (gateway timeout, provider 503); the type names the cause. */
 export function transientFailure(type: string, message: string, cause?: unknown): ApplicationFailure {

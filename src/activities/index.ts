@@ -2,6 +2,7 @@
 import path from 'node:path';
 import type { Knex } from 'knex';
 import type { Config } from '../config';
+import { taskQueues } from '../domain/task-queues';
 import { createDatabase } from '../db/connection';
 import type { Logger } from '../logger';
 import { createHttpSmsSender } from '../adapters/http-sms-sender';
@@ -13,7 +14,6 @@ import type { PaymentGateway } from '../ports/payment-gateway';
 import { projectRoot } from '../project-root';
 import { createFieldCipherFromConfig } from '../security/field-cipher-from-config';
 import type { FieldCipher } from '../security/field-encryption';
-import { taskQueues } from '../workflows/shared';
 import type { BookingActivities } from './interface';
 import { createNotificationActivities } from './notifications';
 import { createPaymentActivities } from './payments';

@@ -16,7 +16,8 @@ import {
   type PaymentGateway,
 } from '../ports/payment-gateway';
 import type { FieldCipher } from '../security/field-encryption';
-import { businessFailure, permanentFailure, transientFailure } from './failures';
+import { businessFailure } from '../workflows/shared';
+import { permanentFailure, transientFailure } from './failures';
 import type {
   PaymentActivities,
   ProcessPaymentInput,

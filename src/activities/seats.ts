@@ -10,7 +10,8 @@ import {
 } from '../domain/errors';
 import { isSeatNumber, isUuid } from '../domain/validation';
 import type { FieldCipher } from '../security/field-encryption';
-import { businessFailure, isPostgresError, postgresErrorCodes } from './failures';
+import { businessFailure } from '../workflows/shared';
+import { isPostgresError, postgresErrorCodes } from './failures';
 import type { ConfirmSeatsInput, ReleaseSeatsInput, ReserveSeatsInput, SeatActivities } from './interface';
 import { writeBookingSnapshot } from './read-model';
 

@@ -16,15 +16,15 @@ import {
   identityProviderOptionsFromConfig,
   type IdentityProvider,
 } from '../identity/identity-provider';
+import { createTokenVerifierFromConfig } from '../identity/token-verifier-from-config';
 import { createFieldCipherFromConfig } from '../security/field-cipher-from-config';
 import type { FieldCipher } from '../security/field-encryption';
-import { createOperationGuard } from '../security/rest-authorization';
 import { createBookingDataConverter } from '../security/temporal-payload-codec';
 import type { TokenVerifier } from '../security/token-verifier';
-import { createTokenVerifierFromConfig } from '../security/token-verifier-from-config';
 import { createRestApp, restSettingsFromConfig } from './rest/app';
 import { identityProviderRouter } from './rest/auth-routes';
 import { createIdempotencyStore, schedulePurge, type IdempotencyStore } from './rest/idempotency';
+import { createOperationGuard } from './rest/request-authorization';
 import { createRestServer } from './rest/server';
 import { grpcServerSettingsFromConfig, startGrpcServer } from './grpc/server';
 import { listen } from '../runtime/process';

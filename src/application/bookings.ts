@@ -34,34 +34,27 @@ import {
 } from '../domain/validation';
 import type { FieldCipher } from '../security/field-encryption';
 import type { bookingWorkflow } from '../workflows/booking';
-import { bookingSummary } from '../workflows/booking-details';
-import { assertCreateSeatsOnBus } from '../workflows/seat-layout';
 import {
   bookingSearchAttributes,
+  bookingSummary,
   bookingWorkflowId,
   bookingWorkflowType,
   cancelBookingUpdate,
   confirmPaymentUpdate,
   createBookingUpdate,
-  taskQueues,
   updateBookingUpdate,
   type BookingTimings,
   type BookingWorkflowInput,
-  type TaskQueueNames,
 } from '../workflows/shared';
 import { decodeBookingCursor, encodeBookingCursor, readPageSize, readStatusFilter } from './booking-pages';
 import { findBookingRow, selectBookingColumns, withPassengers, type BookingRow } from './booking-read-model';
-import type {
-  Actor,
-  BookingApplication,
-  BookingView,
-  CreateBookingOptions,
-  Page,
-  PageRequest,
-} from './interface';
+import type { BookingApplication, BookingView, CreateBookingOptions, Page, PageRequest } from './interface';
 import { createOpenHoldClaims } from './open-hold-claims';
 import { domainErrorFromTemporal, isWorkflowGone } from './temporal-outcomes';
 import { isStaff } from '../domain/roles';
+import { assertCreateSeatsOnBus } from '../domain/seat-layout';
+import { taskQueues, type TaskQueueNames } from '../domain/task-queues';
+import type { Actor } from '../domain/actor';
 
 /** Namespace of the name-based booking ids: (customer, request id) always maps to the same booking id. */
 const bookingIdNamespace = 'b3f0c0de-5a7e-4b1e-9c2a-6d8e4f1a2b3c';

@@ -1,15 +1,8 @@
 // What the fronts (REST and gRPC) may ask of the application layer; every rule lives behind these calls.
+import type { Actor } from '../domain/actor';
 import type { BookingState, BookingStatus, FareClass, Money } from '../domain/booking';
+import type { Role } from '../domain/roles';
 import type { CreateBookingInput, UpdateBookingInput } from '../domain/validation';
-
-export type Role = 'customer' | 'agent' | 'admin';
-
-/** The authenticated caller, always taken from a verified token, never from a request body. */
-export interface Actor {
-  userId: string;
-  roles: readonly Role[];
-  scopes: readonly string[];
-}
 
 /** A booking as readers see it: the read model row, decrypted for its owner. */
 export type BookingView = Omit<BookingState, 'paymentAttempts' | 'refundRule'>;

@@ -3,8 +3,9 @@ import type { Knex } from 'knex';
 import { notFound } from '../domain/errors';
 import { isUuid, validateId } from '../domain/validation';
 import type { FieldCipher } from '../security/field-encryption';
-import type { Actor, Role, UserApplication, UserView } from './interface';
-import { isStaff } from '../domain/roles';
+import type { UserApplication, UserView } from './interface';
+import type { Actor } from '../domain/actor';
+import { isStaff, type Role } from '../domain/roles';
 
 /** The path segment that names the caller instead of a user id. */
 export const currentUserAlias = 'me';

@@ -2,13 +2,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
+import { roles, type Role } from '../domain/roles';
 import { projectRoot } from '../project-root';
 
 export const httpMethods = ['GET', 'PUT', 'POST', 'DELETE', 'OPTIONS', 'HEAD', 'PATCH', 'TRACE'] as const;
 export type HttpMethod = (typeof httpMethods)[number];
-
-export const roles = ['customer', 'agent', 'admin'] as const;
-export type Role = (typeof roles)[number];
 
 /** `owner-or-staff`: a customer acts only on their own resources, agents and admins on any. */
 export type Ownership = 'owner-or-staff';

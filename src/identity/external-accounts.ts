@@ -1,6 +1,6 @@
 // Just-in-time local accounts for an external OIDC issuer's users: (issuer, subject) → users.id, cached.
 import type { Knex } from 'knex';
-import type { Role } from '../application/interface';
+import type { Role } from '../domain/roles';
 import type { FieldCipher } from '../security/field-encryption';
 import type { AccessTokenClaims, LocalAccountDirectory } from '../security/token-verifier';
 

@@ -2,13 +2,13 @@
 import { randomUUID } from 'node:crypto';
 import { SignJWT, type JWK } from 'jose';
 import type { Knex } from 'knex';
-import type { Role } from '../application/interface';
 import type { Config } from '../config';
 import { emailLookup } from '../db/user-email';
 import { DomainError, rateLimited } from '../domain/errors';
+import { knownRoles, type Role } from '../domain/roles';
 import type { Logger } from '../logger';
 import type { FieldCipher } from '../security/field-encryption';
-import { knownRoles, scopesForRoles } from '../security/policy';
+import { scopesForRoles } from '../security/policy';
 import { createLoginThrottle } from './login-throttle';
 import { createPasswordVerifier } from './passwords';
 import { createRefreshTokenStore, invalidRefreshToken } from './refresh-tokens';

@@ -1,5 +1,5 @@
 // Authorization as the contracts write it: scopes and roles per REST operation and gRPC method, and ownership.
-import type { Actor, Role } from '../application/interface';
+import type { Actor } from '../domain/actor';
 import {
   openApiOperations,
   openApiOperationsById,
@@ -9,7 +9,7 @@ import { grpcPathAuthorization, type MethodAuthorization } from '../contracts/pr
 import * as bookingService from '../generated/com/example/bookings/v1/booking_service';
 import { HttpRule } from '../generated/google/api/http';
 import { DomainError, notFound, permissionDenied } from '../domain/errors';
-import { isStaff } from '../domain/roles';
+import { isStaff, type Role } from '../domain/roles';
 
 /** What a caller needs: every scope listed, and at least one of the roles (none listed: any role). */
 export interface AccessRequirement {
@@ -79,8 +79,6 @@ export function authorizeGrpcMethod(path: string, caller: { actor?: Actor; servi
   throw new DomainError('UNAUTHENTICATED', 'A bearer token is required');
 }
 
-const rolesInOrder: readonly Role[] = ['customer', 'agent', 'admin'];
-
 /** Every scope some operation of either contract lets this role use; the embedded provider grants these. */
 export function scopesForRoles(roles: readonly Role[]): string[] {
   const scopes = new Set<string>();
@@ -91,10 +89,6 @@ export function scopesForRoles(roles: readonly Role[]): string[] {
     }
   }
   return [...scopes].sort();
-}
-
-export function knownRoles(values: readonly unknown[]): Role[] {
-  return rolesInOrder.filter((role) => values.includes(role));
 }
 
 interface ProtoHttpBinding {

@@ -1,10 +1,10 @@
 // Verifies OIDC access tokens against the issuer's JWKS with one set of rules for REST and gRPC; claims → Actor.
 import jwt, { TokenExpiredError, type JwtHeader, type JwtPayload } from 'jsonwebtoken';
 import jwksClient, { type JwksClient } from 'jwks-rsa';
-import type { Actor, Role } from '../application/interface';
 import type { AuthConfig, TokenAlgorithm } from '../config';
+import type { Actor } from '../domain/actor';
 import { DomainError } from '../domain/errors';
-import { knownRoles } from './policy';
+import { knownRoles, type Role } from '../domain/roles';
 
 export interface TokenVerifierOptions {
   /** Exact `iss` every token must carry. */

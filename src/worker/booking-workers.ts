@@ -11,7 +11,7 @@ import type { BookingActivities } from '../activities/interface';
 import type { Config } from '../config';
 import type { Logger } from '../logger';
 import { createBookingDataConverter } from '../security/temporal-payload-codec';
-import { taskQueues as standardTaskQueues, type TaskQueueNames } from '../workflows/shared';
+import { taskQueues as standardTaskQueues, type TaskQueueNames } from '../domain/task-queues';
 
 /** Resolves to src/workflows/index.ts under tsx and jest, and to dist/src/workflows/index.js after a build. */
 export const bookingWorkflowsPath = require.resolve('../workflows');

@@ -6,7 +6,8 @@ import type {
   ReadModelActivities,
   SeatActivities,
 } from '../activities/interface';
-import { taskQueues as standardTaskQueues, type BookingTimings, type TaskQueueNames } from './shared';
+import { taskQueues as standardTaskQueues, type TaskQueueNames } from '../domain/task-queues';
+import type { BookingTimings } from './shared';
 
 /** Notifications are worth a few tries, but an unreachable mail server must not hold a booking hostage. */
 const notificationMaximumAttempts = 5;

@@ -1,4 +1,4 @@
-// What operators read about a booking in the Temporal Web UI: a summary and current details, never personal data.
+// What operators read about a booking in the Temporal Web UI as its current details, never personal data.
 import type { BookingState, Money } from '../domain/booking';
 
 function formatMoney(amount: Money): string {
@@ -9,20 +9,6 @@ function formatMoney(amount: Money): string {
 
 function seatList(booking: Pick<BookingState, 'passengers'>): string {
   return booking.passengers.map((passenger) => `${passenger.seatNumber} (${passenger.fareClass})`).join(', ');
-}
-
-/** Seat numbers as customers and operators read them, e.g. `4A, 4B`. */
-export function seatNumberList(passengers: readonly { seatNumber: string }[]): string {
-  return passengers.map((passenger) => passenger.seatNumber).join(', ');
-}
-
-/** One line for the workflow list: who can tell bookings apart at a glance without opening them. */
-export function bookingSummary(input: {
-  tripId: string;
-  departureTime: string;
-  passengers: readonly { seatNumber: string }[];
-}): string {
-  return `Booking of seats ${seatNumberList(input.passengers)} on trip ${input.tripId} departing ${input.departureTime}`;
 }
 
 /** Markdown shown as the workflow's current details; rewritten on every transition. */

@@ -33,10 +33,10 @@ import {
   validateUpdateBooking,
 } from '../domain/validation';
 import { proxyBookingActivities, type BookingActivityStubs } from './booking-activities';
-import { bookingDetails, notBookedDetails, seatNumberList } from './booking-details';
+import { bookingDetails, notBookedDetails } from './booking-details';
 import { Compensations } from './compensations';
 import { asUpdateFailure, asValidationFailure, domainFailure } from './failures';
-import { assertCreateSeatsOnBus, assertUpdateSeatsOnBus } from './seat-layout';
+import { assertCreateSeatsOnBus, assertUpdateSeatsOnBus, seatNumberList } from '../domain/seat-layout';
 import { SerialExecutor } from './serial-executor';
 import {
   bookingSearchAttributes,

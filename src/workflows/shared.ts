@@ -1,5 +1,11 @@
-// Definitions shared by the booking workflow and its callers: task queues, search attributes, ids, updates, query.
-import { defineSearchAttributeKey, SearchAttributeType, type SearchAttributePair } from '@temporalio/common';
+// Definitions shared by the booking workflow, its callers and its activities: search attributes, ids, updates, query,
+// the start summary and the shape of business failures.
+import {
+  ApplicationFailure,
+  defineSearchAttributeKey,
+  SearchAttributeType,
+  type SearchAttributePair,
+} from '@temporalio/common';
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import type {
   BookingState,
@@ -9,19 +15,10 @@ import type {
   RefundRule,
   Timestamp,
 } from '../domain/booking';
-import type { DomainErrorData } from '../domain/errors';
+import type { DomainError, DomainErrorData } from '../domain/errors';
+import { seatNumberList } from '../domain/seat-layout';
+import type { TaskQueueNames } from '../domain/task-queues';
 import type { UpdateBookingInput } from '../domain/validation';
-
-/** Task queues: workflows, and each activity family, can be served by separately scaled workers. */
-export const taskQueues = {
-  bookings: 'bookings',
-  seats: 'booking-seats',
-  payments: 'booking-payments',
-  notifications: 'booking-notifications',
-} as const;
-
-/** The queue name behind each logical queue; one Temporal namespace can host several isolated deployments. */
-export type TaskQueueNames = Readonly<Record<keyof typeof taskQueues, string>>;
 
 /** Search attributes operators filter on in the Temporal Web UI (`BookingStatus='CONFIRMED'`). */
 export const searchAttributes = {
@@ -41,6 +38,23 @@ export function bookingWorkflowId(bookingId: string): string {
 
 /** The workflow function's registered name, for callers that start it without importing workflow code. */
 export const bookingWorkflowType = 'bookingWorkflow';
+
+/** The workflow list's line for a booking (its static summary, set at start): tells bookings apart at a glance. */
+export function bookingSummary(input: {
+  tripId: string;
+  departureTime: string;
+  passengers: readonly { seatNumber: string }[];
+}): string {
+  return `Booking of seats ${seatNumberList(input.passengers)} on trip ${input.tripId} departing ${input.departureTime}`;
+}
+
+/**
+ * A business outcome (seat taken, card declined) as it crosses Temporal, raised by activities and the workflow
+ * alike: non-retryable, typed by the error code, carrying the DomainError's data, read back with findDomainError.
+ */
+export function businessFailure(error: DomainError): ApplicationFailure {
+  return ApplicationFailure.nonRetryable(error.message, error.code, error.toJSON());
+}
 
 /** Durations the workflow needs, computed by the application layer from Config so tests can shorten them. */
 export interface BookingTimings {
@@ -71,7 +85,7 @@ export interface BookingWorkflowInput {
   refundRule: RefundRule;
   maxPassengers: number;
   timings: BookingTimings;
-  /** Where the activities run; the standard `taskQueues` when absent. */
+  /** Where the activities run; the standard `taskQueues` (domain/task-queues) when absent. */
   taskQueues?: TaskQueueNames;
 }
 

@@ -2,7 +2,7 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import type { JWK } from 'jose';
-import type { TaskQueueNames } from '../../src/workflows/shared';
+import type { TaskQueueNames } from '../../src/domain/task-queues';
 
 /** What the child prints, followed by its REST and gRPC ports, once both listen. */
 export const apiProcessReadyLine = 'api-process ready';

@@ -15,10 +15,10 @@ import { createUserApplication } from '../../src/application/users';
 import { createDatabase } from '../../src/db/connection';
 import { createLogger } from '../../src/logger';
 import { createFieldCipherFromConfig } from '../../src/security/field-cipher-from-config';
-import { createOperationGuard } from '../../src/security/rest-authorization';
+import { createOperationGuard } from '../../src/api/rest/request-authorization';
 import { createBookingDataConverter } from '../../src/security/temporal-payload-codec';
 import { createTokenVerifier } from '../../src/security/token-verifier';
-import type { TaskQueueNames } from '../../src/workflows/shared';
+import type { TaskQueueNames } from '../../src/domain/task-queues';
 import { apiProcessReadyLine, apiProcessVariables } from './api-process-launcher';
 import { fastSagaTimings, sagaConfig } from './saga-environment';
 

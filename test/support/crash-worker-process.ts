@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import type { TaskQueueNames } from '../../src/workflows/shared';
+import type { TaskQueueNames } from '../../src/domain/task-queues';
 
 /** What the child prints once its workers poll. */
 export const crashWorkerReadyLine = 'crash-worker ready';

@@ -8,7 +8,7 @@ import { createActivities, createActivityDependencies } from '../../src/activiti
 import { createLogger } from '../../src/logger';
 import type { PaymentGateway } from '../../src/ports/payment-gateway';
 import { createBookingWorkers } from '../../src/worker/booking-workers';
-import type { TaskQueueNames } from '../../src/workflows/shared';
+import type { TaskQueueNames } from '../../src/domain/task-queues';
 import { crashWorkerReadyLine, crashWorkerVariables, workflowBundleFileName } from './crash-worker-process';
 import { quietTemporalRuntime, sagaConfig } from './saga-environment';
 

@@ -19,7 +19,8 @@ import {
   type OwnedActivityDependencies,
 } from '../../src/activities';
 import { createBookingApplication } from '../../src/application/bookings';
-import type { Actor, BookingApplication } from '../../src/application/interface';
+import type { BookingApplication } from '../../src/application/interface';
+import type { Actor } from '../../src/domain/actor';
 import { loadConfig, type Config } from '../../src/config';
 import { createDatabase } from '../../src/db/connection';
 import { createLogger } from '../../src/logger';
@@ -31,7 +32,8 @@ import {
   createBookingWorkers,
   type BookingWorkers,
 } from '../../src/worker/booking-workers';
-import { taskQueues, type BookingTimings, type TaskQueueNames } from '../../src/workflows/shared';
+import { taskQueues, type TaskQueueNames } from '../../src/domain/task-queues';
+import type { BookingTimings } from '../../src/workflows/shared';
 import { createSagaCustomer, createSagaTrip, type SagaTrip, type SagaTripOptions } from './saga-fixtures';
 
 /**

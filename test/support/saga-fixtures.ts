@@ -1,7 +1,8 @@
 // Test data and probes for saga tests: trips and customers of their own, the seat inventory and the payment ledger.
 import { randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
-import type { Actor, Role } from '../../src/application/interface';
+import type { Actor } from '../../src/domain/actor';
+import type { Role } from '../../src/domain/roles';
 import { findDomainError, type DomainError } from '../../src/domain/errors';
 import { emailLookup } from '../../src/db/user-email';
 import type { FareClass } from '../../src/domain/booking';

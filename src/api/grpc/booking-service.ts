@@ -1,6 +1,7 @@
 // BookingService handlers: each maps its request onto one application call and the result onto its response.
 import { status, type sendUnaryData, type ServerUnaryCall } from '@grpc/grpc-js';
-import type { Actor, BookingApplication } from '../../application/interface';
+import type { BookingApplication } from '../../application/interface';
+import type { Actor } from '../../domain/actor';
 import { toDomainError, unauthenticated, validationFailed } from '../../domain/errors';
 import {
   BookingServiceService,

@@ -1,6 +1,6 @@
 // Authenticates the user behind a gRPC call from its `authorization` metadata and applies the method's policy.
 import type { Metadata } from '@grpc/grpc-js';
-import type { Actor } from '../../application/interface';
+import type { Actor } from '../../domain/actor';
 import { unauthenticated } from '../../domain/errors';
 import { authorizeGrpcMethod } from '../../security/policy';
 import { parseBearerAuthorization } from '../../security/token-verifier';

@@ -1,7 +1,7 @@
 // The /v1 and /api routes, built from the OpenAPI document: guard, user rate limit, body, validation, handler.
 import Router, { type RouterMiddleware } from '@koa/router';
 import type Koa from 'koa';
-import type { Actor } from '../../application/interface';
+import type { Actor } from '../../domain/actor';
 import { openApiOperations, type OpenApiOperation } from '../../contracts/openapi-document';
 import { DomainError, validationFailed } from '../../domain/errors';
 import type { IdempotencyStore } from './idempotency';

@@ -4,8 +4,8 @@ import Router from '@koa/router';
 import type Koa from 'koa';
 import { openApiOperationsById } from '../../contracts/openapi-document';
 import type { IdentityProvider } from '../../identity/identity-provider';
-import { authorizeOperation } from '../../security/rest-authorization';
 import { documentRequestValidator } from './openapi-validation';
+import { authorizeOperation } from './request-authorization';
 
 // Credentials are short (the contract caps a password at 1 KiB and a refresh token at 2 KiB).
 const credentialBodyLimitBytes = 16 * 1024;

@@ -1,12 +1,12 @@
 // Thin handlers of the /v1 operations (and their /api twins): contract JSON in, one application call, contract JSON out.
 import type {
-  Actor,
   BookingApplication,
   BookingView,
   CatalogApplication,
   UserApplication,
 } from '../../application/interface';
 import { currentUserAlias } from '../../application/users';
+import type { Actor } from '../../domain/actor';
 import type { BookingStatus } from '../../domain/booking';
 import type { DomainError } from '../../domain/errors';
 import {

@@ -1,7 +1,7 @@
 // Request rate limits per client address and per user, announced in RateLimit-* headers, 429 when spent.
 import type Koa from 'koa';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
-import type { Actor } from '../../application/interface';
+import type { Actor } from '../../domain/actor';
 import { rateLimited } from '../../domain/errors';
 
 export interface RateLimitSettings {

@@ -1,6 +1,5 @@
 // Demo accounts, one per role, with known passwords that the start script prints (demo environments only).
-
-export type UserRole = 'customer' | 'agent' | 'admin';
+import type { Role } from '../../domain/roles';
 
 export interface DemoUser {
   email: string;
@@ -8,7 +7,7 @@ export interface DemoUser {
   displayName: string;
   phone: string | null;
   /** Each demo account has exactly one role, the one it demonstrates. */
-  role: UserRole;
+  role: Role;
 }
 
 export const aliceDemoUser: DemoUser = {

@@ -10,14 +10,14 @@ import {
 } from '../../../src/api/grpc/client';
 import type { RunningGrpcServer } from '../../../src/api/grpc/server';
 import type { AccessTokenVerifier } from '../../../src/api/grpc/caller-authorization';
-import type { Actor } from '../../../src/application/interface';
+import type { Actor } from '../../../src/domain/actor';
 import {
   BookingStatus,
   PaymentStatus,
   type Booking,
 } from '../../../src/generated/com/example/bookings/v1/booking';
 import type { PassengerInput } from '../../../src/generated/com/example/bookings/v1/booking_service';
-import { createOperationGuard } from '../../../src/security/rest-authorization';
+import { createOperationGuard } from '../../../src/api/rest/request-authorization';
 import { startSagaEnvironment, type SagaEnvironment } from '../../support/saga-environment';
 import {
   activeSeatsOf,

@@ -13,7 +13,8 @@ import {
   type RunningGrpcServer,
 } from '../../../src/api/grpc/server';
 import type { AccessTokenVerifier } from '../../../src/api/grpc/caller-authorization';
-import type { Actor, BookingApplication, BookingView } from '../../../src/application/interface';
+import type { BookingApplication, BookingView } from '../../../src/application/interface';
+import type { Actor } from '../../../src/domain/actor';
 import type { Readiness, ReadinessCheck } from '../../../src/application/readiness';
 import { unauthenticated } from '../../../src/domain/errors';
 import { createLogger } from '../../../src/logger';

@@ -8,7 +8,7 @@ import Koa from 'koa';
 import type { Knex } from 'knex';
 import { identityProviderRouter } from '../../../src/api/rest/auth-routes';
 import { problemDetails, requestIdentity } from '../../../src/api/rest/problem-details';
-import type { Role } from '../../../src/application/interface';
+import type { Role } from '../../../src/domain/roles';
 import { createDatabase } from '../../../src/db/connection';
 import { emailLookup } from '../../../src/db/user-email';
 import {

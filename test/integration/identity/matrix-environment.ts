@@ -1,7 +1,8 @@
 // The real world an authorization matrix runs against: saga workers, the full REST app, accounts, a trip, bookings.
 import { randomUUID } from 'node:crypto';
 import type Koa from 'koa';
-import type { Actor, BookingView } from '../../../src/application/interface';
+import type { BookingView } from '../../../src/application/interface';
+import type { Actor } from '../../../src/domain/actor';
 import type { IdentityProvider } from '../../../src/identity/identity-provider';
 import { scopesForRoles } from '../../../src/security/policy';
 import { createTokenVerifier, type TokenVerifier } from '../../../src/security/token-verifier';

@@ -9,7 +9,8 @@ import {
   readRequestBody,
   resolveDocumentReference,
 } from '../../../src/api/rest/openapi-validation';
-import type { Actor, BookingView } from '../../../src/application/interface';
+import type { BookingView } from '../../../src/application/interface';
+import type { Actor } from '../../../src/domain/actor';
 import {
   openApiDocument,
   openApiOperations,

@@ -17,7 +17,8 @@ import { createReadinessCheck } from '../../../src/application/readiness';
 import { createIdentityProvider, type IdentityProvider } from '../../../src/identity/identity-provider';
 import { sagaTestSecrets, type SagaEnvironment } from '../../support/saga-environment';
 import { createCatalogApplication } from '../../../src/application/catalog';
-import type { BookingApplication, Role } from '../../../src/application/interface';
+import type { BookingApplication } from '../../../src/application/interface';
+import type { Role } from '../../../src/domain/roles';
 import { createUserApplication } from '../../../src/application/users';
 import { createDatabase } from '../../../src/db/connection';
 import { emailLookup } from '../../../src/db/user-email';
@@ -25,7 +26,7 @@ import { unavailable } from '../../../src/domain/errors';
 import type { Logger } from '../../../src/logger';
 import { createFieldCipher, type FieldCipher } from '../../../src/security/field-encryption';
 import { scopesForRoles } from '../../../src/security/policy';
-import { createOperationGuard } from '../../../src/security/rest-authorization';
+import { createOperationGuard } from '../../../src/api/rest/request-authorization';
 import { createBookingDataConverter } from '../../../src/security/temporal-payload-codec';
 import { createTokenVerifier } from '../../../src/security/token-verifier';
 

@@ -2,7 +2,8 @@
 import { Client, Connection } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
 import { createBookingApplication } from '../../../src/application/bookings';
-import type { Actor, BookingView } from '../../../src/application/interface';
+import type { BookingView } from '../../../src/application/interface';
+import type { Actor } from '../../../src/domain/actor';
 import { createBookingDataConverter } from '../../../src/security/temporal-payload-codec';
 import { useSagaTestBed } from '../../support/saga-environment';
 import {

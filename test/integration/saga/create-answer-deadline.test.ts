@@ -10,7 +10,7 @@ import {
 import type { ReserveSeatsInput } from '../../../src/activities/interface';
 import { createBookingClient, type BookingClient } from '../../../src/api/grpc/client';
 import type { RunningGrpcServer } from '../../../src/api/grpc/server';
-import type { Actor } from '../../../src/application/interface';
+import type { Actor } from '../../../src/domain/actor';
 import { unauthenticated } from '../../../src/domain/errors';
 import { BookingStatus } from '../../../src/generated/com/example/bookings/v1/booking';
 import { createLogger } from '../../../src/logger';

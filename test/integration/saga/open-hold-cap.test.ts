@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { BookingServiceCallError, createBookingClient } from '../../../src/api/grpc/client';
-import type { Actor } from '../../../src/application/interface';
+import type { Actor } from '../../../src/domain/actor';
 import { scopesForRoles } from '../../../src/security/policy';
 import { startApiProcess, type ApiProcess } from '../../support/api-process-launcher';
 import { startSagaEnvironment, type SagaEnvironment } from '../../support/saga-environment';

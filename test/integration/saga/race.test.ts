@@ -1,5 +1,6 @@
 // Invariant 1 under load: 100 concurrent creates for the same 10 seats hold each seat for exactly one booking.
-import type { Actor, BookingView } from '../../../src/application/interface';
+import type { BookingView } from '../../../src/application/interface';
+import type { Actor } from '../../../src/domain/actor';
 import { findDomainError } from '../../../src/domain/errors';
 import { startSagaEnvironment, type SagaEnvironment } from '../../support/saga-environment';
 import {

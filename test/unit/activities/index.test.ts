@@ -13,7 +13,7 @@ import {
 } from '../../../src/activities/index';
 import type { BookingActivities } from '../../../src/activities/interface';
 import { ConfigError, loadConfig } from '../../../src/config';
-import { taskQueues } from '../../../src/workflows/shared';
+import { taskQueues } from '../../../src/domain/task-queues';
 
 const silentLogger = pino({ level: 'silent' });
 

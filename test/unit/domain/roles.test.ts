@@ -1,5 +1,5 @@
-// Staff (agent, admin) act on any customer's resources; customers do not.
-import { isStaff } from '../../../src/domain/roles';
+// The role vocabulary: staff (agent, admin) act on any customer's resources, customers do not; unknown roles drop out.
+import { isStaff, knownRoles } from '../../../src/domain/roles';
 
 describe('isStaff', () => {
   it.each([
@@ -10,5 +10,19 @@ describe('isStaff', () => {
     [[], false],
   ])('roles %j → %s', (roles, expected) => {
     expect(isStaff({ roles })).toBe(expected);
+  });
+});
+
+describe('knownRoles', () => {
+  it('keeps our roles in the standard order and drops anything else', () => {
+    expect(knownRoles(['admin', 'offline_access', 'customer', 42, 'agent'])).toEqual([
+      'customer',
+      'agent',
+      'admin',
+    ]);
+  });
+
+  it('is empty when no value names one of our roles', () => {
+    expect(knownRoles(['uma_authorization', 'Customer'])).toEqual([]);
   });
 });

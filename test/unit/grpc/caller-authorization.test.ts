@@ -1,7 +1,7 @@
 // Unit tests: bearer tokens from gRPC metadata, and the proto option's scopes, roles and service-only rule.
 import { Metadata } from '@grpc/grpc-js';
 import { authorizeCaller, bearerTokenOf } from '../../../src/api/grpc/caller-authorization';
-import type { Actor } from '../../../src/application/interface';
+import type { Actor } from '../../../src/domain/actor';
 import { DomainError, unauthenticated } from '../../../src/domain/errors';
 import { BookingServiceService } from '../../../src/generated/com/example/bookings/v1/booking_service';
 

@@ -1,5 +1,6 @@
 // What operators see in the Web UI names seats, money and status, and never a passenger's personal data.
-import { bookingDetails, bookingSummary, notBookedDetails } from '../../../src/workflows/booking-details';
+import { bookingDetails, notBookedDetails } from '../../../src/workflows/booking-details';
+import { bookingSummary } from '../../../src/workflows/shared';
 import { bookingState } from '../domain/fixtures';
 
 test('details show status, seats and money, without names, emails or phones', () => {

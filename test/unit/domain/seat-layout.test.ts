@@ -1,6 +1,10 @@
-// Seats requested on create and update must exist on the bus and keep the fare class the layout gives them.
+// Seats requested on create and update must exist on the bus and keep the layout's fare class; seat lists as read.
 import { findDomainError } from '../../../src/domain/errors';
-import { assertCreateSeatsOnBus, assertUpdateSeatsOnBus } from '../../../src/workflows/seat-layout';
+import {
+  assertCreateSeatsOnBus,
+  assertUpdateSeatsOnBus,
+  seatNumberList,
+} from '../../../src/domain/seat-layout';
 
 const seatClasses = { '1A': 'PREMIUM', '1B': 'PREMIUM', '2A': 'STANDARD', '2B': 'STANDARD' } as const;
 
@@ -55,4 +59,9 @@ test('updates check seat changes and added passengers, and ignore inherited obje
     { field: 'seat_changes[0].seat_number', message: expect.stringContaining('STANDARD seat') },
     { field: 'add_passengers[0].seat_number', message: 'seat toString does not exist on this bus' },
   ]);
+});
+
+test('seat lists read as the seat numbers in booking order, comma-separated', () => {
+  expect(seatNumberList([{ seatNumber: '4B' }, { seatNumber: '4A' }])).toBe('4B, 4A');
+  expect(seatNumberList([{ seatNumber: '12C' }])).toBe('12C');
 });

@@ -1,9 +1,9 @@
 // Koa middleware for the REST front: bearer authentication (koa-jwt + JWKS) and each operation's contract policy.
 import type Koa from 'koa';
 import koaJwt from 'koa-jwt';
-import type { Actor } from '../application/interface';
-import { DomainError } from '../domain/errors';
-import { assertAllowed, restOperation } from './policy';
+import type { Actor } from '../../domain/actor';
+import { DomainError } from '../../domain/errors';
+import { assertAllowed, restOperation } from '../../security/policy';
 import {
   authenticationFailure,
   bearerChallenge,
@@ -11,7 +11,7 @@ import {
   parseBearerAuthorization,
   type AccessTokenClaims,
   type TokenVerifier,
-} from './token-verifier';
+} from '../../security/token-verifier';
 
 /** Sets RFC 6750's WWW-Authenticate before the failure reaches the problem+json middleware. */
 function rejecting(context: Koa.Context, error: unknown): never {

@@ -1,9 +1,13 @@
 // The API process's one token verifier, from configuration, with local accounts for external issuers.
 import type { Knex } from 'knex';
 import type { Config } from '../config';
-import { createExternalAccountDirectory } from '../identity/external-accounts';
-import type { FieldCipher } from './field-encryption';
-import { createTokenVerifier, tokenVerifierOptionsFromConfig, type TokenVerifier } from './token-verifier';
+import type { FieldCipher } from '../security/field-encryption';
+import {
+  createTokenVerifier,
+  tokenVerifierOptionsFromConfig,
+  type TokenVerifier,
+} from '../security/token-verifier';
+import { createExternalAccountDirectory } from './external-accounts';
 
 export interface TokenVerifierDependencies {
   database: Knex;

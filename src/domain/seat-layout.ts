@@ -1,7 +1,7 @@
-// Checks requested seats against the bus layout: the seat must exist and its fare class is fixed by the layout.
-import type { FareClass } from '../domain/booking';
-import { validationFailed, type FieldViolation } from '../domain/errors';
-import type { CreateBookingCommand, UpdateBookingCommand } from '../domain/validation';
+// Seats against the bus layout (the seat must exist; the layout fixes its fare class), and how seat lists read.
+import type { FareClass } from './booking';
+import { validationFailed, type FieldViolation } from './errors';
+import type { CreateBookingCommand, UpdateBookingCommand } from './validation';
 
 /** Seat number → the fare class the layout gives that seat. */
 export type SeatClasses = Readonly<Record<string, FareClass>>;
@@ -58,4 +58,9 @@ export function assertUpdateSeatsOnBus(command: UpdateBookingCommand, seatClasse
     ],
     seatClasses,
   );
+}
+
+/** Seat numbers as customers and operators read them, e.g. `4A, 4B`. */
+export function seatNumberList(passengers: readonly { seatNumber: string }[]): string {
+  return passengers.map((passenger) => passenger.seatNumber).join(', ');
 }
