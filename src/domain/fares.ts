@@ -125,6 +125,36 @@ export function refundOwed(input: {
   );
 }
 
+/** A captured payment, and how much of it has been given back so far. */
+export interface CapturedCharge {
+  readonly transactionId: string;
+  readonly amount: Money;
+  readonly refunded: Money;
+}
+
+/** One refund against one captured payment. */
+export interface RefundPortion {
+  readonly transactionId: string;
+  readonly amount: Money;
+}
+
+/**
+ * How a refund is taken from the captured payments: newest first, each giving back no more than it has left, so
+ * the money goes back the way it came; a refund larger than everything left is capped at what is left.
+ */
+export function allocateRefund(charges: readonly CapturedCharge[], refund: Money): RefundPortion[] {
+  const portions: RefundPortion[] = [];
+  let remaining = refund;
+  for (const charge of [...charges].reverse()) {
+    const left = subtractMoney(charge.amount, charge.refunded);
+    const portion = money(Math.min(remaining.amountMinor, left.amountMinor), left.currency);
+    if (portion.amountMinor <= 0) continue;
+    portions.push({ transactionId: charge.transactionId, amount: portion });
+    remaining = subtractMoney(remaining, portion);
+  }
+  return portions;
+}
+
 /** The refund a cancellation of this booking at `cancelledAt` triggers; nothing for an unpaid one. */
 export function cancellationRefund(
   state: Pick<BookingState, 'status' | 'amountPaid' | 'amountRefunded' | 'departureTime' | 'refundRule'>,

@@ -2,6 +2,7 @@
 import type { PriceBreakdown, RefundRule } from '../../../src/domain/booking';
 import { DomainError } from '../../../src/domain/errors';
 import {
+  allocateRefund,
   amountOwedByState,
   cancellationRefund,
   defaultRefundRule,
@@ -216,6 +217,37 @@ describe('cancellationRefund', () => {
     const cancelledAt = relativeToDeparture(-hourMs).toISOString();
     expect(cancellationRefund(confirmedState(), cancelledAt)).toEqual(euros(2500));
     expect(cancellationRefund(bookingState(), cancelledAt)).toEqual(euros(0));
+  });
+});
+
+describe('allocateRefund', () => {
+  const charges = [
+    { transactionId: 'first', amount: euros(5000), refunded: euros(0) },
+    { transactionId: 'second', amount: euros(1500), refunded: euros(0) },
+  ];
+
+  it('takes a refund from the newest charge first, then the older ones', () => {
+    expect(allocateRefund(charges, euros(4000))).toEqual([
+      { transactionId: 'second', amount: euros(1500) },
+      { transactionId: 'first', amount: euros(2500) },
+    ]);
+    expect(allocateRefund(charges, euros(1000))).toEqual([{ transactionId: 'second', amount: euros(1000) }]);
+  });
+
+  it('gives back only what each charge has left, and never more than was captured', () => {
+    const partlyRefunded = [charges[0], { ...charges[1], refunded: euros(1500) }];
+    expect(allocateRefund(partlyRefunded, euros(9000))).toEqual([
+      { transactionId: 'first', amount: euros(5000) },
+    ]);
+  });
+
+  it('refunds nothing for a zero refund or when nothing was captured', () => {
+    expect(allocateRefund(charges, euros(0))).toEqual([]);
+    expect(allocateRefund([], euros(1000))).toEqual([]);
+  });
+
+  it('refuses to refund in another currency than the charge', () => {
+    expect(thrown(() => allocateRefund(charges, money(100, 'USD'))).code).toBe('INTERNAL');
   });
 });
 
