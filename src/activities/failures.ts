@@ -1,5 +1,5 @@
-// How activities report other outcomes to Temporal (business errors: businessFailure in workflows/shared): transient
-// ones retry, permanent ones do not, each with a stable type.
+// How activities report other outcomes to Temporal (business errors: businessFailure in ./interface): transient ones
+// retry, permanent ones do not, each with a stable type.
 import { ApplicationFailure } from '@temporalio/common';
 
 /** Something that may work on the next attempt (gateway timeout, provider 503); the type names the cause. */

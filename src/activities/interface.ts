@@ -1,10 +1,15 @@
-// The activity contract between the booking workflow and the workers: names, inputs and results, all plain data.
-import type { BookingState } from '../domain/booking';
+// The activity contract between the booking workflow and the workers: names, inputs and results (all plain data),
+// and how a business outcome crosses. The workflow imports this module, so it loads nothing but domain types.
+import { ApplicationFailure } from '@temporalio/common';
+import type { BookingState, Money } from '../domain/booking';
+import type { DomainError } from '../domain/errors';
 
-/** Integer minor units plus ISO 4217 currency, as in the contracts. */
-export interface MoneyAmount {
-  amountMinor: number;
-  currency: string;
+/**
+ * A business outcome (seat taken, card declined) as it crosses Temporal, raised by activities and the workflow
+ * alike: non-retryable, typed by the error code, carrying the DomainError's data, read back with findDomainError.
+ */
+export function businessFailure(error: DomainError): ApplicationFailure {
+  return ApplicationFailure.nonRetryable(error.message, error.code, error.toJSON());
 }
 
 export interface SeatRequest {
@@ -49,7 +54,7 @@ export interface ReleaseSeatsInput {
 export interface ProcessPaymentInput {
   bookingId: string;
   idempotencyKey: string;
-  amount: MoneyAmount;
+  amount: Money;
   /** A gateway token (never a card number). */
   paymentToken: string;
 }
@@ -58,7 +63,7 @@ export interface ProcessPaymentResult {
   transactionId: string;
   /** e.g. `visa •••• 4242`. */
   methodMasked: string;
-  amount: MoneyAmount;
+  amount: Money;
 }
 
 export interface RefundPaymentInput {
@@ -66,12 +71,12 @@ export interface RefundPaymentInput {
   idempotencyKey: string;
   /** The charge to refund against. */
   transactionId: string;
-  amount: MoneyAmount;
+  amount: Money;
 }
 
 export interface RefundPaymentResult {
   refundId: string;
-  amount: MoneyAmount;
+  amount: Money;
 }
 
 /**
@@ -79,7 +84,7 @@ export interface RefundPaymentResult {
  * amounts in minor units plus `currency`, instants as ISO 8601; a missing or unknown one is VALIDATION_FAILED.
  */
 export type NotificationTemplate =
-  'booking-confirmed' | 'booking-changed' | 'booking-cancelled' | 'booking-expired' | 'payment-declined';
+  'booking-confirmed' | 'booking-changed' | 'booking-cancelled' | 'booking-expired';
 
 export interface SendEmailNotificationInput {
   bookingId: string;

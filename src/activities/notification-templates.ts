@@ -18,10 +18,6 @@ export const notificationTemplateParameters: Readonly<
   },
   'booking-cancelled': { required: ['departureTime', 'refundAmountMinor', 'currency'], optional: ['reason'] },
   'booking-expired': { required: ['departureTime'], optional: ['holdExpiresAt'] },
-  'payment-declined': {
-    required: ['declineReason', 'amountMinor', 'currency'],
-    optional: ['departureTime', 'holdExpiresAt'],
-  },
 };
 
 export interface RenderedNotification {
@@ -188,23 +184,6 @@ export function renderNotification(
           'so the seats have been released. Nothing was charged. You are welcome to book again.' +
           signature,
         smsText: `Booking ${reference} expired before payment; the seats were released and nothing was charged.`,
-      };
-    }
-    case 'payment-declined': {
-      const amount = read.amount('amountMinor');
-      const retryUntil = read.has('holdExpiresAt')
-        ? ` Your seats stay held until ${read.instant('holdExpiresAt')}; you can pay with another card until then.`
-        : '';
-      const departure = read.has('departureTime')
-        ? ` for the departure of ${read.instant('departureTime')}`
-        : '';
-      return {
-        subject: `Payment for booking ${reference} declined`,
-        text:
-          `The payment of ${amount} for booking ${reference}${departure} was declined ` +
-          `(${read.text('declineReason')}).${retryUntil}` +
-          signature,
-        smsText: `Payment of ${amount} for booking ${reference} declined (${read.text('declineReason')}).`,
       };
     }
   }

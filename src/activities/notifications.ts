@@ -4,13 +4,13 @@ import { notFound, validationFailed, type FieldViolation } from '../domain/error
 import { isE164Phone, isEmail } from '../domain/validation';
 import { PermanentDeliveryError, type EmailSender, type SmsSender } from '../ports/notification-senders';
 import type { FieldCipher } from '../security/field-encryption';
-import { businessFailure } from '../workflows/shared';
 import { isPostgresError, permanentFailure, postgresErrorCodes, transientFailure } from './failures';
-import type {
-  NotificationActivities,
-  NotificationTemplate,
-  SendEmailNotificationInput,
-  SendSmsNotificationInput,
+import {
+  businessFailure,
+  type NotificationActivities,
+  type NotificationTemplate,
+  type SendEmailNotificationInput,
+  type SendSmsNotificationInput,
 } from './interface';
 import {
   NotificationTemplateError,

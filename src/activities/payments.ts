@@ -16,14 +16,14 @@ import {
   type PaymentGateway,
 } from '../ports/payment-gateway';
 import type { FieldCipher } from '../security/field-encryption';
-import { businessFailure } from '../workflows/shared';
 import { permanentFailure, transientFailure } from './failures';
-import type {
-  PaymentActivities,
-  ProcessPaymentInput,
-  ProcessPaymentResult,
-  RefundPaymentInput,
-  RefundPaymentResult,
+import {
+  businessFailure,
+  type PaymentActivities,
+  type ProcessPaymentInput,
+  type ProcessPaymentResult,
+  type RefundPaymentInput,
+  type RefundPaymentResult,
 } from './interface';
 
 export interface PaymentActivityDependencies {

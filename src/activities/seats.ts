@@ -10,9 +10,14 @@ import {
 } from '../domain/errors';
 import { isSeatNumber, isUuid } from '../domain/validation';
 import type { FieldCipher } from '../security/field-encryption';
-import { businessFailure } from '../workflows/shared';
 import { isPostgresError, postgresErrorCodes } from './failures';
-import type { ConfirmSeatsInput, ReleaseSeatsInput, ReserveSeatsInput, SeatActivities } from './interface';
+import {
+  businessFailure,
+  type ConfirmSeatsInput,
+  type ReleaseSeatsInput,
+  type ReserveSeatsInput,
+  type SeatActivities,
+} from './interface';
 import { writeBookingSnapshot } from './read-model';
 
 export interface SeatActivityDependencies {

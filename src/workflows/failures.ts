@@ -1,7 +1,7 @@
 // Business errors cross Temporal as non-retryable ApplicationFailures carrying the DomainError's plain data.
 import { ApplicationFailure } from '@temporalio/workflow';
 import { findDomainError } from '../domain/errors';
-import { businessFailure } from './shared';
+import { businessFailure } from '../activities/interface';
 
 /** The same non-retryable failure activities raise, so callers read one shape whichever side failed. */
 export const domainFailure = businessFailure;

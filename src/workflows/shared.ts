@@ -1,11 +1,5 @@
-// Definitions shared by the booking workflow, its callers and its activities: search attributes, ids, updates, query,
-// the start summary and the shape of business failures.
-import {
-  ApplicationFailure,
-  defineSearchAttributeKey,
-  SearchAttributeType,
-  type SearchAttributePair,
-} from '@temporalio/common';
+// Definitions shared by the booking workflow and its callers: search attributes, ids, updates, query, start summary.
+import { defineSearchAttributeKey, SearchAttributeType, type SearchAttributePair } from '@temporalio/common';
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import type {
   BookingState,
@@ -15,7 +9,7 @@ import type {
   RefundRule,
   Timestamp,
 } from '../domain/booking';
-import type { DomainError, DomainErrorData } from '../domain/errors';
+import type { DomainErrorData } from '../domain/errors';
 import { seatNumberList } from '../domain/seat-layout';
 import type { TaskQueueNames } from '../domain/task-queues';
 import type { UpdateBookingInput } from '../domain/validation';
@@ -46,14 +40,6 @@ export function bookingSummary(input: {
   passengers: readonly { seatNumber: string }[];
 }): string {
   return `Booking of seats ${seatNumberList(input.passengers)} on trip ${input.tripId} departing ${input.departureTime}`;
-}
-
-/**
- * A business outcome (seat taken, card declined) as it crosses Temporal, raised by activities and the workflow
- * alike: non-retryable, typed by the error code, carrying the DomainError's data, read back with findDomainError.
- */
-export function businessFailure(error: DomainError): ApplicationFailure {
-  return ApplicationFailure.nonRetryable(error.message, error.code, error.toJSON());
 }
 
 /** Durations the workflow needs, computed by the application layer from Config so tests can shorten them. */

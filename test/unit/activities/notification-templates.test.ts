@@ -92,7 +92,7 @@ describe('renderNotification', () => {
     expect(withoutRefund.text).not.toContain('Reason:');
   });
 
-  it('explains an expiry and a declined payment', () => {
+  it('explains an expiry', () => {
     const expired = renderNotification(
       'booking-expired',
       { departureTime, holdExpiresAt: '2026-11-01T09:15:00Z', timeZone: 'Europe/Lisbon' },
@@ -101,23 +101,6 @@ describe('renderNotification', () => {
     expect(expired.subject).toBe('Booking 6F1C2A3B expired');
     expect(expired.text).toContain('expired at Sun, 1 Nov 2026, 09:15 WET before payment');
     expect(expired.text).toContain('Nothing was charged');
-
-    const declined = renderNotification(
-      'payment-declined',
-      {
-        declineReason: 'insufficient_funds',
-        amountMinor: 2590,
-        currency: 'EUR',
-        holdExpiresAt: '2026-11-01T09:15:00Z',
-      },
-      bookingId,
-    );
-    expect(declined.subject).toBe('Payment for booking 6F1C2A3B declined');
-    expect(declined.text).toContain(
-      'The payment of €25.90 for booking 6F1C2A3B was declined (insufficient_funds).',
-    );
-    expect(declined.text).toContain('Your seats stay held until Sun, 1 Nov 2026, 09:15 UTC');
-    expect(declined.smsText).toBe('Payment of €25.90 for booking 6F1C2A3B declined (insufficient_funds).');
   });
 
   it('renders every template from its required parameters alone', () => {
@@ -127,9 +110,7 @@ describe('renderNotification', () => {
       amountPaidMinor: 100,
       totalMinor: 100,
       refundAmountMinor: 100,
-      amountMinor: 100,
       currency: 'EUR',
-      declineReason: 'card_declined',
     };
     for (const [template, { required }] of Object.entries(notificationTemplateParameters)) {
       const parameters = Object.fromEntries(required.map((name) => [name, samples[name]]));

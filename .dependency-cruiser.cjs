@@ -1,0 +1,185 @@
+// Import boundaries of src/ (dependency-cruiser, run by `npm test`): each layer imports only the layers below it.
+//
+// The layers, lowest first, and what each may import besides itself:
+//
+//   domain        nothing: no module of ours, no npm package, no Node built-in (booking rules run in the workflow sandbox)
+//   generated     nothing of ours (code buf generates from proto/)
+//   project-root  nothing of ours (where the checkout or image keeps openapi/ and proto/)
+//   config        domain
+//   contracts     domain, generated, project-root (run-time readers of openapi/ and proto/)
+//   ports         domain
+//   adapters      ports, domain, config
+//   security      domain, config, contracts, generated (never application, identity or api)
+//   logger        config, security (its redaction list comes from the contracts' sensitive marks)
+//   runtime       logger
+//   db            domain, config, security; db/migrate.ts also migrations/ (outside src)
+//   identity      domain, config, security, db, logger
+//   activities    domain, config, ports, adapters, db, security, logger, project-root
+//   workflows     domain, activities/interface.ts (the activity contract, which itself imports only domain and
+//                 @temporalio/common); npm: @temporalio/workflow and @temporalio/common only, no Node built-ins
+//   application   domain, config, db, security, workflows/shared.ts; types only from workflows/booking.ts
+//   api           application, identity, security, contracts, generated, domain, config, runtime, logger,
+//                 project-root; only its composition roots (api/main.ts, api/composition.ts) open the db
+//   worker        activities, workflows, security, config, domain, runtime, logger
+//   stack         anything (the composition root of `npm start`)
+//
+// The workflow sits above its activities, as in Temporal's samples (the workflow proxies the activity contract);
+// activities never import workflow code, so the two folders form no cycle. workflows/shared.ts is the one module of
+// definitions the workflow shares with its callers (updates, queries, search attributes, the start summary).
+// No module cycle and no folder cycle anywhere in src/. Tests and scripts may import anything; src/ never imports
+// them.
+
+/** Folders (or single top-level modules) of src/ and what each may import besides itself. */
+const layers = {
+  domain: [],
+  generated: [],
+  'project-root.ts': [],
+  'config.ts': ['domain'],
+  contracts: ['domain', 'generated', 'project-root.ts'],
+  ports: ['domain'],
+  adapters: ['ports', 'domain', 'config.ts'],
+  security: ['domain', 'config.ts', 'contracts', 'generated'],
+  'logger.ts': ['config.ts', 'security'],
+  runtime: ['logger.ts'],
+  db: ['domain', 'config.ts', 'security'],
+  identity: ['domain', 'config.ts', 'security', 'db', 'logger.ts'],
+  activities: ['domain', 'config.ts', 'ports', 'adapters', 'db', 'security', 'logger.ts', 'project-root.ts'],
+  workflows: ['domain'],
+  application: ['domain', 'config.ts', 'db', 'security'],
+  api: [
+    'application',
+    'db',
+    'identity',
+    'security',
+    'contracts',
+    'generated',
+    'domain',
+    'config.ts',
+    'runtime',
+    'logger.ts',
+    'project-root.ts',
+  ],
+  worker: ['activities', 'workflows', 'security', 'config.ts', 'domain', 'runtime', 'logger.ts'],
+};
+
+/** Single modules of another folder a layer may import although the rest of that folder is off limits to it. */
+const crossings = {
+  workflows: ['activities/interface.ts'],
+  application: ['workflows/shared.ts', 'workflows/booking.ts'],
+};
+
+const escape = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+/** A folder matches everything under it, a `.ts` name exactly that module. */
+const pathOf = (name) => `^src/${escape(name)}${name.endsWith('.ts') ? '$' : '/'}`;
+
+const layerRules = Object.entries(layers).map(([layer, allowed]) => ({
+  name: `layer-${layer.replace(/\.ts$/, '')}`,
+  severity: 'error',
+  comment: `src/${layer} may import only ${allowed.length === 0 ? 'itself' : allowed.join(', ')} (see the table above)`,
+  from: { path: pathOf(layer) },
+  to: {
+    path: '^src/',
+    pathNot: [pathOf(layer), ...allowed.map(pathOf), ...(crossings[layer] ?? []).map(pathOf)],
+  },
+}));
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    ...layerRules,
+    {
+      name: 'api-fronts-no-db',
+      severity: 'error',
+      comment:
+        'The REST and gRPC fronts reach the database through the application layer; only the composition roots open it',
+      from: { path: '^src/api/', pathNot: '^src/api/(main|composition)\\.ts$' },
+      to: { path: '^src/db/' },
+    },
+    {
+      name: 'activity-contract-sandbox-safe',
+      severity: 'error',
+      comment:
+        'The workflow loads activities/interface.ts, so it may import only domain and @temporalio/common',
+      from: { path: '^src/activities/interface\\.ts$' },
+      to: {
+        pathNot: ['^src/domain/', '(^|/)node_modules/@temporalio/common/'],
+      },
+    },
+    {
+      name: 'application-workflow-types-only',
+      severity: 'error',
+      comment:
+        'The application starts the workflow by name; workflows/booking.ts gives typed handles, never code',
+      from: { path: '^src/application/' },
+      to: { path: '^src/workflows/booking\\.ts$', dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'workflows-sandbox-packages',
+      severity: 'error',
+      comment:
+        'Workflow code runs in the deterministic sandbox: Temporal workflow APIs only, no Node built-ins',
+      from: { path: '^src/workflows/' },
+      to: {
+        dependencyTypes: ['npm', 'npm-dev', 'npm-optional', 'npm-peer', 'npm-no-pkg', 'npm-unknown', 'core'],
+        pathNot: '(^|/)node_modules/@temporalio/(workflow|common)/',
+      },
+    },
+    {
+      name: 'domain-plain-functions',
+      severity: 'error',
+      comment: 'Domain rules are plain functions: no npm package and no Node built-in',
+      from: { path: '^src/domain/' },
+      to: {
+        dependencyTypes: ['npm', 'npm-dev', 'npm-optional', 'npm-peer', 'npm-no-pkg', 'npm-unknown', 'core'],
+      },
+    },
+    {
+      name: 'migrations-from-db-only',
+      severity: 'error',
+      comment: 'Only the migration runner in db/ loads the migrations',
+      from: { path: '^src/', pathNot: '^src/db/' },
+      to: { path: '^migrations/' },
+    },
+    {
+      name: 'src-not-tests-or-scripts',
+      severity: 'error',
+      comment: 'Shipped code never imports tests or scripts',
+      from: { path: '^src/' },
+      to: { path: '^(test|scripts)/' },
+    },
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment: 'A module cycle hides which side is the lower layer',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'no-folder-cycle',
+      severity: 'error',
+      comment: 'Folders import each other one way only',
+      scope: 'folder',
+      from: { path: '^src/' },
+      to: { circular: true },
+    },
+    {
+      name: 'not-to-unresolvable',
+      severity: 'error',
+      comment: 'An import that resolves to nothing cannot be checked against the layers',
+      from: {},
+      to: { couldNotResolve: true },
+    },
+  ],
+  options: {
+    tsConfig: { fileName: 'tsconfig.json' },
+    // Type-only imports count too: a type from a higher layer couples as much as a value does.
+    tsPreCompilationDeps: true,
+    doNotFollow: { path: 'node_modules' },
+    moduleSystems: ['cjs', 'es6'],
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default', 'types'],
+      mainFields: ['module', 'main', 'types', 'typings'],
+    },
+  },
+};

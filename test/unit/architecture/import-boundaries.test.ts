@@ -1,0 +1,204 @@
+// The import-boundary rule (.dependency-cruiser.cjs) passes a tree that follows the layers and names each wrong-way
+// import, module cycle and folder cycle in one that does not.
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
+const projectRoot = path.resolve(__dirname, '../../..');
+const ruleFile = path.join(projectRoot, '.dependency-cruiser.cjs');
+const cruiser = path.join(projectRoot, 'node_modules/dependency-cruiser/bin/dependency-cruise.mjs');
+
+type SourceTree = Record<string, string>;
+
+interface Violation {
+  rule: string;
+  from: string;
+  to: string;
+}
+
+/** A miniature src/ in the project's shape, where every import goes the allowed way. */
+const layeredTree: SourceTree = {
+  'src/domain/booking.ts': 'export type Money = { amountMinor: number; currency: string };\n',
+  'src/domain/roles.ts':
+    "import type { Money } from './booking';\nexport type Role = 'customer';\nexport type M = Money;\n",
+  'src/domain/task-queues.ts': "export const taskQueues = { bookings: 'bookings' } as const;\n",
+  'src/project-root.ts': "export const projectRoot = '.';\n",
+  'src/config.ts': "import { taskQueues } from './domain/task-queues';\nexport const queues = taskQueues;\n",
+  'src/generated/booking.ts': 'export const BookingMessage = {};\n',
+  'src/contracts/proto-options.ts':
+    "import { BookingMessage } from '../generated/booking';\nimport { projectRoot } from '../project-root';\nexport const read = [BookingMessage, projectRoot];\n",
+  'src/security/policy.ts':
+    "import type { Role } from '../domain/roles';\nimport { read } from '../contracts/proto-options';\nexport const policy = (role: Role) => [role, read];\n",
+  'src/db/connection.ts': "import { policy } from '../security/policy';\nexport const database = policy;\n",
+  'src/identity/provider.ts':
+    "import { database } from '../db/connection';\nexport const provider = database;\n",
+  'src/activities/interface.ts':
+    "import { ApplicationFailure } from '@temporalio/common';\nimport type { Money } from '../domain/booking';\nexport type Charge = (amount: Money) => Promise<void>;\nexport const businessFailure = () => ApplicationFailure.nonRetryable('declined');\n",
+  'src/activities/payments.ts':
+    "import { database } from '../db/connection';\nimport { businessFailure, type Charge } from './interface';\nexport const charge: Charge = async () => { void database; throw businessFailure(); };\n",
+  'src/workflows/shared.ts': "export const bookingWorkflowType = 'bookingWorkflow';\n",
+  'src/workflows/booking.ts':
+    "import { proxyActivities } from '@temporalio/workflow';\nimport { businessFailure, type Charge } from '../activities/interface';\nexport async function bookingWorkflow(): Promise<void> { const { charge } = proxyActivities<{ charge: Charge }>({ startToCloseTimeout: 1000 }); await charge({ amountMinor: 1, currency: 'EUR' }); void businessFailure; }\n",
+  'src/application/bookings.ts':
+    "import { bookingWorkflowType } from '../workflows/shared';\nimport type { bookingWorkflow } from '../workflows/booking';\nimport { database } from '../db/connection';\nexport const start = (workflow: typeof bookingWorkflow) => [bookingWorkflowType, workflow, database];\n",
+  'src/api/rest/handlers.ts':
+    "import { start } from '../../application/bookings';\nimport { provider } from '../../identity/provider';\nexport const handlers = [start, provider];\n",
+  'src/api/main.ts':
+    "import { handlers } from './rest/handlers';\nimport { database } from '../db/connection';\nexport const main = [handlers, database];\n",
+};
+
+/** Each wrong-way import added to the layered tree, with the violation the rule must report for it. */
+const wrongWayImports: { file: string; source: string; expected: Violation[] }[] = [
+  {
+    file: 'src/domain/money.ts',
+    source: "import '../application/bookings';\n",
+    expected: [{ rule: 'layer-domain', from: 'src/domain/money.ts', to: 'src/application/bookings.ts' }],
+  },
+  {
+    file: 'src/domain/clock.ts',
+    source: "import { readFileSync } from 'node:fs';\nexport const read = readFileSync;\n",
+    expected: [{ rule: 'domain-plain-functions', from: 'src/domain/clock.ts', to: 'fs' }],
+  },
+  {
+    file: 'src/security/token-verifier.ts',
+    source: "import type { start } from '../application/bookings';\nexport type Start = typeof start;\n",
+    expected: [
+      { rule: 'layer-security', from: 'src/security/token-verifier.ts', to: 'src/application/bookings.ts' },
+    ],
+  },
+  {
+    file: 'src/security/from-config.ts',
+    source: "import { provider } from '../identity/provider';\nexport const verifier = provider;\n",
+    expected: [
+      { rule: 'layer-security', from: 'src/security/from-config.ts', to: 'src/identity/provider.ts' },
+    ],
+  },
+  {
+    file: 'src/config.ts',
+    source:
+      "import { bookingWorkflowType } from './workflows/shared';\nexport const type = bookingWorkflowType;\n",
+    expected: [{ rule: 'layer-config', from: 'src/config.ts', to: 'src/workflows/shared.ts' }],
+  },
+  {
+    file: 'src/activities/index.ts',
+    source:
+      "import { bookingWorkflowType } from '../workflows/shared';\nexport const type = bookingWorkflowType;\n",
+    expected: [{ rule: 'layer-activities', from: 'src/activities/index.ts', to: 'src/workflows/shared.ts' }],
+  },
+  {
+    file: 'src/application/summary.ts',
+    source:
+      "import { bookingWorkflow } from '../workflows/booking';\nexport const workflow = bookingWorkflow;\n",
+    expected: [
+      {
+        rule: 'application-workflow-types-only',
+        from: 'src/application/summary.ts',
+        to: 'src/workflows/booking.ts',
+      },
+    ],
+  },
+  {
+    file: 'src/workflows/seats.ts',
+    source: "import { charge } from '../activities/payments';\nexport const run = charge;\n",
+    expected: [{ rule: 'layer-workflows', from: 'src/workflows/seats.ts', to: 'src/activities/payments.ts' }],
+  },
+  {
+    file: 'src/workflows/clock.ts',
+    source: "import { hostname } from 'node:os';\nexport const host = hostname;\n",
+    expected: [{ rule: 'workflows-sandbox-packages', from: 'src/workflows/clock.ts', to: 'os' }],
+  },
+  {
+    file: 'src/api/rest/users.ts',
+    source: "import { database } from '../../db/connection';\nexport const users = database;\n",
+    expected: [{ rule: 'api-fronts-no-db', from: 'src/api/rest/users.ts', to: 'src/db/connection.ts' }],
+  },
+  {
+    file: 'src/ports/left.ts',
+    source: "import { right } from './right';\nexport const left = (): unknown => right;\n",
+    // One cycle is one violation, named from the module the cruise meets first.
+    expected: [{ rule: 'no-circular', from: 'src/ports/left.ts', to: 'src/ports/right.ts' }],
+  },
+  {
+    file: 'src/ports/right.ts',
+    source: "import { left } from './left';\nexport const right = (): unknown => left;\n",
+    expected: [],
+  },
+];
+
+/** Runs the boundary check the way `npm test` does (dependency-cruiser's CLI, default reporter) on `tree`. */
+function cruise(tree: SourceTree): { status: number | null; violations: Violation[]; rules: string[] } {
+  const root = mkdtempSync(path.join(tmpdir(), 'import-boundaries-'));
+  try {
+    for (const [file, text] of Object.entries(tree)) {
+      mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
+      writeFileSync(path.join(root, file), text);
+    }
+    writeFileSync(
+      path.join(root, 'tsconfig.json'),
+      JSON.stringify({ compilerOptions: { module: 'nodenext', moduleResolution: 'nodenext', strict: true } }),
+    );
+    // The Temporal packages the rules name resolve as they do in the project.
+    symlinkSync(path.join(projectRoot, 'node_modules'), path.join(root, 'node_modules'), 'dir');
+    const run = spawnSync(process.execPath, [cruiser, 'src', '--config', ruleFile], {
+      cwd: root,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    // The reporter writes `error <rule>: <from> → <to>`; a cycle lists its members on the following lines.
+    const blocks = run.stdout.split(/^\s*error /m).slice(1);
+    const parsed = blocks.flatMap((block) => {
+      const match = /^([\w-]+): ([\s\S]*)$/.exec(block.split('\n\n')[0].trim());
+      if (!match) return [];
+      const chain = match[2].split('→').map((member) => member.trim());
+      return [{ rule: match[1], from: chain[0], to: chain[1] }];
+    });
+    const rules = parsed.map((violation) => violation.rule);
+    // Folder cycles are checked by rule name alone; module edges are compared exactly.
+    const violations = parsed.filter((violation) => violation.rule !== 'no-folder-cycle');
+    return { status: run.status, violations, rules };
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+describe('the import-boundary rule', () => {
+  it('passes a tree whose imports follow the layers', () => {
+    const { status, rules } = cruise(layeredTree);
+    expect(rules).toEqual([]);
+    expect(status).toBe(0);
+  });
+
+  describe('in a tree with wrong-way imports', () => {
+    const wrongTree: SourceTree = { ...layeredTree };
+    for (const { file, source } of wrongWayImports) wrongTree[file] = (wrongTree[file] ?? '') + source;
+    let outcome: ReturnType<typeof cruise>;
+    beforeAll(() => {
+      outcome = cruise(wrongTree);
+    });
+
+    it('fails the run', () => {
+      expect(outcome.status).not.toBe(0);
+    });
+
+    it.each(wrongWayImports.flatMap(({ expected }) => expected))(
+      'reports $rule: $from → $to',
+      (violation) => {
+        expect(outcome.violations).toContainEqual(violation);
+      },
+    );
+
+    it('reports the folder cycle a wrong-way import closes', () => {
+      // activities/index.ts → workflows/shared.ts closes activities → workflows → activities.
+      expect(outcome.rules).toContain('no-folder-cycle');
+    });
+
+    it('reports nothing but the wrong-way imports and the folder cycles they close', () => {
+      const byEdge = (left: Violation, right: Violation) =>
+        `${left.rule} ${left.from} ${left.to}`.localeCompare(`${right.rule} ${right.from} ${right.to}`);
+      const expected = wrongWayImports.flatMap((wrongWay) => wrongWay.expected);
+      expect([...outcome.violations].sort(byEdge)).toEqual([...expected].sort(byEdge));
+      expect(outcome.rules.filter((rule) => rule !== 'no-folder-cycle')).toHaveLength(expected.length);
+    });
+  });
+});
