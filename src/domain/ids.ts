@@ -3,6 +3,7 @@ import { isUuid } from './validation';
 
 export const activitySteps = [
   'reserve-seats',
+  'confirm-seats',
   'release-seats',
   'process-payment',
   'refund-payment',

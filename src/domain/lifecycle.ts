@@ -1,4 +1,4 @@
-// The booking lifecycle of DESIGN §2 as data, and the guards the workflow's update validators call.
+// The booking lifecycle as data, which the booking workflow follows, and the guards its update validators call.
 import type { BookingAction, BookingState, BookingStatus, Timestamp } from './booking';
 import { bookingStateConflict, holdExpired } from './errors';
 import { addDuration, hourMs, timestampMs } from './time';

@@ -1,4 +1,4 @@
-// The booking saga: one durable workflow per booking, following DESIGN §2's lifecycle table row by row.
+// The booking saga: one durable workflow per booking, moved row by row through the domain's lifecycle table.
 import {
   allHandlersFinished,
   CancellationScope,
@@ -10,34 +10,41 @@ import {
   upsertSearchAttributes,
   uuid4,
 } from '@temporalio/workflow';
-import type { NotificationTemplate, ProcessPaymentResult, SeatRequest } from '../activities/interface';
-import type { BookingState, Money, Passenger, PaymentAttempt } from '../domain/booking';
+import type { BookingState, BookingStatus, Money, Timestamp } from '../domain/booking';
 import { planBookingChange, type BookingChangePlan } from '../domain/changes';
 import { bookingStateConflict, DomainError, toDomainError, versionMismatch } from '../domain/errors';
-import { cancellationRefund, netAmountPaid, paymentStatusFor, priceBooking } from '../domain/fares';
-import { activityKey } from '../domain/ids';
+import { cancellationRefund, netAmountPaid } from '../domain/fares';
 import {
   assertCanCancel,
   assertCanConfirmPayment,
   assertCanUpdate,
   holdExpiryFor,
+  isEventAllowed,
+  isTerminal,
+  nextStatus,
   shouldComplete,
   shouldExpire,
+  type LifecycleEvent,
 } from '../domain/lifecycle';
-import { addMoney, isZeroMoney, money, zeroMoney } from '../domain/money';
-import { timestampMs, toTimestamp } from '../domain/time';
-import {
-  validateCancelBooking,
-  validateConfirmPayment,
-  validateCreateBooking,
-  validateUpdateBooking,
-} from '../domain/validation';
-import { proxyBookingActivities, type BookingActivityStubs } from './booking-activities';
+import { isZeroMoney, zeroMoney } from '../domain/money';
+import { assertUpdateSeatsOnBus } from '../domain/seat-layout';
+import { toTimestamp } from '../domain/time';
+import { validateCancelBooking, validateConfirmPayment, validateUpdateBooking } from '../domain/validation';
+import { proxyBookingActivities } from './booking-activities';
 import { bookingDetails, notBookedDetails } from './booking-details';
+import { openBooking } from './booking-opening';
+import { BookingSteps } from './booking-steps';
 import { Compensations } from './compensations';
-import { asUpdateFailure, asValidationFailure, domainFailure } from './failures';
-import { assertCreateSeatsOnBus, assertUpdateSeatsOnBus, seatNumberList } from '../domain/seat-layout';
-import { SerialExecutor } from './serial-executor';
+import { CustomerRequests } from './customer-requests';
+import { waitForDeadline } from './deadlines';
+import { domainFailure } from './failures';
+import {
+  CapturedPayments,
+  declinedPaymentChanges,
+  declineReasonOf,
+  withApprovedPayment,
+  withRefund,
+} from './payment-records';
 import {
   bookingSearchAttributes,
   bookingStateQuery,
@@ -82,13 +89,6 @@ interface UndoContext {
   revision: string;
 }
 
-/** A captured payment the booking may still refund against. */
-interface Charge {
-  transactionId: string;
-  amount: Money;
-  refundedMinor: number;
-}
-
 const releaseHeldSeats = 'release the booking seats';
 const refundCapturedPayments = 'refund captured payments';
 
@@ -96,36 +96,19 @@ function now(): Date {
   return new Date();
 }
 
-function millisecondsUntil(timestamp: string): number {
-  // A zero timeout would not start a timer; one millisecond fires at once and keeps the loop simple.
-  return Math.max(1, timestampMs(timestamp) - Date.now());
-}
-
-function seatRequests(
-  passengers: readonly Pick<Passenger, 'id' | 'seatNumber' | 'fareClass'>[],
-): SeatRequest[] {
-  return passengers.map((passenger) => ({
-    passengerId: passenger.id,
-    seatNumber: passenger.seatNumber,
-    fareClass: passenger.fareClass,
-  }));
-}
-
 class BookingSaga {
-  private readonly activities: BookingActivityStubs;
+  private readonly steps: BookingSteps;
   private state: BookingState | undefined;
   private seatsHeld = false;
   private notBooked: DomainError | undefined;
   /** Undone newest first on cancel, expiry or failure: release the seats, give the money back. */
   private readonly compensations = new Compensations<UndoContext>();
-  private readonly customerRequests = new SerialExecutor();
-  private readonly charges: Charge[] = [];
-  /** The token the booking was paid with, charged again for the price difference of a change. */
-  private paymentToken: string | undefined;
-  private refundsIssued = 0;
+  private readonly customerRequests = new CustomerRequests(() => this.state !== undefined && this.seatsHeld);
+  private readonly payments: CapturedPayments;
 
   constructor(private readonly input: BookingWorkflowInput) {
-    this.activities = proxyBookingActivities(input.timings, input.taskQueues);
+    this.steps = new BookingSteps(proxyBookingActivities(input.timings, input.taskQueues), input);
+    this.payments = new CapturedPayments(this.steps);
   }
 
   private get booking(): BookingState {
@@ -138,68 +121,28 @@ class BookingSaga {
     return { outcome: 'BOOKING_ENDED', booking: this.booking };
   }
 
-  // ---- Row 1 and 2: CreateBooking holds the seats, or ends with nothing held ----
+  // ---- Rows 1 and 2: CreateBooking holds the seats, or ends with nothing held ----
 
+  /** The application layer validated the request before starting the workflow; here it is priced and held. */
   async reserveSeatsOrFail(): Promise<boolean> {
     try {
-      this.state = this.openBooking();
+      this.state = openBooking(this.input, uuid4, now());
     } catch (error) {
       return this.endWithoutBooking(toDomainError(error));
     }
     this.showTransition();
-    this.compensations.add(releaseHeldSeats, (undo) => this.releaseSeats(undefined, undo.revision));
+    this.compensations.add(releaseHeldSeats, (undo) => this.steps.releaseSeats(undo.revision));
     try {
       // The first reservation writes the booking row and its holds in one transaction: all or nothing.
-      await this.activities.seats.ReserveSeats({
-        bookingId: this.booking.id,
-        tripId: this.booking.tripId,
-        seats: seatRequests(this.booking.passengers),
-        holdExpiresAt: this.booking.holdExpiresAt,
-        idempotencyKey: activityKey(this.booking.id, 'reserve-seats', this.booking.version),
-        booking: this.booking,
-      });
+      const { passengers, holdExpiresAt, version } = this.booking;
+      await this.steps.reserveSeats(passengers, holdExpiresAt, version, this.booking);
     } catch (error) {
       if (isCancellation(error)) throw error;
-      await this.compensations.runInReverse({
-        refund: zeroMoney(this.booking.price.total.currency),
-        revision: 'not-booked',
-      });
+      await this.releaseSeatsAndRefund(zeroMoney(this.booking.price.total.currency), 'not-booked');
       return this.endWithoutBooking(toDomainError(error));
     }
     this.seatsHeld = true;
     return true;
-  }
-
-  /** The booking as it starts: PENDING_PAYMENT, priced, its hold ending no later than departure. */
-  private openBooking(): BookingState {
-    const { input } = this;
-    const command = validateCreateBooking(input, { maxPassengers: input.maxPassengers });
-    assertCreateSeatsOnBus(command, input.seatClasses);
-    const passengers = command.passengers.map((passenger): Passenger => ({ id: uuid4(), ...passenger }));
-    const price = priceBooking(passengers, input.farePrices);
-    const openedAt = now();
-    const zero = zeroMoney(price.total.currency);
-    return {
-      id: input.bookingId,
-      customerId: input.customerId,
-      tripId: input.tripId,
-      routeId: input.routeId,
-      status: 'PENDING_PAYMENT',
-      passengers,
-      contactEmail: command.contactEmail,
-      ...(command.contactPhone === undefined ? {} : { contactPhone: command.contactPhone }),
-      price,
-      amountPaid: zero,
-      amountRefunded: zero,
-      holdExpiresAt: holdExpiryFor(openedAt, input.timings.holdDurationMs, input.departureTime),
-      payment: { status: 'NONE' },
-      paymentAttempts: [],
-      refundRule: input.refundRule,
-      departureTime: input.departureTime,
-      version: 1,
-      createdAt: toTimestamp(openedAt),
-      updatedAt: toTimestamp(openedAt),
-    };
   }
 
   private endWithoutBooking(reason: DomainError): false {
@@ -210,91 +153,6 @@ class BookingSaga {
     return false;
   }
 
-  // ---- Row 5: PENDING_PAYMENT → EXPIRED when the hold timer fires ----
-
-  async holdUntilPaidOrExpired(): Promise<void> {
-    while (this.booking.status === 'PENDING_PAYMENT') {
-      const settled = await condition(
-        () => this.booking.status !== 'PENDING_PAYMENT',
-        millisecondsUntil(this.booking.holdExpiresAt),
-      );
-      if (!settled) await this.customerRequests.run(() => this.expireUnpaidHold());
-    }
-  }
-
-  /** Runs after any payment in flight: a payment that won the race keeps the booking. */
-  private async expireUnpaidHold(): Promise<void> {
-    if (!shouldExpire(this.booking, now())) return;
-    await this.releaseSeatsAndRefund(netAmountPaid(this.booking), 'expired');
-    await this.publish({ status: 'EXPIRED' });
-    await this.notify('booking-expired', 'expired', { holdExpiresAt: this.booking.holdExpiresAt });
-  }
-
-  // ---- Row 9: CONFIRMED → COMPLETED when the departure time passes ----
-
-  async completeAfterDeparture(): Promise<void> {
-    while (this.booking.status === 'CONFIRMED') {
-      const settled = await condition(
-        () => this.booking.status !== 'CONFIRMED',
-        millisecondsUntil(this.booking.departureTime),
-      );
-      if (!settled) await this.customerRequests.run(() => this.completeIfDeparted());
-    }
-  }
-
-  private async completeIfDeparted(): Promise<void> {
-    if (!shouldComplete(this.booking, now())) return;
-    await this.publish({ status: 'COMPLETED' });
-  }
-
-  // ---- Customer requests: Workflow Updates, validated first so a forbidden one never lands in history ----
-
-  answerCustomerRequests(): void {
-    setHandler(bookingStateQuery, () => this.state);
-    setHandler(createBookingUpdate, () => this.answerCreateBooking());
-    setHandler(confirmPaymentUpdate, (request) => this.oneAtATime(() => this.chargeOrDecline(request)), {
-      validator: (request) => this.validate(() => this.checkConfirmPayment(request)),
-    });
-    setHandler(updateBookingUpdate, (request) => this.oneAtATime(() => this.changeBooking(request)), {
-      validator: (request) => this.validate(() => this.planChange(request, false)),
-    });
-    setHandler(cancelBookingUpdate, (request) => this.oneAtATime(() => this.cancelBooking(request)), {
-      validator: (request) => this.validate(() => this.checkCancel(request)),
-    });
-  }
-
-  /** A repeated create (same request id) gets the same answer as the first one. */
-  private async answerCreateBooking(): Promise<BookingState> {
-    await condition(() => this.seatsHeld || this.notBooked !== undefined);
-    if (this.notBooked !== undefined) throw domainFailure(this.notBooked);
-    return this.booking;
-  }
-
-  private validate(check: () => unknown): void {
-    if (this.state === undefined || !this.seatsHeld) {
-      throw asValidationFailure(
-        bookingStateConflict('PENDING_PAYMENT', 'update', 'the seats are not held yet'),
-      );
-    }
-    try {
-      check();
-    } catch (error) {
-      throw asValidationFailure(error);
-    }
-  }
-
-  /**
-   * Accepted requests run one at a time, in arrival order, and once started they finish even if the workflow
-   * is cancelled: a charge must be recorded to be refundable. Each re-checks the state it finds.
-   */
-  private oneAtATime(work: () => Promise<BookingState>): Promise<BookingState> {
-    return this.customerRequests
-      .run(() => CancellationScope.nonCancellable(work))
-      .catch((error: unknown) => {
-        throw asUpdateFailure(error);
-      });
-  }
-
   // ---- Rows 3 and 4: ConfirmPayment approved → CONFIRMED; declined → PENDING_PAYMENT, attempt recorded ----
 
   private checkConfirmPayment(request: ConfirmPaymentRequest): string {
@@ -303,113 +161,40 @@ class BookingSaga {
     return paymentToken;
   }
 
-  private async chargeOrDecline(request: ConfirmPaymentRequest): Promise<BookingState> {
+  private async confirmPayment(request: ConfirmPaymentRequest): Promise<BookingState> {
     const paymentToken = this.checkConfirmPayment(request);
     await this.chargeOrRecordDecline(this.booking.price.total, paymentToken);
     try {
-      await this.activities.seats.ConfirmSeats({
-        bookingId: this.booking.id,
-        tripId: this.booking.tripId,
-        idempotencyKey: activityKey(this.booking.id, 'reserve-seats', `confirm-${this.booking.version + 1}`),
-      });
+      await this.steps.confirmSeats(this.booking.version + 1);
     } catch (error) {
       // The hold lapsed and the seats went to someone else: nothing may stay charged without a seat.
       const reason = toDomainError(error);
-      await this.releaseSeatsAndRefund(netAmountPaid(this.booking), 'seats-lost');
-      await this.publish({ status: 'EXPIRED' });
-      await this.notify('booking-expired', 'expired', { holdExpiresAt: this.booking.holdExpiresAt });
+      await this.expireUnpaidHold();
       throw reason;
     }
-    await this.publish({ status: 'CONFIRMED', confirmedAt: toTimestamp(now()) });
-    await this.notify('booking-confirmed', 'confirmed', {
-      seatNumbers: seatNumberList(this.booking.passengers),
-      amountPaidMinor: this.booking.amountPaid.amountMinor,
-      currency: this.booking.amountPaid.currency,
-    });
+    await this.publish({ status: this.next('PAYMENT_APPROVED'), confirmedAt: toTimestamp(now()) });
+    await this.steps.notifyConfirmed(this.booking);
     return this.booking;
   }
 
-  /**
-   * Charges through the gateway with a key unique to this attempt (a retried activity reuses it, so it never
-   * charges twice). A decline is recorded as an attempt and answered with PAYMENT_DECLINED.
-   */
-  private async chargeOrRecordDecline(amount: Money, paymentToken: string): Promise<void> {
-    if (isZeroMoney(amount)) return;
-    if (!this.compensations.has(refundCapturedPayments)) {
-      this.compensations.add(refundCapturedPayments, (undo) => this.refund(undo.refund));
-    }
-    const attemptNumber = this.booking.paymentAttempts.length + 1;
-    const attemptedAt = toTimestamp(now());
-    let charge: ProcessPaymentResult;
-    try {
-      charge = await this.activities.payments.ProcessPayment({
-        bookingId: this.booking.id,
-        idempotencyKey: activityKey(this.booking.id, 'process-payment', attemptNumber),
-        amount,
-        paymentToken,
-      });
-    } catch (error) {
-      const reason = toDomainError(error);
-      if (reason.code === 'PAYMENT_DECLINED')
-        await this.recordDecline(attemptNumber, attemptedAt, amount, reason);
-      throw reason;
-    }
-    this.paymentToken = paymentToken;
-    this.charges.push({ transactionId: charge.transactionId, amount: charge.amount, refundedMinor: 0 });
-    const amountPaid = addMoney(this.booking.amountPaid, charge.amount);
-    this.state = {
-      ...this.booking,
-      amountPaid,
-      payment: {
-        status: paymentStatusFor({
-          amountPaid,
-          amountRefunded: this.booking.amountRefunded,
-          lastAttemptDeclined: false,
-        }),
-        method: charge.methodMasked,
-        lastAttemptAt: attemptedAt,
+  // ---- Row 5: PENDING_PAYMENT → EXPIRED when the hold timer fires ----
+
+  async holdUntilPaidOrExpired(): Promise<void> {
+    // Runs after any payment in flight: a payment that won the race keeps the booking.
+    await this.waitForTimer(
+      'HOLD_TIMER_FIRED',
+      () => this.booking.holdExpiresAt,
+      async () => {
+        if (shouldExpire(this.booking, now())) await this.expireUnpaidHold();
       },
-      paymentAttempts: [
-        ...this.booking.paymentAttempts,
-        {
-          attemptNumber,
-          attemptedAt,
-          outcome: 'APPROVED',
-          amount: charge.amount,
-          method: charge.methodMasked,
-        },
-      ],
-    };
+    );
   }
 
-  private async recordDecline(
-    attemptNumber: number,
-    attemptedAt: string,
-    amount: Money,
-    reason: DomainError,
-  ): Promise<void> {
-    const declineReason =
-      typeof reason.details.declineReason === 'string' ? reason.details.declineReason : reason.message;
-    const attempt: PaymentAttempt = {
-      attemptNumber,
-      attemptedAt,
-      outcome: 'DECLINED',
-      amount,
-      declineReason,
-    };
-    await this.publish({
-      payment: {
-        ...this.booking.payment,
-        status: paymentStatusFor({
-          amountPaid: this.booking.amountPaid,
-          amountRefunded: this.booking.amountRefunded,
-          lastAttemptDeclined: true,
-        }),
-        lastAttemptAt: attemptedAt,
-        declineReason,
-      },
-      paymentAttempts: [...this.booking.paymentAttempts, attempt],
-    });
+  /** The seats go back, anything captured is refunded, and the customer hears that the hold lapsed. */
+  private async expireUnpaidHold(): Promise<void> {
+    await this.releaseSeatsAndRefund(netAmountPaid(this.booking), 'expired');
+    await this.publish({ status: this.next('HOLD_TIMER_FIRED') });
+    await this.steps.notifyExpired(this.booking);
   }
 
   // ---- Rows 6 and 7: CancelBooking → CANCELLED, refunding what the fare rule grants ----
@@ -427,23 +212,12 @@ class BookingSaga {
     const refund = cancellationRefund(this.booking, cancelledAt);
     await this.releaseSeatsAndRefund(refund, 'cancelled');
     await this.publish({
-      status: 'CANCELLED',
+      status: this.next('CANCEL_REQUESTED'),
       cancelledAt,
       ...(reason === undefined ? {} : { cancellationReason: reason }),
     });
-    if (wasConfirmed) {
-      await this.notify('booking-cancelled', 'cancelled', {
-        refundAmountMinor: refund.amountMinor,
-        currency: refund.currency,
-        ...(reason === undefined ? {} : { reason }),
-      });
-    }
+    if (wasConfirmed) await this.steps.notifyCancelled(this.booking, refund, reason);
     return this.booking;
-  }
-
-  /** Runs the booking's compensations newest first: the refund (of `refund`), then the seat release. */
-  private async releaseSeatsAndRefund(refund: Money, revision: string): Promise<void> {
-    await this.compensations.runInReverse({ refund, revision });
   }
 
   // ---- Row 8: UpdateBooking (change seat, add passenger, edit details) keeps the status ----
@@ -482,19 +256,18 @@ class BookingSaga {
       throw error;
     }
     if (plan.seatsToRelease.length > 0) {
-      await this.releaseSeats([...plan.seatsToRelease], String(nextVersion));
+      await this.steps.releaseSeats(String(nextVersion), [...plan.seatsToRelease]);
     }
-    await this.publish({ passengers: plan.passengers, price: plan.price });
-    await this.notify('booking-changed', `changed-${this.booking.version}`, {
-      seatNumbers: seatNumberList(this.booking.passengers),
-      totalMinor: this.booking.price.total.amountMinor,
-      currency: this.booking.price.total.currency,
-      ...(plan.settlement.kind === 'CHARGE' ? { chargedMinor: plan.settlement.amount.amountMinor } : {}),
-      ...(plan.settlement.kind === 'REFUND' ? { refundedMinor: plan.settlement.amount.amountMinor } : {}),
+    await this.publish({
+      status: this.next('UPDATE_REQUESTED'),
+      passengers: plan.passengers,
+      price: plan.price,
     });
+    await this.steps.notifyChanged(this.booking, plan.settlement);
     return this.booking;
   }
 
+  /** A confirmed booking's new seats are booked at once; a pending one's share the booking's hold. */
   private async holdNewSeats(
     plan: BookingChangePlan,
     nextVersion: number,
@@ -504,82 +277,151 @@ class BookingSaga {
     const newSeatNumbers = plan.seatsToReserve.map((seat) => seat.seatNumber);
     const newSeats = plan.passengers.filter((passenger) => newSeatNumbers.includes(passenger.seatNumber));
     const confirmed = this.booking.status === 'CONFIRMED';
-    undoChange.add('release the new seats', () => this.releaseSeats(newSeatNumbers, `undo-${nextVersion}`));
-    await this.activities.seats.ReserveSeats({
-      bookingId: this.booking.id,
-      tripId: this.booking.tripId,
-      seats: seatRequests(newSeats),
-      holdExpiresAt: confirmed
-        ? holdExpiryFor(now(), this.input.timings.holdDurationMs, this.booking.departureTime)
-        : this.booking.holdExpiresAt,
-      idempotencyKey: activityKey(this.booking.id, 'reserve-seats', nextVersion),
-    });
-    if (confirmed) {
-      await this.activities.seats.ConfirmSeats({
-        bookingId: this.booking.id,
-        tripId: this.booking.tripId,
-        idempotencyKey: activityKey(this.booking.id, 'reserve-seats', `confirm-${nextVersion}`),
-      });
-    }
+    const holdExpiresAt = confirmed
+      ? holdExpiryFor(now(), this.input.timings.holdDurationMs, this.booking.departureTime)
+      : this.booking.holdExpiresAt;
+    undoChange.add('release the new seats', () =>
+      this.steps.releaseSeats(`undo-${nextVersion}`, newSeatNumbers),
+    );
+    await this.steps.reserveSeats(newSeats, holdExpiresAt, nextVersion);
+    if (confirmed) await this.steps.confirmSeats(nextVersion);
   }
 
   /** Pending: the amount due simply changes. Confirmed: charge or refund the difference. */
   private async settlePriceDifference(plan: BookingChangePlan): Promise<void> {
     const { settlement } = plan;
     if (settlement.kind === 'CHARGE') {
-      if (this.paymentToken === undefined) {
+      const { paymentToken } = this.payments;
+      if (paymentToken === undefined) {
         throw bookingStateConflict(
           this.booking.status,
           'update',
           'no payment method is on file for the difference',
         );
       }
-      await this.chargeOrRecordDecline(settlement.amount, this.paymentToken);
+      await this.chargeOrRecordDecline(settlement.amount, paymentToken);
     } else if (settlement.kind === 'REFUND') {
       await this.refund(settlement.amount);
     }
   }
 
-  // ---- Steps shared by the rows ----
+  // ---- Row 9: CONFIRMED → COMPLETED when the departure time passes ----
 
-  private async releaseSeats(seatNumbers: string[] | undefined, revision: string): Promise<void> {
-    await this.activities.seats.ReleaseSeats({
-      bookingId: this.booking.id,
-      tripId: this.booking.tripId,
-      ...(seatNumbers === undefined ? {} : { seatNumbers }),
-      idempotencyKey: activityKey(this.booking.id, 'release-seats', revision),
+  async completeAfterDeparture(): Promise<void> {
+    await this.waitForTimer(
+      'DEPARTURE_PASSED',
+      () => this.booking.departureTime,
+      async () => {
+        if (shouldComplete(this.booking, now()))
+          await this.publish({ status: this.next('DEPARTURE_PASSED') });
+      },
+    );
+  }
+
+  // ---- An operator cancels the workflow itself: undo everything, record it ----
+
+  async undoEverythingOnWorkflowCancel(): Promise<void> {
+    await CancellationScope.nonCancellable(() =>
+      this.customerRequests.inTurn(async () => {
+        if (this.state === undefined || isTerminal(this.booking.status)) return;
+        await this.releaseSeatsAndRefund(netAmountPaid(this.booking), 'workflow-cancelled');
+        if (!this.seatsHeld) {
+          this.endWithoutBooking(new DomainError('UNAVAILABLE', 'The booking request was cancelled'));
+          return;
+        }
+        await this.publish({
+          status: this.next('CANCEL_REQUESTED'),
+          cancelledAt: toTimestamp(now()),
+          cancellationReason: 'Cancelled by an operator; any payment was refunded in full',
+        });
+      }),
+    );
+  }
+
+  // ---- How customer requests arrive: Workflow Updates, validated first so a forbidden one never lands in history ----
+
+  answerCustomerRequests(): void {
+    const requests = this.customerRequests;
+    setHandler(bookingStateQuery, () => this.state);
+    setHandler(createBookingUpdate, () => this.answerCreateBooking());
+    setHandler(confirmPaymentUpdate, (request) => requests.answer(() => this.confirmPayment(request)), {
+      validator: (request) => requests.validate(() => this.checkConfirmPayment(request)),
+    });
+    setHandler(updateBookingUpdate, (request) => requests.answer(() => this.changeBooking(request)), {
+      validator: (request) => requests.validate(() => this.planChange(request, false)),
+    });
+    setHandler(cancelBookingUpdate, (request) => requests.answer(() => this.cancelBooking(request)), {
+      validator: (request) => requests.validate(() => this.checkCancel(request)),
     });
   }
 
-  /** Refunds `amount` against the captured charges, newest first, each refund with its own stable key. */
-  private async refund(amount: Money): Promise<void> {
-    let remainingMinor = amount.amountMinor;
-    for (const charge of [...this.charges].reverse()) {
-      const portionMinor = Math.min(remainingMinor, charge.amount.amountMinor - charge.refundedMinor);
-      if (portionMinor <= 0) continue;
-      this.refundsIssued += 1;
-      const refunded = await this.activities.payments.RefundPayment({
-        bookingId: this.booking.id,
-        idempotencyKey: activityKey(this.booking.id, 'refund-payment', this.refundsIssued),
-        transactionId: charge.transactionId,
-        amount: money(portionMinor, charge.amount.currency),
-      });
-      charge.refundedMinor += refunded.amount.amountMinor;
-      remainingMinor -= refunded.amount.amountMinor;
-      const amountRefunded = addMoney(this.booking.amountRefunded, refunded.amount);
-      this.state = {
-        ...this.booking,
-        amountRefunded,
-        payment: {
-          ...this.booking.payment,
-          status: paymentStatusFor({
-            amountPaid: this.booking.amountPaid,
-            amountRefunded,
-            lastAttemptDeclined: false,
-          }),
-        },
-      };
+  /** A repeated create (same request id) gets the same answer as the first one. */
+  private async answerCreateBooking(): Promise<BookingState> {
+    await condition(() => this.seatsHeld || this.notBooked !== undefined);
+    if (this.notBooked !== undefined) throw domainFailure(this.notBooked);
+    return this.booking;
+  }
+
+  // ---- Steps shared by the rows ----
+
+  /** The status the lifecycle table gives the booking after `event`. */
+  private next(event: LifecycleEvent): BookingStatus {
+    return nextStatus(this.booking.status, event);
+  }
+
+  /**
+   * Waits while the table still allows a timed `event`; when its deadline passes first, `atDeadline` runs in
+   * turn with customer requests, so a request in flight finishes before the timer's transition looks.
+   */
+  private async waitForTimer(
+    event: LifecycleEvent,
+    deadline: () => Timestamp,
+    atDeadline: () => Promise<void>,
+  ): Promise<void> {
+    await waitForDeadline(
+      () => isEventAllowed(this.booking.status, event),
+      deadline,
+      () => this.customerRequests.inTurn(atDeadline),
+    );
+  }
+
+  /** Runs the booking's compensations newest first: the refund (of `refund`), then the seat release. */
+  private async releaseSeatsAndRefund(refund: Money, revision: string): Promise<void> {
+    await this.compensations.runInReverse({ refund, revision });
+  }
+
+  /**
+   * Charges through the gateway with a key unique to this attempt (a retried activity reuses it, so it never
+   * charges twice). A decline is recorded as an attempt and answered with PAYMENT_DECLINED.
+   */
+  private async chargeOrRecordDecline(amount: Money, paymentToken: string): Promise<void> {
+    if (isZeroMoney(amount)) return;
+    if (!this.compensations.has(refundCapturedPayments)) {
+      this.compensations.add(refundCapturedPayments, (undo) => this.refund(undo.refund));
     }
+    const attemptNumber = this.booking.paymentAttempts.length + 1;
+    const attemptedAt = toTimestamp(now());
+    let charge;
+    try {
+      charge = await this.payments.charge(attemptNumber, amount, paymentToken);
+    } catch (error) {
+      const reason = toDomainError(error);
+      if (reason.code === 'PAYMENT_DECLINED') {
+        const declineReason = declineReasonOf(reason);
+        await this.publish(
+          declinedPaymentChanges(this.booking, { attemptNumber, attemptedAt, amount, declineReason }),
+        );
+      }
+      throw reason;
+    }
+    const { amount: captured, methodMasked: method } = charge;
+    this.state = withApprovedPayment(this.booking, { attemptNumber, attemptedAt, amount: captured, method });
+  }
+
+  private async refund(amount: Money): Promise<void> {
+    await this.payments.refund(amount, (refunded) => {
+      this.state = withRefund(this.booking, refunded);
+    });
   }
 
   /** A change the customer can see: a new version, written to the read model and shown to operators. */
@@ -591,80 +433,11 @@ class BookingSaga {
       updatedAt: toTimestamp(now()),
     };
     this.showTransition();
-    await this.activities.readModel.RecordBooking(this.booking);
+    await this.steps.recordBooking(this.booking);
   }
 
   private showTransition(): void {
     upsertSearchAttributes(bookingSearchAttributes(this.booking));
     setCurrentDetails(bookingDetails(this.booking));
-  }
-
-  /**
-   * Email to the contact address, SMS when a phone was given. A notification that cannot be delivered is
-   * logged, never allowed to undo or block the booking change it reports.
-   */
-  private async notify(
-    template: NotificationTemplate,
-    revision: string,
-    parameters: Record<string, string | number>,
-  ): Promise<void> {
-    const booking = this.booking;
-    const withTimeZone = {
-      ...parameters,
-      departureTime: booking.departureTime,
-      timeZone: this.input.originTimeZone,
-    };
-    const deliveries = [
-      this.activities.notifications.SendEmailNotification({
-        bookingId: booking.id,
-        idempotencyKey: activityKey(booking.id, 'send-email', revision),
-        template,
-        to: booking.contactEmail,
-        parameters: withTimeZone,
-      }),
-    ];
-    if (booking.contactPhone !== undefined) {
-      deliveries.push(
-        this.activities.notifications.SendSMSNotification({
-          bookingId: booking.id,
-          idempotencyKey: activityKey(booking.id, 'send-sms', revision),
-          template,
-          to: booking.contactPhone,
-          parameters: withTimeZone,
-        }),
-      );
-    }
-    const outcomes = await Promise.allSettled(deliveries);
-    for (const outcome of outcomes) {
-      if (outcome.status === 'rejected') {
-        log.warn('notification not delivered', {
-          bookingId: booking.id,
-          template,
-          error: String(outcome.reason),
-        });
-      }
-    }
-  }
-
-  // ---- Operator cancels the workflow itself: undo everything, record it ----
-
-  async undoEverythingOnWorkflowCancel(): Promise<void> {
-    await CancellationScope.nonCancellable(() =>
-      this.customerRequests.run(async () => {
-        if (this.state === undefined || ['CANCELLED', 'EXPIRED', 'COMPLETED'].includes(this.booking.status)) {
-          return;
-        }
-        await this.releaseSeatsAndRefund(netAmountPaid(this.booking), 'workflow-cancelled');
-        if (!this.seatsHeld) {
-          this.endWithoutBooking(new DomainError('UNAVAILABLE', 'The booking request was cancelled'));
-          return;
-        }
-        await this.publish({
-          status: 'CANCELLED',
-          cancelledAt: toTimestamp(now()),
-          cancellationReason: 'Cancelled by an operator; any payment was refunded in full',
-        });
-      }),
-    );
   }
 }

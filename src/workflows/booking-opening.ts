@@ -1,0 +1,42 @@
+// The booking as it starts: the application layer's validated request, priced into the first snapshot.
+import type { BookingState, Passenger } from '../domain/booking';
+import { priceBooking } from '../domain/fares';
+import { holdExpiryFor, initialStatus } from '../domain/lifecycle';
+import { zeroMoney } from '../domain/money';
+import { toTimestamp } from '../domain/time';
+import type { BookingWorkflowInput } from './shared';
+
+/**
+ * Version 1 of the booking: PENDING_PAYMENT, priced at the trip's fares, its hold ending no later than departure.
+ * `newPassengerId` is called once per passenger, in order (the workflow passes its deterministic `uuid4`).
+ */
+export function openBooking(
+  input: BookingWorkflowInput,
+  newPassengerId: () => string,
+  openedAt: Date,
+): BookingState {
+  const passengers = input.passengers.map((passenger): Passenger => ({ id: newPassengerId(), ...passenger }));
+  const price = priceBooking(passengers, input.farePrices);
+  const zero = zeroMoney(price.total.currency);
+  return {
+    id: input.bookingId,
+    customerId: input.customerId,
+    tripId: input.tripId,
+    routeId: input.routeId,
+    status: initialStatus,
+    passengers,
+    contactEmail: input.contactEmail,
+    ...(input.contactPhone === undefined ? {} : { contactPhone: input.contactPhone }),
+    price,
+    amountPaid: zero,
+    amountRefunded: zero,
+    holdExpiresAt: holdExpiryFor(openedAt, input.timings.holdDurationMs, input.departureTime),
+    payment: { status: 'NONE' },
+    paymentAttempts: [],
+    refundRule: input.refundRule,
+    departureTime: input.departureTime,
+    version: 1,
+    createdAt: toTimestamp(openedAt),
+    updatedAt: toTimestamp(openedAt),
+  };
+}

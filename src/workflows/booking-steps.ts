@@ -1,0 +1,177 @@
+// The saga's activity calls for one booking, each with its deterministic idempotency key.
+import { log } from '@temporalio/workflow';
+import type {
+  NotificationTemplate,
+  ProcessPaymentResult,
+  RefundPaymentResult,
+  SeatRequest,
+} from '../activities/interface';
+import type { BookingState, Money, Passenger, Timestamp } from '../domain/booking';
+import type { ChangeSettlement, RefundPortion } from '../domain/fares';
+import { activityKey } from '../domain/ids';
+import type { BookingActivityStubs } from './booking-activities';
+import { seatNumberList } from '../domain/seat-layout';
+import type { BookingWorkflowInput } from './shared';
+
+function seatRequests(
+  passengers: readonly Pick<Passenger, 'id' | 'seatNumber' | 'fareClass'>[],
+): SeatRequest[] {
+  return passengers.map((passenger) => ({
+    passengerId: passenger.id,
+    seatNumber: passenger.seatNumber,
+    fareClass: passenger.fareClass,
+  }));
+}
+
+/**
+ * Every step schedules its activities before it first awaits anything, so a step issues its commands in the
+ * order the recorded histories show, wherever the saga calls it from.
+ */
+export class BookingSteps {
+  private readonly bookingId: string;
+  private readonly tripId: string;
+
+  constructor(
+    private readonly activities: BookingActivityStubs,
+    private readonly input: Pick<BookingWorkflowInput, 'bookingId' | 'tripId' | 'originTimeZone'>,
+  ) {
+    this.bookingId = input.bookingId;
+    this.tripId = input.tripId;
+  }
+
+  /** `firstSnapshot` goes with the creating reservation: the booking row and its holds are written together. */
+  reserveSeats(
+    passengers: readonly Passenger[],
+    holdExpiresAt: Timestamp,
+    version: number,
+    firstSnapshot?: BookingState,
+  ): Promise<void> {
+    return this.activities.seats.ReserveSeats({
+      bookingId: this.bookingId,
+      tripId: this.tripId,
+      seats: seatRequests(passengers),
+      holdExpiresAt,
+      idempotencyKey: activityKey(this.bookingId, 'reserve-seats', version),
+      ...(firstSnapshot === undefined ? {} : { booking: firstSnapshot }),
+    });
+  }
+
+  confirmSeats(version: number): Promise<void> {
+    return this.activities.seats.ConfirmSeats({
+      bookingId: this.bookingId,
+      tripId: this.tripId,
+      idempotencyKey: activityKey(this.bookingId, 'confirm-seats', version),
+    });
+  }
+
+  /** The given seats, or every seat the booking holds when `seatNumbers` is absent. */
+  releaseSeats(revision: string, seatNumbers?: string[]): Promise<void> {
+    return this.activities.seats.ReleaseSeats({
+      bookingId: this.bookingId,
+      tripId: this.tripId,
+      ...(seatNumbers === undefined ? {} : { seatNumbers }),
+      idempotencyKey: activityKey(this.bookingId, 'release-seats', revision),
+    });
+  }
+
+  /** A retried charge reuses its attempt's key, so the gateway never charges twice. */
+  processPayment(attemptNumber: number, amount: Money, paymentToken: string): Promise<ProcessPaymentResult> {
+    return this.activities.payments.ProcessPayment({
+      bookingId: this.bookingId,
+      idempotencyKey: activityKey(this.bookingId, 'process-payment', attemptNumber),
+      amount,
+      paymentToken,
+    });
+  }
+
+  refundPayment(refundNumber: number, portion: RefundPortion): Promise<RefundPaymentResult> {
+    return this.activities.payments.RefundPayment({
+      bookingId: this.bookingId,
+      idempotencyKey: activityKey(this.bookingId, 'refund-payment', refundNumber),
+      transactionId: portion.transactionId,
+      amount: portion.amount,
+    });
+  }
+
+  recordBooking(booking: BookingState): Promise<void> {
+    return this.activities.readModel.RecordBooking(booking);
+  }
+
+  notifyConfirmed(booking: BookingState): Promise<void> {
+    return this.notify(booking, 'booking-confirmed', 'confirmed', {
+      seatNumbers: seatNumberList(booking.passengers),
+      amountPaidMinor: booking.amountPaid.amountMinor,
+      currency: booking.amountPaid.currency,
+    });
+  }
+
+  notifyExpired(booking: BookingState): Promise<void> {
+    return this.notify(booking, 'booking-expired', 'expired', { holdExpiresAt: booking.holdExpiresAt });
+  }
+
+  notifyCancelled(booking: BookingState, refund: Money, reason: string | undefined): Promise<void> {
+    return this.notify(booking, 'booking-cancelled', 'cancelled', {
+      refundAmountMinor: refund.amountMinor,
+      currency: refund.currency,
+      ...(reason === undefined ? {} : { reason }),
+    });
+  }
+
+  /** Sent once per change: its revision is the version the change produced. */
+  notifyChanged(booking: BookingState, settlement: ChangeSettlement): Promise<void> {
+    return this.notify(booking, 'booking-changed', `changed-${booking.version}`, {
+      seatNumbers: seatNumberList(booking.passengers),
+      totalMinor: booking.price.total.amountMinor,
+      currency: booking.price.total.currency,
+      ...(settlement.kind === 'CHARGE' ? { chargedMinor: settlement.amount.amountMinor } : {}),
+      ...(settlement.kind === 'REFUND' ? { refundedMinor: settlement.amount.amountMinor } : {}),
+    });
+  }
+
+  /**
+   * Email to the contact address, SMS when a phone was given. A notification that cannot be delivered is
+   * logged, never allowed to undo or block the booking change it reports.
+   */
+  private async notify(
+    booking: BookingState,
+    template: NotificationTemplate,
+    revision: string,
+    parameters: Record<string, string | number>,
+  ): Promise<void> {
+    const withTimeZone = {
+      ...parameters,
+      departureTime: booking.departureTime,
+      timeZone: this.input.originTimeZone,
+    };
+    const deliveries = [
+      this.activities.notifications.SendEmailNotification({
+        bookingId: this.bookingId,
+        idempotencyKey: activityKey(this.bookingId, 'send-email', revision),
+        template,
+        to: booking.contactEmail,
+        parameters: withTimeZone,
+      }),
+    ];
+    if (booking.contactPhone !== undefined) {
+      deliveries.push(
+        this.activities.notifications.SendSMSNotification({
+          bookingId: this.bookingId,
+          idempotencyKey: activityKey(this.bookingId, 'send-sms', revision),
+          template,
+          to: booking.contactPhone,
+          parameters: withTimeZone,
+        }),
+      );
+    }
+    const outcomes = await Promise.allSettled(deliveries);
+    for (const outcome of outcomes) {
+      if (outcome.status === 'rejected') {
+        log.warn('notification not delivered', {
+          bookingId: this.bookingId,
+          template,
+          error: String(outcome.reason),
+        });
+      }
+    }
+  }
+}
