@@ -1,4 +1,4 @@
-// Pricing, change deltas, refund rules and what each booking state says is owed (DESIGN §2, invariant 2).
+// Pricing, change deltas, refund rules and allocation, and what each booking state says is owed (invariant 2).
 import type {
   BookingState,
   BookingStatus,

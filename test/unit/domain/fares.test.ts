@@ -203,7 +203,7 @@ describe('refund rule', () => {
     );
   });
 
-  it('is the default rule of DESIGN §2', () => {
+  it('is the product’s default rule: full refund until 24 h before departure, half until departure', () => {
     expect(defaultRefundRule.tiers).toEqual([
       { minimumNoticeMs: 24 * hourMs, refundPercent: 100 },
       { minimumNoticeMs: 0, refundPercent: 50 },

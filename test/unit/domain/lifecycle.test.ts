@@ -32,7 +32,7 @@ function errorCodeOf(action: () => void): ErrorCode | undefined {
   }
 }
 
-/** DESIGN §2, every (status, event) pair: the next status, or undefined where the event is forbidden. */
+/** The product's lifecycle table, every (status, event) pair: the next status, or undefined where forbidden. */
 const expectedTable: Record<BookingStatus, Record<LifecycleEvent, BookingStatus | undefined>> = {
   PENDING_PAYMENT: {
     PAYMENT_APPROVED: 'CONFIRMED',
