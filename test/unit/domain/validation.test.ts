@@ -467,6 +467,17 @@ describe('update shapes', () => {
     expect(() => validateUpdateBooking(input, current)).not.toThrow();
   });
 
+  it('names a bad seat number and fare class of a seat change by their entry', () => {
+    expect(
+      fieldsOf(() =>
+        validateUpdateBooking(
+          { seatChanges: [{ passengerId: firstPassengerId, seatNumber: 'ZZ', fareClass: 'FIRST' }] },
+          current,
+        ),
+      ),
+    ).toEqual(['seat_changes[0].seat_number', 'seat_changes[0].fare_class']);
+  });
+
   it('names entries that are not objects, and a passenger_updates that is not a list', () => {
     expect(
       fieldsOf(() => validateUpdateBooking({ seatChanges: [42], passengerUpdates: ['x'] }, current)),
@@ -512,6 +523,10 @@ describe('nulCharacterViolations', () => {
     expect(nulCharacterViolations({ passengers: [{ [`na${nul}me`]: 'Ana' }] })).toEqual([
       { field: 'passengers[0]', message: 'property names must not contain the NUL character (U+0000)' },
     ]);
+  });
+
+  it('passes over nulls, numbers and booleans', () => {
+    expect(nulCharacterViolations({ phone: null, count: 2, paid: false, list: [null] })).toEqual([]);
   });
 
   it('reports at most 50 violations', () => {
