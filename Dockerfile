@@ -23,7 +23,7 @@ COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 # The API serves the OpenAPI document at /openapi.yaml straight from this file.
 COPY openapi ./openapi
-# gRPC server reflection serves proto/reflection/descriptor-set.binpb, read at start.
+# proto/reflection/descriptor-set.binpb, read at start: the contracts' options (API and worker), gRPC reflection.
 COPY proto ./proto
 # Files stay root-owned and the processes run as the image's unprivileged user, so they cannot rewrite their own code.
 USER node

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Contract gate: buf lint and format, no breaking change against the committed baseline, src/generated and the
-# reflection descriptor set up to date.
+# contracts' descriptor set up to date.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -32,7 +32,7 @@ if ! diff -r "$scratch/src/generated" src/generated >"$scratch/generated.diff"; 
   exit 1
 fi
 
-echo "contracts: reflection descriptor set freshness"
+echo "contracts: descriptor set freshness (served by reflection, read by src/contracts)"
 descriptor_set=proto/reflection/descriptor-set.binpb
 bash scripts/build-descriptor-set.sh "$scratch/descriptor-set.binpb"
 if ! cmp -s "$scratch/descriptor-set.binpb" "$descriptor_set"; then

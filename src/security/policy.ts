@@ -5,9 +5,12 @@ import {
   openApiOperationsById,
   type OpenApiOperation,
 } from '../contracts/openapi-document';
-import { grpcPathAuthorization, type MethodAuthorization } from '../contracts/proto-options';
-import * as bookingService from '../generated/com/example/bookings/v1/booking_service';
-import { HttpRule } from '../generated/google/api/http';
+import {
+  grpcPathAuthorization,
+  grpcPathHttpBindings,
+  type MethodAuthorization,
+} from '../contracts/proto-options';
+import { BookingServiceService } from '../generated/com/example/bookings/v1/booking_service';
 import { DomainError, notFound, permissionDenied } from '../domain/errors';
 import { isStaff, type Role } from '../domain/roles';
 
@@ -98,23 +101,13 @@ interface ProtoHttpBinding {
   authorization: MethodAuthorization;
 }
 
-type GeneratedMethodOptions = Record<string, Record<string, unknown>>;
-
-/** BookingService RPCs with the REST operation their `google.api.http` option names. */
+/** BookingService RPCs (as the gRPC front serves them) with the REST operation their `google.api.http` option names. */
 export function bookingServiceHttpBindings(): ProtoHttpBinding[] {
-  const methods = (bookingService.protoMetadata.options?.services?.BookingService?.methods ??
-    {}) as GeneratedMethodOptions;
-  return Object.values(bookingService.BookingServiceService).map((definition) => {
+  return Object.values(BookingServiceService).map((definition) => {
     const methodName = definition.path.slice(definition.path.lastIndexOf('/') + 1);
-    const rule = HttpRule.fromPartial((methods[methodName]?.http ?? {}) as HttpRule);
-    const verb = (['get', 'put', 'post', 'delete', 'patch'] as const).find((name) => rule[name]);
-    if (!verb) throw new Error(`BookingService.${methodName} has no google.api.http rule`);
-    return {
-      methodName,
-      httpMethod: verb.toUpperCase(),
-      path: rule[verb]!,
-      authorization: grpcMethodAuthorization(definition.path),
-    };
+    const binding = grpcPathHttpBindings.get(definition.path);
+    if (!binding) throw new Error(`BookingService.${methodName} has no google.api.http rule`);
+    return { methodName, ...binding, authorization: grpcMethodAuthorization(definition.path) };
   });
 }
 

@@ -24,13 +24,7 @@ import {
 import { loadSync } from '@grpc/proto-loader';
 import type { ServerReflectionRequest__Output as ReflectionRequest } from '@grpc/reflection/build/src/generated/grpc/reflection/v1/ServerReflectionRequest';
 import type { ServerReflectionResponse as ReflectionResponse } from '@grpc/reflection/build/src/generated/grpc/reflection/v1/ServerReflectionResponse';
-import { projectRoot } from '../../project-root';
-
-/**
- * Written by `npm run generate` (scripts/build-descriptor-set.sh) and checked for freshness by the contract checks:
- * the served services, google.rpc error details and every file they import, with their comments.
- */
-export const descriptorSetPath = path.join(projectRoot, 'proto', 'reflection', 'descriptor-set.binpb');
+import { descriptorSetPath } from '../../contracts/proto-options';
 
 /** The reflection protocol's versions: grpcurl and most clients ask v1 first and fall back to v1alpha. */
 const reflectionVersions = ['v1', 'v1alpha'] as const;
@@ -186,8 +180,9 @@ export interface ReflectionService {
 }
 
 /**
- * Reflection for `services` (the full names the server serves), answered from the descriptor set. Fails at start
- * when a service is missing from it, so a stale or absent descriptor set never reaches clients.
+ * Reflection for `services` (the full names the server serves), answered from the descriptor set: it lists only
+ * those, and describes any type of the set (the internal services' contracts too). Fails at start when a service
+ * is missing from it, so a stale or absent descriptor set never reaches clients.
  */
 export function createReflectionService(
   services: readonly string[],

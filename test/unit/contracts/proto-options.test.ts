@@ -1,10 +1,12 @@
-// Unit tests: authorization and sensitive-field options are read from the generated contracts, not a copy.
+// Unit tests: authorization, HTTP-binding and sensitive-field options are read from the contracts' descriptor set.
+import { expect } from '@jest/globals';
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import {
   bookingServiceAuthorization,
   contractFiles,
   grpcPathAuthorization,
+  grpcPathHttpBindings,
   sensitiveFieldNames,
   sensitiveFields,
   sensitivePropertyNames,
@@ -13,9 +15,9 @@ import { BookingServiceService } from '../../../src/generated/com/example/bookin
 
 const everyRole = ['customer', 'agent', 'admin'];
 
-function generatedFilesUnder(directory: string): string[] {
+function protoFilesUnder(directory: string): string[] {
   return readdirSync(directory, { recursive: true, encoding: 'utf8' })
-    .filter((file) => file.endsWith('.ts'))
+    .filter((file) => file.endsWith('.proto'))
     .map((file) => path.join(directory, file));
 }
 
@@ -129,12 +131,30 @@ describe('sensitive field options', () => {
   });
 });
 
+describe('google.api.http bindings', () => {
+  it('names the REST operation of each BookingService RPC', () => {
+    expect(grpcPathHttpBindings.get('/com.example.bookings.v1.BookingService/CreateBooking')).toEqual({
+      httpMethod: 'POST',
+      path: '/v1/bookings',
+    });
+    expect(grpcPathHttpBindings.get('/com.example.bookings.v1.BookingService/CancelBooking')).toEqual({
+      httpMethod: 'PUT',
+      path: '/v1/bookings/{booking_id}/cancel',
+    });
+  });
+
+  it('has none for the internal services, which have no REST twin', () => {
+    expect(grpcPathHttpBindings.has('/com.example.seats.v1.SeatReservationService/ReserveSeats')).toBe(false);
+  });
+});
+
 describe('contract file registry', () => {
-  it('covers every file generated from our own proto packages', () => {
-    const generatedRoot = path.join(__dirname, '../../../src/generated');
-    const generatedFileNames = generatedFilesUnder(path.join(generatedRoot, 'com/example')).map((file) =>
-      path.relative(generatedRoot, file).replace(/\.ts$/, '.proto').split(path.sep).join('/'),
+  it('covers every .proto file of our own packages, internal services included', () => {
+    const protoRoot = path.join(__dirname, '../../../proto');
+    const protoFileNames = protoFilesUnder(path.join(protoRoot, 'com/example')).map((file) =>
+      path.relative(protoRoot, file).split(path.sep).join('/'),
     );
-    expect(contractFiles.map((file) => file.protobufFileName).sort()).toEqual(generatedFileNames.sort());
+    expect(protoFileNames).toContain('com/example/seats/v1/seat_reservation_service.proto');
+    expect(contractFiles.map((file) => file.proto.name).sort()).toEqual(protoFileNames.sort());
   });
 });

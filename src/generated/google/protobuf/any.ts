@@ -105,31 +105,6 @@ export const Any: MessageFns<Any> = {
   },
 };
 
-type ProtoMetaEnumOptions = { options?: { [key: string]: any }; values?: { [key: string]: { [key: string]: any } } };
-
-type ProtoMetaMessageOptions = {
-  options?: { [key: string]: any };
-  fields?: { [key: string]: { [key: string]: any } };
-  oneof?: { [key: string]: { [key: string]: any } };
-  nested?: { [key: string]: ProtoMetaMessageOptions };
-  enums?: { [key: string]: ProtoMetaEnumOptions };
-};
-
-export interface ProtoMetadata {
-  references: { [key: string]: any };
-  dependencies?: ProtoMetadata[];
-  options?: {
-    options?: { [key: string]: any };
-    services?: {
-      [key: string]: { options?: { [key: string]: any }; methods?: { [key: string]: { [key: string]: any } } };
-    };
-    messages?: { [key: string]: ProtoMetaMessageOptions };
-    enums?: { [key: string]: ProtoMetaEnumOptions };
-  };
-}
-
-export const protoMetadata: ProtoMetadata = { references: { ".google.protobuf.Any": Any }, dependencies: [] };
-
 function bytesFromBase64(b64: string): Uint8Array {
   return Uint8Array.from(globalThis.Buffer.from(b64, "base64"));
 }

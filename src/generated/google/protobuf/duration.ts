@@ -101,31 +101,6 @@ export const Duration: MessageFns<Duration> = {
   },
 };
 
-type ProtoMetaEnumOptions = { options?: { [key: string]: any }; values?: { [key: string]: { [key: string]: any } } };
-
-type ProtoMetaMessageOptions = {
-  options?: { [key: string]: any };
-  fields?: { [key: string]: { [key: string]: any } };
-  oneof?: { [key: string]: { [key: string]: any } };
-  nested?: { [key: string]: ProtoMetaMessageOptions };
-  enums?: { [key: string]: ProtoMetaEnumOptions };
-};
-
-export interface ProtoMetadata {
-  references: { [key: string]: any };
-  dependencies?: ProtoMetadata[];
-  options?: {
-    options?: { [key: string]: any };
-    services?: {
-      [key: string]: { options?: { [key: string]: any }; methods?: { [key: string]: { [key: string]: any } } };
-    };
-    messages?: { [key: string]: ProtoMetaMessageOptions };
-    enums?: { [key: string]: ProtoMetaEnumOptions };
-  };
-}
-
-export const protoMetadata: ProtoMetadata = { references: { ".google.protobuf.Duration": Duration }, dependencies: [] };
-
 type Builtin = Date | Function | Uint8Array | string | number | boolean | undefined;
 
 export type DeepPartial<T> = T extends Builtin ? T

@@ -6,7 +6,7 @@
 
 /* eslint-disable */
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
-import { Any, protoMetadata as protoMetadata1 } from "../protobuf/any";
+import { Any } from "../protobuf/any";
 
 export const protobufPackage = "google.rpc";
 
@@ -117,34 +117,6 @@ export const Status: MessageFns<Status> = {
     message.details = object.details?.map((e) => Any.fromPartial(e)) || [];
     return message;
   },
-};
-
-type ProtoMetaEnumOptions = { options?: { [key: string]: any }; values?: { [key: string]: { [key: string]: any } } };
-
-type ProtoMetaMessageOptions = {
-  options?: { [key: string]: any };
-  fields?: { [key: string]: { [key: string]: any } };
-  oneof?: { [key: string]: { [key: string]: any } };
-  nested?: { [key: string]: ProtoMetaMessageOptions };
-  enums?: { [key: string]: ProtoMetaEnumOptions };
-};
-
-export interface ProtoMetadata {
-  references: { [key: string]: any };
-  dependencies?: ProtoMetadata[];
-  options?: {
-    options?: { [key: string]: any };
-    services?: {
-      [key: string]: { options?: { [key: string]: any }; methods?: { [key: string]: { [key: string]: any } } };
-    };
-    messages?: { [key: string]: ProtoMetaMessageOptions };
-    enums?: { [key: string]: ProtoMetaEnumOptions };
-  };
-}
-
-export const protoMetadata: ProtoMetadata = {
-  references: { ".google.rpc.Status": Status },
-  dependencies: [protoMetadata1],
 };
 
 type Builtin = Date | Function | Uint8Array | string | number | boolean | undefined;

@@ -6,9 +6,8 @@
 
 /* eslint-disable */
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
-import { protoMetadata as protoMetadata3, Timestamp } from "../../../../google/protobuf/timestamp";
-import { Money, protoMetadata as protoMetadata1 } from "../../common/v1/money";
-import { protoMetadata as protoMetadata2 } from "../../common/v1/options";
+import { Timestamp } from "../../../../google/protobuf/timestamp";
+import { Money } from "../../common/v1/money";
 
 export const protobufPackage = "com.example.bookings.v1";
 
@@ -1137,56 +1136,6 @@ export const Booking: MessageFns<Booking> = {
     message.cancellationReason = object.cancellationReason ?? "";
     message.version = object.version ?? 0;
     return message;
-  },
-};
-
-type ProtoMetaEnumOptions = { options?: { [key: string]: any }; values?: { [key: string]: { [key: string]: any } } };
-
-type ProtoMetaMessageOptions = {
-  options?: { [key: string]: any };
-  fields?: { [key: string]: { [key: string]: any } };
-  oneof?: { [key: string]: { [key: string]: any } };
-  nested?: { [key: string]: ProtoMetaMessageOptions };
-  enums?: { [key: string]: ProtoMetaEnumOptions };
-};
-
-export interface ProtoMetadata {
-  references: { [key: string]: any };
-  dependencies?: ProtoMetadata[];
-  options?: {
-    options?: { [key: string]: any };
-    services?: {
-      [key: string]: { options?: { [key: string]: any }; methods?: { [key: string]: { [key: string]: any } } };
-    };
-    messages?: { [key: string]: ProtoMetaMessageOptions };
-    enums?: { [key: string]: ProtoMetaEnumOptions };
-  };
-}
-
-export const protoMetadata: ProtoMetadata = {
-  references: {
-    ".com.example.bookings.v1.BookingStatus": BookingStatus,
-    ".com.example.bookings.v1.PaymentStatus": PaymentStatus,
-    ".com.example.bookings.v1.Passenger": Passenger,
-    ".com.example.bookings.v1.PriceLine": PriceLine,
-    ".com.example.bookings.v1.PriceBreakdown": PriceBreakdown,
-    ".com.example.bookings.v1.PaymentSummary": PaymentSummary,
-    ".com.example.bookings.v1.Booking": Booking,
-  },
-  dependencies: [protoMetadata1, protoMetadata2, protoMetadata3],
-  options: {
-    messages: {
-      "Passenger": {
-        fields: {
-          "first_name": { "sensitive": true },
-          "last_name": { "sensitive": true },
-          "email": { "sensitive": true },
-          "phone": { "sensitive": true },
-        },
-      },
-      "PaymentSummary": { fields: { "method": { "sensitive": true } } },
-      "Booking": { fields: { "contact_email": { "sensitive": true }, "contact_phone": { "sensitive": true } } },
-    },
   },
 };
 

@@ -18,16 +18,7 @@ import {
   type ServiceError,
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
-import { protoMetadata as protoMetadata3 } from "../../../../google/api/annotations";
-import { HttpRule } from "../../../../google/api/http";
-import { AuthorizationPolicy, protoMetadata as protoMetadata2 } from "../../common/v1/options";
-import {
-  Booking,
-  BookingStatus,
-  bookingStatusFromJSON,
-  bookingStatusToJSON,
-  protoMetadata as protoMetadata1,
-} from "./booking";
+import { Booking, BookingStatus, bookingStatusFromJSON, bookingStatusToJSON } from "./booking";
 
 export const protobufPackage = "com.example.bookings.v1";
 
@@ -1836,121 +1827,6 @@ export const BookingServiceClient = makeGenericClientConstructor(
   new (address: string, credentials: ChannelCredentials, options?: Partial<ClientOptions>): BookingServiceClient;
   service: typeof BookingServiceService;
   serviceName: string;
-};
-
-type ProtoMetaEnumOptions = { options?: { [key: string]: any }; values?: { [key: string]: { [key: string]: any } } };
-
-type ProtoMetaMessageOptions = {
-  options?: { [key: string]: any };
-  fields?: { [key: string]: { [key: string]: any } };
-  oneof?: { [key: string]: { [key: string]: any } };
-  nested?: { [key: string]: ProtoMetaMessageOptions };
-  enums?: { [key: string]: ProtoMetaEnumOptions };
-};
-
-export interface ProtoMetadata {
-  references: { [key: string]: any };
-  dependencies?: ProtoMetadata[];
-  options?: {
-    options?: { [key: string]: any };
-    services?: {
-      [key: string]: { options?: { [key: string]: any }; methods?: { [key: string]: { [key: string]: any } } };
-    };
-    messages?: { [key: string]: ProtoMetaMessageOptions };
-    enums?: { [key: string]: ProtoMetaEnumOptions };
-  };
-}
-
-export const protoMetadata: ProtoMetadata = {
-  references: {
-    ".com.example.bookings.v1.PassengerInput": PassengerInput,
-    ".com.example.bookings.v1.CreateBookingRequest": CreateBookingRequest,
-    ".com.example.bookings.v1.CreateBookingResponse": CreateBookingResponse,
-    ".com.example.bookings.v1.GetBookingRequest": GetBookingRequest,
-    ".com.example.bookings.v1.GetBookingResponse": GetBookingResponse,
-    ".com.example.bookings.v1.SeatChange": SeatChange,
-    ".com.example.bookings.v1.PassengerUpdate": PassengerUpdate,
-    ".com.example.bookings.v1.UpdateBookingRequest": UpdateBookingRequest,
-    ".com.example.bookings.v1.UpdateBookingResponse": UpdateBookingResponse,
-    ".com.example.bookings.v1.CancelBookingRequest": CancelBookingRequest,
-    ".com.example.bookings.v1.CancelBookingResponse": CancelBookingResponse,
-    ".com.example.bookings.v1.ConfirmPaymentRequest": ConfirmPaymentRequest,
-    ".com.example.bookings.v1.ConfirmPaymentResponse": ConfirmPaymentResponse,
-    ".com.example.bookings.v1.ListBookingsRequest": ListBookingsRequest,
-    ".com.example.bookings.v1.ListBookingsResponse": ListBookingsResponse,
-    ".com.example.bookings.v1.BookingService": BookingServiceClient,
-  },
-  dependencies: [protoMetadata1, protoMetadata2, protoMetadata3],
-  options: {
-    messages: {
-      "PassengerInput": {
-        fields: {
-          "first_name": { "sensitive": true },
-          "last_name": { "sensitive": true },
-          "email": { "sensitive": true },
-          "phone": { "sensitive": true },
-        },
-      },
-      "CreateBookingRequest": {
-        fields: { "contact_email": { "sensitive": true }, "contact_phone": { "sensitive": true } },
-      },
-      "PassengerUpdate": {
-        fields: {
-          "first_name": { "sensitive": true },
-          "last_name": { "sensitive": true },
-          "email": { "sensitive": true },
-          "phone": { "sensitive": true },
-        },
-      },
-      "ConfirmPaymentRequest": { fields: { "payment_token": { "sensitive": true } } },
-    },
-    services: {
-      "BookingService": {
-        methods: {
-          "CreateBooking": {
-            "authorization": AuthorizationPolicy.decode(
-              Buffer.from("Cg5ib29raW5nczp3cml0ZRIIY3VzdG9tZXISBWFnZW50EgVhZG1pbg==", "base64"),
-            ),
-            "http": HttpRule.decode(Buffer.from("OgEqYgdib29raW5nIgwvdjEvYm9va2luZ3M=", "base64")),
-          },
-          "GetBooking": {
-            "authorization": AuthorizationPolicy.decode(
-              Buffer.from("Cg1ib29raW5nczpyZWFkEghjdXN0b21lchIFYWdlbnQSBWFkbWlu", "base64"),
-            ),
-            "http": HttpRule.decode(Buffer.from("Ygdib29raW5nEhkvdjEvYm9va2luZ3Mve2Jvb2tpbmdfaWR9", "base64")),
-          },
-          "UpdateBooking": {
-            "authorization": AuthorizationPolicy.decode(
-              Buffer.from("Cg5ib29raW5nczp3cml0ZRIIY3VzdG9tZXISBWFnZW50EgVhZG1pbg==", "base64"),
-            ),
-            "http": HttpRule.decode(Buffer.from("OgEqYgdib29raW5nMhkvdjEvYm9va2luZ3Mve2Jvb2tpbmdfaWR9", "base64")),
-          },
-          "CancelBooking": {
-            "authorization": AuthorizationPolicy.decode(
-              Buffer.from("Cg5ib29raW5nczp3cml0ZRIIY3VzdG9tZXISBWFnZW50EgVhZG1pbg==", "base64"),
-            ),
-            "http": HttpRule.decode(
-              Buffer.from("OgEqYgdib29raW5nGiAvdjEvYm9va2luZ3Mve2Jvb2tpbmdfaWR9L2NhbmNlbA==", "base64"),
-            ),
-          },
-          "ConfirmPayment": {
-            "authorization": AuthorizationPolicy.decode(
-              Buffer.from("Cg5wYXltZW50czp3cml0ZRIIY3VzdG9tZXISBWFnZW50EgVhZG1pbg==", "base64"),
-            ),
-            "http": HttpRule.decode(
-              Buffer.from("OgEqYgdib29raW5nIiEvdjEvYm9va2luZ3Mve2Jvb2tpbmdfaWR9L3BheW1lbnQ=", "base64"),
-            ),
-          },
-          "ListBookings": {
-            "authorization": AuthorizationPolicy.decode(
-              Buffer.from("Cg1ib29raW5nczpyZWFkEghjdXN0b21lchIFYWdlbnQSBWFkbWlu", "base64"),
-            ),
-            "http": HttpRule.decode(Buffer.from("EgwvdjEvYm9va2luZ3M=", "base64")),
-          },
-        },
-      },
-    },
-  },
 };
 
 type Builtin = Date | Function | Uint8Array | string | number | boolean | undefined;
