@@ -108,10 +108,7 @@ const bookingPaths: Record<string, (context: PathContext) => Promise<string>> = 
   },
   'seat-unavailable-not-booked': async ({ saga, customer, trip }) => {
     await saga.application.createBooking(customer, bookingRequest(trip, ['4D']));
-    const requestId = 'replay-seat-unavailable';
-    await saga.application
-      .createBooking(customer, bookingRequest(trip, ['4D']), { requestId })
-      .catch(() => undefined);
+    await saga.application.createBooking(customer, bookingRequest(trip, ['4D'])).catch(() => undefined);
     const [execution] = await eventually(
       async () => {
         const executions = [];

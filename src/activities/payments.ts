@@ -1,5 +1,6 @@
 // ProcessPayment and RefundPayment: money moves through the PaymentGateway port, the booking's ledger rows follow.
 import type { Knex } from 'knex';
+import { bookingRowExists } from '../db/booking-read-model';
 import {
   idempotencyKeyReused,
   notFound,
@@ -85,8 +86,9 @@ export function createPaymentActivities(dependencies: PaymentActivityDependencie
     ]);
 
     // No charge without a booking: the booking row must exist before any money moves.
-    const booking = await database('bookings').where({ id: input.bookingId }).first('id');
-    if (!booking) throw businessFailure(notFound('Booking', input.bookingId));
+    if (!(await bookingRowExists(database, input.bookingId))) {
+      throw businessFailure(notFound('Booking', input.bookingId));
+    }
 
     const outcome = await paymentGateway
       .charge({

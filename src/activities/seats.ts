@@ -1,4 +1,4 @@
-// ReserveSeats, ConfirmSeats and ReleaseSeats on the seat inventory, relying on the one-active-allocation index.
+// ReserveSeats, ConfirmSeats and ReleaseSeats: the seat inventory's rules, its SQL and constraints in db/seat-allocations.
 import type { Knex } from 'knex';
 import {
   DomainError,
@@ -9,6 +9,18 @@ import {
   type FieldViolation,
 } from '../domain/errors';
 import { isSeatNumber, isUuid } from '../domain/validation';
+import { bookingTripKey, tripOfBooking, writeBookingSnapshot } from '../db/booking-read-model';
+import {
+  bookHeldSeats,
+  insertHolds,
+  lockActiveAllocations,
+  oneActivePerSeatIndex,
+  releaseAllocations,
+  releaseBookingSeats,
+  seatInLayoutKey,
+  seatNamedByLayoutViolation,
+  seatsTakenByOthers,
+} from '../db/seat-allocations';
 import type { FieldCipher } from '../security/field-encryption';
 import { isPostgresError, postgresErrorCodes } from './failures';
 import {
@@ -18,7 +30,6 @@ import {
   type ReserveSeatsInput,
   type SeatActivities,
 } from './interface';
-import { writeBookingSnapshot } from './read-model';
 
 export interface SeatActivityDependencies {
   database: Knex;
@@ -31,16 +42,8 @@ export interface SeatActivityDependencies {
   lapsedHoldGraceSeconds: number;
 }
 
-const ONE_ACTIVE_PER_SEAT = 'seat_allocations_one_active_per_seat';
 /** A concurrent reservation can win the unique index between our check and our insert; a rerun sees its row. */
 const MAXIMUM_RESERVE_ATTEMPTS = 3;
-
-interface ActiveAllocation {
-  id: string;
-  seat_number: string;
-  booking_id: string;
-  lapsed: boolean;
-}
 
 function seatsFailure(violations: FieldViolation[]): never {
   throw businessFailure(validationFailed(violations));
@@ -92,11 +95,9 @@ async function ensureBookingRow(
   input: ReserveSeatsInput,
   cipher: FieldCipher,
 ): Promise<void> {
-  const existing: { trip_id: string } | undefined = await transaction('bookings')
-    .where({ id: input.bookingId })
-    .first('trip_id');
-  if (existing) {
-    if (existing.trip_id !== input.tripId) {
+  const tripId = await tripOfBooking(transaction, input.bookingId);
+  if (tripId !== undefined) {
+    if (tripId !== input.tripId) {
       seatsFailure([{ field: 'trip_id', message: 'the booking is for another trip' }]);
     }
     return;
@@ -105,49 +106,17 @@ async function ensureBookingRow(
   await writeBookingSnapshot(transaction, input.booking, cipher);
 }
 
-/** Seats the trip's layout does not have: the allocation foreign key would reject them anyway. */
-async function assertSeatsExist(
-  transaction: Knex.Transaction,
-  tripId: string,
-  seatNumbers: readonly string[],
-): Promise<void> {
-  const trip: { layout_id: string } | undefined = await transaction('trips')
-    .where({ id: tripId })
-    .first('layout_id');
-  if (!trip) throw businessFailure(notFound('Trip', tripId));
-  const known = new Set<string>(
-    await transaction('seats')
-      .where({ layout_id: trip.layout_id })
-      .whereIn('seat_number', seatNumbers)
-      .pluck('seat_number'),
-  );
-  const violations = seatNumbers.flatMap((seatNumber, index) =>
-    known.has(seatNumber)
-      ? []
-      : [{ field: `seats[${index}].seat_number`, message: `seat ${seatNumber} does not exist on this trip` }],
-  );
-  if (violations.length > 0) seatsFailure(violations);
-}
-
 async function reserveInTransaction(
   transaction: Knex.Transaction,
   input: ReserveSeatsInput,
   dependencies: SeatActivityDependencies,
 ): Promise<void> {
-  const seatNumbers = input.seats.map((seat) => seat.seatNumber);
-  await assertSeatsExist(transaction, input.tripId, seatNumbers);
   await ensureBookingRow(transaction, input, dependencies.cipher);
-
-  const { rows: active } = await transaction.raw<{ rows: ActiveAllocation[] }>(
-    `SELECT allocation.id, allocation.seat_number, allocation.booking_id,
-            (allocation.state = 'HELD' AND booking.status <> 'CONFIRMED'
-              AND allocation.hold_expires_at < now() - make_interval(secs => ?)) AS lapsed
-       FROM seat_allocations AS allocation JOIN bookings AS booking ON booking.id = allocation.booking_id
-      WHERE allocation.trip_id = ? AND allocation.seat_number = ANY(?::text[])
-        AND allocation.state IN ('HELD', 'BOOKED')
-        FOR UPDATE OF allocation`,
-    [dependencies.lapsedHoldGraceSeconds, input.tripId, seatNumbers],
-  );
+  const active = await lockActiveAllocations(transaction, {
+    tripId: input.tripId,
+    seatNumbers: input.seats.map((seat) => seat.seatNumber),
+    lapsedHoldGraceSeconds: dependencies.lapsedHoldGraceSeconds,
+  });
   const othersActive = active.filter((allocation) => allocation.booking_id !== input.bookingId);
   const taken = othersActive
     .filter((allocation) => !allocation.lapsed)
@@ -156,11 +125,7 @@ async function reserveInTransaction(
 
   // Nothing is taken, so every other booking's allocation here is a lapsed hold: release it for this booking.
   const lapsedIds = othersActive.map((allocation) => allocation.id);
-  if (lapsedIds.length > 0) {
-    await transaction('seat_allocations')
-      .whereIn('id', lapsedIds)
-      .update({ state: 'RELEASED', released_at: transaction.fn.now() });
-  }
+  if (lapsedIds.length > 0) await releaseAllocations(transaction, lapsedIds);
 
   // Seats this booking already holds or has booked are left as they are: a retry is a no-op.
   const alreadyOwned = new Set(
@@ -170,36 +135,39 @@ async function reserveInTransaction(
   );
   const missing = input.seats.filter((seat) => !alreadyOwned.has(seat.seatNumber));
   if (missing.length === 0) return;
-  await transaction('seat_allocations').insert(
-    missing.map((seat) => ({
-      trip_id: input.tripId,
-      seat_number: seat.seatNumber,
-      booking_id: input.bookingId,
-      // Linked only once the passenger's read-model row exists (a passenger being added gets linked by RecordBooking).
-      passenger_id: transaction.raw('(SELECT id FROM passengers WHERE id = ? AND booking_id = ?)', [
-        seat.passengerId,
-        input.bookingId,
-      ]),
-      state: 'HELD',
-      hold_expires_at: input.holdExpiresAt,
-    })),
-  );
+  await insertHolds(transaction, {
+    bookingId: input.bookingId,
+    tripId: input.tripId,
+    holdExpiresAt: input.holdExpiresAt,
+    seats: missing,
+  });
 }
 
-async function seatsTakenByOthers(
-  database: Knex,
-  input: Pick<ReserveSeatsInput, 'bookingId' | 'tripId' | 'seats'>,
-): Promise<string[]> {
-  const seats: string[] = await database('seat_allocations')
-    .where({ trip_id: input.tripId })
-    .whereIn(
-      'seat_number',
-      input.seats.map((seat) => seat.seatNumber),
-    )
-    .whereIn('state', ['HELD', 'BOOKED'])
-    .whereNot({ booking_id: input.bookingId })
-    .pluck('seat_number');
-  return seats.sort();
+/**
+ * The layout check is the database's (the seat-in-layout foreign key); this says which seat failed it, in the
+ * request's terms. The application refuses such seats before any workflow starts, so reaching here means the
+ * layout changed since, or a caller other than the booking workflow.
+ */
+function seatNotOnBus(input: ReserveSeatsInput, error: { detail?: unknown }): DomainError {
+  const seatNumber = seatNamedByLayoutViolation(error);
+  const index = input.seats.findIndex((seat) => seat.seatNumber === seatNumber);
+  if (seatNumber === undefined || index < 0) {
+    return validationFailed([{ field: 'seats', message: 'a requested seat does not exist on this trip' }]);
+  }
+  return validationFailed([
+    { field: `seats[${index}].seat_number`, message: `seat ${seatNumber} does not exist on this trip` },
+  ]);
+}
+
+/** What a failed reservation means for the booking, when the database refused it for a business reason. */
+function reservationRefusal(input: ReserveSeatsInput, error: unknown): DomainError | undefined {
+  if (isPostgresError(error, postgresErrorCodes.foreignKeyViolation, seatInLayoutKey)) {
+    return seatNotOnBus(input, error as { detail?: unknown });
+  }
+  if (isPostgresError(error, postgresErrorCodes.foreignKeyViolation, bookingTripKey)) {
+    return notFound('Trip', input.tripId);
+  }
+  return undefined;
 }
 
 export function createSeatActivities(dependencies: SeatActivityDependencies): SeatActivities {
@@ -217,10 +185,16 @@ export function createSeatActivities(dependencies: SeatActivityDependencies): Se
         await database.transaction((transaction) => reserveInTransaction(transaction, input, dependencies));
         return;
       } catch (error) {
-        if (!isPostgresError(error, postgresErrorCodes.uniqueViolation, ONE_ACTIVE_PER_SEAT)) throw error;
+        const refusal = reservationRefusal(input, error);
+        if (refusal !== undefined) throw businessFailure(refusal);
+        if (!isPostgresError(error, postgresErrorCodes.uniqueViolation, oneActivePerSeatIndex)) throw error;
       }
     }
-    const taken = await seatsTakenByOthers(database, input);
+    const taken = await seatsTakenByOthers(database, {
+      bookingId: input.bookingId,
+      tripId: input.tripId,
+      seatNumbers: input.seats.map((seat) => seat.seatNumber),
+    });
     throw businessFailure(
       taken.length > 0
         ? seatUnavailable(taken)
@@ -231,21 +205,11 @@ export function createSeatActivities(dependencies: SeatActivityDependencies): Se
   /** HELD seats of the booking become BOOKED; fails HOLD_EXPIRED when the booking holds no seat any more. */
   async function ConfirmSeats(input: ConfirmSeatsInput): Promise<void> {
     await database.transaction(async (transaction) => {
-      await transaction('seat_allocations')
-        .where({ booking_id: input.bookingId, trip_id: input.tripId, state: 'HELD' })
-        .update({ state: 'BOOKED' });
-      const stillActive = await transaction('seat_allocations')
-        .where({ booking_id: input.bookingId, trip_id: input.tripId })
-        .whereIn('state', ['HELD', 'BOOKED'])
-        .first('id');
-      if (stillActive) return;
-      const lastHold = (await transaction('seat_allocations')
-        .where({ booking_id: input.bookingId, trip_id: input.tripId })
-        .max('hold_expires_at as hold_expires_at')
-        .first()) as { hold_expires_at: Date | null } | undefined;
+      const outcome = await bookHeldSeats(transaction, input);
+      if (outcome.booked) return;
       throw businessFailure(
-        lastHold?.hold_expires_at
-          ? holdExpired(lastHold.hold_expires_at.toISOString())
+        outcome.lastHoldExpiresAt
+          ? holdExpired(outcome.lastHoldExpiresAt.toISOString())
           : notFound('Seat hold of booking', input.bookingId),
       );
     });
@@ -254,11 +218,7 @@ export function createSeatActivities(dependencies: SeatActivityDependencies): Se
   /** The given seats (all of the booking's when `seatNumbers` is absent) become RELEASED; already released is fine. */
   async function ReleaseSeats(input: ReleaseSeatsInput): Promise<void> {
     validateSeatNumbers(input.seatNumbers);
-    const query = database('seat_allocations')
-      .where({ booking_id: input.bookingId, trip_id: input.tripId })
-      .whereIn('state', ['HELD', 'BOOKED']);
-    if (input.seatNumbers !== undefined) query.whereIn('seat_number', input.seatNumbers);
-    await query.update({ state: 'RELEASED', released_at: database.fn.now() });
+    await releaseBookingSeats(database, input);
   }
 
   return { ReserveSeats, ConfirmSeats, ReleaseSeats };

@@ -7,7 +7,6 @@ import {
   type WorkflowHandle,
 } from '@temporalio/client';
 import type { Knex } from 'knex';
-import { v5 as uuidFromName } from 'uuid';
 import type { Config } from '../config';
 import type { BookingState, BookingStatus, FareClass, FarePrices } from '../domain/booking';
 import {
@@ -20,13 +19,24 @@ import {
   permissionDenied,
   validationFailed,
 } from '../domain/errors';
-import { defaultRefundRule, priceBooking } from '../domain/fares';
+import {
+  bookingListing,
+  bookingListQuery,
+  bookingViewOfSnapshot,
+  bookingViews,
+  findBookingRow,
+  type BookingRow,
+  type BookingView,
+} from '../db/booking-read-model';
+import { pageWindow, readPage } from '../db/paging';
+import { assertFareClassesOnSale, defaultRefundRule } from '../domain/fares';
 import { isTerminal } from '../domain/lifecycle';
 import { money } from '../domain/money';
 import {
   isUuid,
   validateCancelBooking,
   validateConfirmPayment,
+  validateBookingStatusFilter,
   validateCreateBooking,
   validateId,
   type CreateBookingInput,
@@ -46,9 +56,13 @@ import {
   type BookingTimings,
   type BookingWorkflowInput,
 } from '../workflows/shared';
-import { decodeBookingCursor, encodeBookingCursor, readPageSize, readStatusFilter } from './booking-pages';
-import { findBookingRow, selectBookingColumns, withPassengers, type BookingRow } from './booking-read-model';
-import type { BookingApplication, BookingView, CreateBookingOptions, Page, PageRequest } from './interface';
+import type {
+  BookingApplication,
+  ConfirmPaymentOptions,
+  CreateBookingOptions,
+  Page,
+  PageRequest,
+} from './interface';
 import { createOpenHoldClaims } from './open-hold-claims';
 import { domainErrorFromTemporal, isWorkflowGone } from './temporal-outcomes';
 import { isStaff } from '../domain/roles';
@@ -56,12 +70,9 @@ import { assertCreateSeatsOnBus } from '../domain/seat-layout';
 import { taskQueues, type TaskQueueNames } from '../domain/task-queues';
 import type { Actor } from '../domain/actor';
 
-/** Namespace of the name-based booking ids: (customer, request id) always maps to the same booking id. */
-const bookingIdNamespace = 'b3f0c0de-5a7e-4b1e-9c2a-6d8e4f1a2b3c';
-
 /**
- * Memo field holding a keyed hash (the cipher's blind index) of the validated create command: a request id
- * reused with another body is told apart from a retry without writing the passengers' details into Temporal.
+ * Memo field holding a keyed hash (the cipher's blind index) of the validated create command: a booking id
+ * named again with another body is told apart from a retry without writing the passengers' details into Temporal.
  */
 const createRequestMemoKey = 'createRequestFingerprint';
 
@@ -107,20 +118,6 @@ interface BookableTrip {
   originTimeZone: string;
   farePrices: FarePrices;
   seatClasses: Record<string, FareClass>;
-}
-
-/**
- * The workflow's state as readers see it. Exactly what the read model returns for the same version (it stores
- * no confirmation time), so a caller's own write and a later read compare equal.
- */
-export function toBookingView(state: BookingState): BookingView {
-  const {
-    paymentAttempts: _paymentAttempts,
-    refundRule: _refundRule,
-    confirmedAt: _confirmedAt,
-    ...view
-  } = state;
-  return view;
 }
 
 function tripUnavailable(tripId: string, why: string): DomainError {
@@ -207,11 +204,6 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
     return customerId;
   }
 
-  function bookingIdFor(customerId: string, requestId: string | undefined): string {
-    if (requestId === undefined || requestId === '') return randomUUID();
-    return uuidFromName(`${customerId}\n${requestId}`, bookingIdNamespace);
-  }
-
   function isVisibleTo(actor: Actor, customerId: string): boolean {
     return customerId === actor.userId.toLowerCase() || isStaff(actor);
   }
@@ -225,7 +217,7 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
   }
 
   async function viewOf(row: BookingRow): Promise<BookingView> {
-    const [view] = await withPassengers(database, [row], cipher);
+    const [view] = await bookingViews(database, [row], cipher);
     return view;
   }
 
@@ -249,7 +241,7 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
     if (isTerminal(row.status)) throw endedBookingError(row, action);
     const handle = temporal.workflow.getHandle<typeof bookingWorkflow>(bookingWorkflowId(row.id));
     try {
-      return toBookingView(await send(handle));
+      return bookingViewOfSnapshot(await send(handle));
     } catch (error) {
       if (isWorkflowGone(error)) {
         const latest = (await findBookingRow(database, row.id)) ?? row;
@@ -260,7 +252,7 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
     }
   }
 
-  /** A request id names one request: the same id with a different body is refused, not answered as a retry. */
+  /** A booking id the caller chose names one request: the same id with another body is refused, not joined. */
   async function assertSameCreateRequest(bookingId: string, requestFingerprint: string): Promise<void> {
     let memo: Record<string, unknown> | undefined;
     try {
@@ -272,7 +264,7 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
     if (typeof recorded === 'string' && recorded !== requestFingerprint) throw idempotencyKeyReused();
   }
 
-  /** A request id seen before whose workflow has ended: answer what the first request got. */
+  /** A booking id whose workflow has ended: answer what the first request got. */
   async function answerRepeatedCreate(actor: Actor, bookingId: string): Promise<BookingView> {
     const row = await findBookingRow(database, bookingId);
     if (row !== undefined && row.customer_id === actor.userId.toLowerCase()) return viewOf(row);
@@ -321,7 +313,7 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
       );
       throw bookingProcessing(bookingId, processingRetryAfterSeconds);
     }
-    if ('booking' in answer) return toBookingView(answer.booking);
+    if ('booking' in answer) return bookingViewOfSnapshot(answer.booking);
     if (answer.error instanceof WorkflowUpdateFailedError) {
       await openHolds.release(bookingId);
       throw domainErrorFromTemporal(answer.error);
@@ -362,19 +354,19 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
       Date.now() + config.booking.createAnswerTimeoutMs,
       options.answerBy ?? Number.POSITIVE_INFINITY,
     );
+    // Every check of a create's input is made here, once: only here can a bad one be refused before a workflow
+    // exists. The workflow takes the command as given; the seat-in-layout foreign key backs the layout check.
     const command = validateCreateBooking(input, { maxPassengers: config.booking.maxPassengersPerBooking });
+    const chosenBookingId =
+      options.bookingId === undefined ? undefined : validateId(options.bookingId, 'booking_id');
     const customerId = await assertCustomerAccount(actor);
     const trip = await loadBookableTrip(command.tripId);
     assertCreateSeatsOnBus(command, trip.seatClasses);
-    priceBooking(
-      command.passengers.map((passenger, index) => ({ ...passenger, id: String(index) })),
-      trip.farePrices,
-    );
+    assertFareClassesOnSale(command.passengers, trip.farePrices);
 
-    const bookingId = bookingIdFor(customerId, options.requestId);
+    const bookingId = chosenBookingId ?? randomUUID();
     // One account may not hold a whole bus: the slot is taken before the workflow can hold anything.
     await openHolds.claim(customerId, bookingId);
-    const hasRequestId = options.requestId !== undefined && options.requestId !== '';
     const requestFingerprint = cipher.blindIndex(JSON.stringify(command));
     const departureTime = trip.departureTime.toISOString();
     const workflowInput: BookingWorkflowInput = {
@@ -401,7 +393,7 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
       handle = await temporal.workflow.start<typeof bookingWorkflow>(bookingWorkflowType, {
         workflowId: bookingWorkflowId(bookingId),
         taskQueue: queueNames.bookings,
-        // A repeated request id joins the running workflow; one that has ended is never started again.
+        // A repeated booking id joins the running workflow; one that has ended is never started again.
         workflowIdConflictPolicy: 'USE_EXISTING',
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
         args: [workflowInput],
@@ -424,7 +416,7 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
       throw domainErrorFromTemporal(error);
     }
     // Only the request that started the workflow may hear its answer, or be pointed at it.
-    if (hasRequestId) await assertSameCreateRequest(bookingId, requestFingerprint);
+    if (chosenBookingId !== undefined) await assertSameCreateRequest(bookingId, requestFingerprint);
     return answerOnceSeatsHeld(actor, bookingId, handle, answerBy);
   }
 
@@ -444,39 +436,19 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
     actor: Actor,
     request: PageRequest & { status?: BookingStatus },
   ): Promise<Page<BookingView>> {
-    const pageSize = readPageSize(request.pageSize);
-    const status = readStatusFilter(request.status);
-    const cursor = request.pageToken ? decodeBookingCursor(request.pageToken, status) : undefined;
-    const query = selectBookingColumns(database)
-      .select(
-        database.raw(
-          `to_char(bookings.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS cursor_created_at`,
-        ),
-      )
-      .orderBy([
-        { column: 'bookings.created_at', order: 'desc' },
-        { column: 'bookings.id', order: 'desc' },
-      ])
-      .limit(pageSize + 1);
-    // Staff list every booking; customers only their own.
-    if (!isStaff(actor)) query.where('bookings.customer_id', actor.userId.toLowerCase());
-    if (status !== null) query.where('bookings.status', status);
-    if (cursor !== undefined) {
-      query.whereRaw('(bookings.created_at, bookings.id) < (?::timestamptz, ?::uuid)', [
-        cursor.createdAt,
-        cursor.id,
-      ]);
-    }
-    const rows: (BookingRow & { cursor_created_at: string })[] = await query;
-    const pageRows = rows.slice(0, pageSize);
-    const last = pageRows.at(-1);
-    const items = await withPassengers(database, pageRows, cipher);
-    return {
-      items,
-      ...(rows.length > pageSize && last !== undefined
-        ? { nextPageToken: encodeBookingCursor({ createdAt: last.cursor_created_at, id: last.id, status }) }
-        : {}),
-    };
+    const status = validateBookingStatusFilter(request.status);
+    const window = pageWindow(bookingListing, request, { status });
+    const page = await readPage(
+      window,
+      bookingListQuery(database, {
+        // Staff list every booking; customers only their own.
+        ...(isStaff(actor) ? {} : { customerId: actor.userId.toLowerCase() }),
+        status,
+        ...(window.after === undefined ? {} : { after: window.after }),
+      }),
+    );
+    const items = await bookingViews(database, page.rows, cipher);
+    return { items, ...(page.nextPageToken === undefined ? {} : { nextPageToken: page.nextPageToken }) };
   }
 
   async function updateBooking(
@@ -511,10 +483,18 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
     actor: Actor,
     bookingId: string,
     input: { paymentToken?: unknown },
+    options: ConfirmPaymentOptions = {},
   ): Promise<BookingView> {
     const command = validateConfirmPayment(input);
+    const attemptId =
+      options.attemptId === undefined ? undefined : validateId(options.attemptId, 'attempt_id');
     return sendCommand(actor, bookingId, 'confirm-payment', (handle) =>
-      handle.executeUpdate(confirmPaymentUpdate, { args: [command] }),
+      handle.executeUpdate(confirmPaymentUpdate, {
+        args: [command],
+        // Temporal answers an update id it has seen with that update's outcome: a retried attempt joins the first
+        // (still charging, or its result), never a second charge.
+        ...(attemptId === undefined ? {} : { updateId: `confirm-payment-${attemptId}` }),
+      }),
     );
   }
 

@@ -1,10 +1,10 @@
 // Route catalogue reads from PostgreSQL: route search with AIP-158 paging, and seat availability per local date.
-import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
+import { pageWindow, readPage, type KeysetListing } from '../db/paging';
+import { seatTakenColumn } from '../db/seat-allocations';
 import type { FareClass, Money } from '../domain/booking';
 import { notFound, validationFailed } from '../domain/errors';
 import { validateId } from '../domain/validation';
-import { maximumPageTokenLength, readPageSize } from './booking-pages';
 import type {
   CatalogApplication,
   Page,
@@ -17,7 +17,9 @@ import type {
 } from './interface';
 
 const maximumSearchTermLength = 100;
-const pageTokenVersion = 1;
+/** A route code as the routes table allows it (routes_code_format). */
+const routeCodePattern = /^[A-Z0-9]+(-[A-Z0-9]+)*$/;
+const maximumRouteCodeLength = 40;
 
 export interface RouteSearch extends PageRequest {
   origin?: string;
@@ -75,12 +77,15 @@ interface FareRow {
   currency: string;
 }
 
-/** What a page token carries: where the previous page stopped, and a digest of the filters it was made for. */
-interface RoutePageCursor {
-  version: number;
-  afterCode: string;
-  filterDigest: string;
-}
+/** Routes are listed by code; a page ends at the code of its last route. */
+const routeListing: KeysetListing<RouteRow, string> = {
+  name: 'routes',
+  positionOf: (row) => row.code,
+  readPosition: (value) =>
+    typeof value === 'string' && value.length <= maximumRouteCodeLength && routeCodePattern.test(value)
+      ? value
+      : undefined,
+};
 
 /**
  * A calendar date `YYYY-MM-DD` that exists (no 30 February), from 0001-01-01 to 9999-12-31 as the REST contract
@@ -113,43 +118,6 @@ function readSearchTerm(value: string | undefined, field: string): string | unde
     throw validationFailed([{ field, message: `must be 1 to ${maximumSearchTermLength} characters` }]);
   }
   return term;
-}
-
-function filterDigest(search: { origin?: string; destination?: string; date?: string }): string {
-  const canonical = JSON.stringify([
-    search.origin?.toLowerCase() ?? null,
-    search.destination?.toLowerCase() ?? null,
-    search.date ?? null,
-  ]);
-  return createHash('sha256').update(canonical).digest('base64url').slice(0, 16);
-}
-
-function encodeCursor(cursor: RoutePageCursor): string {
-  return Buffer.from(JSON.stringify(cursor), 'utf8').toString('base64url');
-}
-
-function decodeCursor(token: string, expectedDigest: string): RoutePageCursor {
-  const invalid = validationFailed([
-    { field: 'page_token', message: 'is not a page token of this search; start again without it' },
-  ]);
-  if (token.length > maximumPageTokenLength || !/^[A-Za-z0-9_-]+$/.test(token)) throw invalid;
-  let cursor: unknown;
-  try {
-    cursor = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
-  } catch {
-    throw invalid;
-  }
-  const candidate = cursor as Partial<RoutePageCursor> | null;
-  if (
-    typeof candidate !== 'object' ||
-    candidate === null ||
-    candidate.version !== pageTokenVersion ||
-    typeof candidate.afterCode !== 'string' ||
-    candidate.filterDigest !== expectedDigest
-  ) {
-    throw invalid;
-  }
-  return candidate as RoutePageCursor;
 }
 
 function toStop(row: StopRow): StopView {
@@ -214,9 +182,12 @@ export function createCatalogApplication(dependencies: { database: Knex }): Cata
     if (date !== undefined && !isCalendarDate(date)) {
       throw validationFailed([{ field: 'date', message: 'must be a calendar date YYYY-MM-DD' }]);
     }
-    const pageSize = readPageSize(request.pageSize);
-    const digest = filterDigest({ origin, destination, date });
-    const cursor = request.pageToken ? decodeCursor(request.pageToken, digest) : undefined;
+    // Stops match case-insensitively, so a token stays good for the same search in other letter case.
+    const window = pageWindow(routeListing, request, {
+      origin: origin?.toLowerCase() ?? null,
+      destination: destination?.toLowerCase() ?? null,
+      date: date ?? null,
+    });
 
     const query = database('routes as route')
       .join('stops as origin', 'origin.code', 'route.origin_stop_code')
@@ -238,9 +209,7 @@ export function createCatalogApplication(dependencies: { database: Knex }): Cata
         'destination.country_code as destination_country_code',
         'destination.time_zone as destination_time_zone',
       )
-      .orderBy('route.code')
-      // One row more than the page tells whether another page follows.
-      .limit(pageSize + 1);
+      .orderBy('route.code');
     if (origin !== undefined) whereStopMatches(query, 'origin', origin);
     if (destination !== undefined) whereStopMatches(query, 'destination', destination);
     if (date !== undefined) {
@@ -252,10 +221,9 @@ export function createCatalogApplication(dependencies: { database: Knex }): Cata
           .select(database.raw('1')),
       );
     }
-    if (cursor !== undefined) query.where('route.code', '>', cursor.afterCode);
+    if (window.after !== undefined) query.where('route.code', '>', window.after);
 
-    const rows: RouteRow[] = await query;
-    const pageRows = rows.slice(0, pageSize);
+    const { rows: pageRows, nextPageToken } = await readPage(window, query);
     const stopsByRoute = await intermediateStopsByRoute(pageRows.map((row) => row.id));
     const items = pageRows.map((row): RouteView => ({
       id: row.id,
@@ -267,11 +235,6 @@ export function createCatalogApplication(dependencies: { database: Knex }): Cata
       distanceKm: row.distance_km,
       typicalDurationMinutes: row.typical_duration_minutes,
     }));
-    const last = pageRows.at(-1);
-    const nextPageToken =
-      rows.length > pageSize && last !== undefined
-        ? encodeCursor({ version: pageTokenVersion, afterCode: last.code, filterDigest: digest })
-        : undefined;
     return { items, ...(nextPageToken === undefined ? {} : { nextPageToken }) };
   }
 
@@ -303,11 +266,7 @@ export function createCatalogApplication(dependencies: { database: Knex }): Cata
           'trip.id as trip_id',
           'seat.seat_number',
           'seat.fare_class',
-          database.raw(
-            `EXISTS (SELECT 1 FROM seat_allocations allocation
-                      WHERE allocation.trip_id = trip.id AND allocation.seat_number = seat.seat_number
-                        AND allocation.state IN ('HELD', 'BOOKED')) AS taken`,
-          ),
+          seatTakenColumn(database, { trip: 'trip', seat: 'seat' }),
         ) as Promise<SeatRow[]>,
       database('trip_fares')
         .whereIn('trip_id', tripIds)

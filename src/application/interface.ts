@@ -1,11 +1,12 @@
 // What the fronts (REST and gRPC) may ask of the application layer; every rule lives behind these calls.
 import type { Actor } from '../domain/actor';
-import type { BookingState, BookingStatus, FareClass, Money } from '../domain/booking';
+import type { BookingView } from '../db/booking-read-model';
+import type { PageRequest } from '../db/paging';
+import type { BookingStatus, FareClass, Money } from '../domain/booking';
 import type { Role } from '../domain/roles';
 import type { CreateBookingInput, UpdateBookingInput } from '../domain/validation';
 
-/** A booking as readers see it: the read model row, decrypted for its owner. */
-export type BookingView = Omit<BookingState, 'paymentAttempts' | 'refundRule'>;
+export type { BookingView, PageRequest };
 
 export interface Page<T> {
   items: T[];
@@ -13,14 +14,13 @@ export interface Page<T> {
   nextPageToken?: string;
 }
 
-export interface PageRequest {
-  pageSize?: number;
-  pageToken?: string;
-}
-
 export interface CreateBookingOptions {
-  /** Names the request (Idempotency-Key, gRPC request_id): a retry with the same id lands on the same booking. */
-  requestId?: string;
+  /**
+   * The id the booking gets, chosen by the front's idempotency mechanism (the REST key store's reservation, or
+   * derived from gRPC's request_id): a create naming a booking id already made joins it and answers its outcome;
+   * one naming it with another body fails IDEMPOTENCY_KEY_REUSED. A fresh id when absent.
+   */
+  bookingId?: string;
   /** Epoch milliseconds by which the caller needs its answer (a gRPC deadline less a margin). */
   answerBy?: number;
 }
@@ -50,7 +50,20 @@ export interface BookingApplication {
     options?: { expectedVersion?: number },
   ): Promise<BookingView>;
   cancelBooking(actor: Actor, bookingId: string, input: { reason?: unknown }): Promise<BookingView>;
-  confirmPayment(actor: Actor, bookingId: string, input: { paymentToken?: unknown }): Promise<BookingView>;
+  confirmPayment(
+    actor: Actor,
+    bookingId: string,
+    input: { paymentToken?: unknown },
+    options?: ConfirmPaymentOptions,
+  ): Promise<BookingView>;
+}
+
+export interface ConfirmPaymentOptions {
+  /**
+   * Names the payment attempt (chosen like CreateBookingOptions.bookingId): a repeat with the same attempt id
+   * answers the first attempt's outcome, whatever its payment token, and never charges again.
+   */
+  attemptId?: string;
 }
 
 export interface StopView {

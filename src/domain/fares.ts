@@ -33,31 +33,44 @@ function pricesCurrency(farePrices: FarePrices): string {
 }
 
 /**
- * One line per passenger at the trip's price for their fare class. A fare class the trip does not sell is
- * a VALIDATION_FAILED on `fareClassField(index)` (by default `passengers[i].fare_class`).
+ * Every requested fare class is on sale on this trip (the trip has a price for it). A class it does not sell is a
+ * VALIDATION_FAILED on `fareClassField(index)` (by default `passengers[i].fare_class`).
  */
+export function assertFareClassesOnSale(
+  passengers: readonly Pick<Passenger, 'fareClass'>[],
+  farePrices: FarePrices,
+  fareClassField: (index: number) => string = (index) => `passengers[${index}].fare_class`,
+): void {
+  const violations: FieldViolation[] = passengers.flatMap((passenger, index) =>
+    farePrices[passenger.fareClass] === undefined
+      ? [
+          {
+            field: fareClassField(index),
+            message: `fare class ${passenger.fareClass} is not sold on this trip`,
+          },
+        ]
+      : [],
+  );
+  if (violations.length > 0) throw validationFailed(violations);
+}
+
+/** One line per passenger at the trip's price for their fare class; a class not on sale is refused as above. */
 export function priceBooking(
   passengers: readonly Pick<Passenger, 'id' | 'seatNumber' | 'fareClass'>[],
   farePrices: FarePrices,
-  fareClassField: (index: number) => string = (index) => `passengers[${index}].fare_class`,
+  fareClassField?: (index: number) => string,
 ): PriceBreakdown {
   const currency = pricesCurrency(farePrices);
-  const violations: FieldViolation[] = [];
-  const lines = passengers.flatMap((passenger, index) => {
-    const price = farePrices[passenger.fareClass];
-    if (price === undefined) {
-      violations.push({
-        field: fareClassField(index),
-        message: `fare class ${passenger.fareClass} is not sold on this trip`,
-      });
-      return [];
-    }
-    const amount = money(price.amountMinor, price.currency);
-    return [
-      { passengerId: passenger.id, seatNumber: passenger.seatNumber, fareClass: passenger.fareClass, amount },
-    ];
+  assertFareClassesOnSale(passengers, farePrices, fareClassField);
+  const lines = passengers.map((passenger) => {
+    const price = farePrices[passenger.fareClass] as Money;
+    return {
+      passengerId: passenger.id,
+      seatNumber: passenger.seatNumber,
+      fareClass: passenger.fareClass,
+      amount: money(price.amountMinor, price.currency),
+    };
   });
-  if (violations.length > 0) throw validationFailed(violations);
   return {
     lines,
     total: sumMoney(

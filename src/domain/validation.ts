@@ -1,5 +1,12 @@
 // Turns untrusted create/update/cancel/payment inputs into typed commands, or one VALIDATION_FAILED listing every problem.
-import { fareClasses, type FareClass, type Passenger, type PassengerInput } from './booking';
+import {
+  bookingStatuses,
+  fareClasses,
+  type BookingStatus,
+  type FareClass,
+  type Passenger,
+  type PassengerInput,
+} from './booking';
 import { validationFailed, type FieldViolation } from './errors';
 import { minuteMs } from './time';
 
@@ -572,4 +579,13 @@ export function validateId(value: unknown, field: string): string {
   const id = readUuid(value, field, violations);
   violations.throwIfAny();
   return id as string;
+}
+
+/** The status a booking listing is filtered by; absent or empty means every status (null). */
+export function validateBookingStatusFilter(status: unknown): BookingStatus | null {
+  if (status === undefined || status === null || status === '') return null;
+  if (typeof status !== 'string' || !(bookingStatuses as readonly string[]).includes(status)) {
+    throw validationFailed([{ field: 'status', message: `must be one of ${bookingStatuses.join(', ')}` }]);
+  }
+  return status as BookingStatus;
 }

@@ -1,6 +1,7 @@
 // BookingService handlers: each maps its request onto one application call and the result onto its response.
 import { status, type sendUnaryData, type ServerUnaryCall } from '@grpc/grpc-js';
 import type { BookingApplication } from '../../application/interface';
+import { bookingIdForRequest, paymentAttemptIdForRequest } from '../../application/request-ids';
 import type { Actor } from '../../domain/actor';
 import { toDomainError, unauthenticated, validationFailed } from '../../domain/errors';
 import {
@@ -146,6 +147,8 @@ export function createBookingServiceHandlers(dependencies: BookingServiceDepende
       'change',
       async (actor, request: CreateBookingRequest, answerBy) => {
         // Past answerBy the booking goes on and the caller gets BOOKING_PROCESSING with its id, not a deadline error.
+        // gRPC's idempotency: the booking id follows from request_id, so a retry joins the same booking.
+        const requestId = given(request.requestId);
         const booking = await application.createBooking(
           actor,
           {
@@ -154,7 +157,10 @@ export function createBookingServiceHandlers(dependencies: BookingServiceDepende
             contactEmail: request.contactEmail,
             contactPhone: request.contactPhone,
           },
-          { requestId: given(request.requestId), answerBy },
+          {
+            ...(requestId === undefined ? {} : { bookingId: bookingIdForRequest(actor, requestId) }),
+            answerBy,
+          },
         );
         return { booking: toBookingMessage(booking) };
       },
@@ -205,9 +211,13 @@ export function createBookingServiceHandlers(dependencies: BookingServiceDepende
       BookingServiceService.confirmPayment,
       'change',
       async (actor, request: ConfirmPaymentRequest) => {
-        const booking = await application.confirmPayment(actor, request.bookingId, {
-          paymentToken: request.paymentToken,
-        });
+        const requestId = given(request.requestId);
+        const booking = await application.confirmPayment(
+          actor,
+          request.bookingId,
+          { paymentToken: request.paymentToken },
+          requestId === undefined ? {} : { attemptId: paymentAttemptIdForRequest(actor, requestId) },
+        );
         return { booking: toBookingMessage(booking) };
       },
     ),

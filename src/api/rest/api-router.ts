@@ -41,8 +41,8 @@ export function servedOperations(
 }
 
 /**
- * BOOKING_PROCESSING becomes 202 Accepted here, outside the idempotency store, which frees the key of a retryable
- * outcome: a retry with the same Idempotency-Key then gets the booking, not this answer again.
+ * BOOKING_PROCESSING becomes 202 Accepted here, outside the idempotency store, which stores no retryable outcome:
+ * a retry with the same Idempotency-Key takes the key over with its reserved booking id and gets the booking.
  */
 function answerBookingProcessing(prefix: string): Koa.Middleware {
   return async (context, next) => {
@@ -88,7 +88,7 @@ export function createApiRouter(dependencies: ApiRouterDependencies): Router {
                 instance: context.path,
                 requestId,
               },
-              () => handler(request),
+              (reservedId) => handler({ ...request, reservedId }),
             )
           : await handler(request);
       sendResponse(context, response);

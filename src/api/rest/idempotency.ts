@@ -1,5 +1,6 @@
-// Idempotency-Key support in PostgreSQL: replays a finished request's response, refuses reuse and parallel runs.
-import { createHash } from 'node:crypto';
+// Idempotency-Key in PostgreSQL, REST's one idempotency mechanism: reserves the id of what a request makes,
+// replays a finished request's response, refuses reuse and parallel runs.
+import { createHash, randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { DomainError, findDomainError, idempotencyKeyInUse, idempotencyKeyReused } from '../../domain/errors';
 import type { FieldCipher } from '../../security/field-encryption';
@@ -49,7 +50,10 @@ function isMissingAccount(error: unknown): boolean {
   return code === '23503' || code === '22P02';
 }
 
-/** Business outcomes are final and replayed; failures a retry may cure (5xx, 429, in use) free the key. */
+/**
+ * Business outcomes are final and replayed. Anything else (5xx, 429, still processing) may still be cured or
+ * finished by a retry, which takes the key over and goes on with the same reserved id.
+ */
 function isFinalOutcome(error: DomainError): boolean {
   return !error.mapping.retryable && error.mapping.httpStatus < 500;
 }
@@ -71,21 +75,28 @@ export function createIdempotencyStore(dependencies: {
 }) {
   const { database, cipher, settings } = dependencies;
 
-  /** Takes the key for this request, or reports who holds it. One statement, so two racing requests cannot both win. */
-  async function claim(request: IdempotentRequest): Promise<boolean> {
-    const result = await database.raw(
+  /**
+   * Takes the key for this request and returns the id it reserves, or undefined when another request holds the
+   * key or has finished with it. One statement, so two racing requests cannot both win. A take-over (the same
+   * request, after its holder died or let go) keeps the reserved id; a new or expired key reserves a new one.
+   */
+  async function claim(request: IdempotentRequest): Promise<string | undefined> {
+    const result = await database.raw<{ rows: { reserved_id: string }[] }>(
       `INSERT INTO idempotency_keys AS existing
-              (customer_id, key, operation, request_hash, state, created_at, expires_at, locked_until)
-       VALUES (?, ?, ?, ?, 'IN_FLIGHT', now(), now() + make_interval(hours => ?), now() + make_interval(secs => ?))
+              (customer_id, key, operation, request_hash, state, created_at, expires_at, locked_until, reserved_id)
+       VALUES (?, ?, ?, ?, 'IN_FLIGHT', now(), now() + make_interval(hours => ?), now() + make_interval(secs => ?),
+               gen_random_uuid())
        ON CONFLICT (customer_id, key) DO UPDATE
           SET operation = excluded.operation, request_hash = excluded.request_hash, state = 'IN_FLIGHT',
               response_status = NULL, response_body = NULL, response_headers = NULL,
               created_at = excluded.created_at, expires_at = excluded.expires_at,
-              locked_until = excluded.locked_until
+              locked_until = excluded.locked_until,
+              reserved_id = CASE WHEN existing.expires_at <= now() THEN excluded.reserved_id
+                                 ELSE existing.reserved_id END
         WHERE existing.expires_at <= now()
            OR (existing.state = 'IN_FLIGHT' AND existing.locked_until <= now()
                AND existing.request_hash = excluded.request_hash)
-       RETURNING 1`,
+       RETURNING reserved_id`,
       [
         request.customerId,
         request.key,
@@ -95,7 +106,7 @@ export function createIdempotencyStore(dependencies: {
         settings.inFlightLockSeconds,
       ],
     );
-    return (result as { rowCount: number }).rowCount === 1;
+    return result.rows[0]?.reserved_id;
   }
 
   async function complete(request: IdempotentRequest, response: RestResponse): Promise<void> {
@@ -115,11 +126,15 @@ export function createIdempotencyStore(dependencies: {
       });
   }
 
-  async function release(request: IdempotentRequest): Promise<void> {
+  /**
+   * Lets a retry take the key over at once. The key stays tied to this request and its reserved id: what the
+   * request started (a booking still being made, a workflow start whose answer was lost) is what the retry joins.
+   */
+  async function letGo(request: IdempotentRequest): Promise<void> {
     await database('idempotency_keys')
       .where({ customer_id: request.customerId, key: request.key, request_hash: request.fingerprint })
       .where('state', 'IN_FLIGHT')
-      .delete();
+      .update({ locked_until: database.fn.now() });
   }
 
   async function existing(request: IdempotentRequest): Promise<KeyRow | undefined> {
@@ -137,25 +152,26 @@ export function createIdempotencyStore(dependencies: {
   }
 
   /**
-   * Runs the operation once per key: the first request runs it and stores the outcome, a repeat with the same
-   * fingerprint gets that outcome again, a repeat with another fingerprint or while the first still runs is refused.
+   * Runs the operation once per key: the first request runs it with the key's reserved id and stores the
+   * outcome, a repeat with the same fingerprint gets that outcome again (or, when the first ended without one,
+   * runs again with the same reserved id), a repeat with another fingerprint or while the first runs is refused.
    */
   async function run(
     request: IdempotentRequest,
-    operation: () => Promise<RestResponse>,
+    operation: (reservedId: string) => Promise<RestResponse>,
   ): Promise<RestResponse> {
-    // A key freed between our failed claim and the read (its request failed) is simply claimed again.
+    let reservedId: string | undefined;
+    // A key purged between our failed claim and the read is simply claimed again.
     for (let attempt = 0; ; attempt += 1) {
-      let claimed: boolean;
       try {
-        claimed = await claim(request);
+        reservedId = await claim(request);
       } catch (error) {
         // No user row to scope the key to (a token whose subject has no account here): the operation itself
         // refuses such callers, so it runs unguarded rather than failing as a server error.
-        if (isMissingAccount(error)) return operation();
+        if (isMissingAccount(error)) return operation(randomUUID());
         throw error;
       }
-      if (claimed) break;
+      if (reservedId !== undefined) break;
       const row = await existing(request);
       if (row === undefined) {
         if (attempt < 2) continue;
@@ -168,11 +184,11 @@ export function createIdempotencyStore(dependencies: {
 
     let response: RestResponse;
     try {
-      response = await operation();
+      response = await operation(reservedId);
     } catch (thrown) {
       const error = findDomainError(thrown);
       if (error === undefined || !isFinalOutcome(error)) {
-        await release(request);
+        await letGo(request);
         throw thrown;
       }
       response = problemResponse(error, request.instance, request.requestId);

@@ -32,6 +32,11 @@ export interface OperationRequest {
   body: unknown;
   /** `/v1` or `/api`: links in the response stay under the prefix the client used. */
   prefix: string;
+  /**
+   * With an Idempotency-Key: the id its key reserves for what the request makes (the booking of a create, the
+   * payment attempt of a confirmation), the same for every retry with that key.
+   */
+  reservedId?: string;
 }
 
 export type OperationHandler = (request: OperationRequest) => Promise<RestResponse>;
@@ -77,14 +82,13 @@ function versionFromEntityTag(value: unknown): number {
 export function createOperationHandlers(applications: Applications): Record<string, OperationHandler> {
   const { bookings, catalog, users } = applications;
   return {
-    async createBooking({ actor, headers, body, prefix }) {
-      // The application derives the booking id from this, so even a retry whose first answer was lost (and
-      // whose key was freed by a 5xx) lands on the same booking. X-Request-Id is only a log correlation id.
-      const idempotencyKey = optionalString(headers['idempotency-key']);
+    async createBooking({ actor, body, prefix, reservedId }) {
+      // The key's reserved id is the booking's: a retry whose first answer was lost (the process died, or the
+      // answer was 202 still processing) lands on the same booking. X-Request-Id is only a log correlation id.
       const booking = await bookings.createBooking(
         actor,
         createBookingInput(body),
-        idempotencyKey === undefined ? {} : { requestId: idempotencyKey },
+        reservedId === undefined ? {} : { bookingId: reservedId },
       );
       return bookingResponse(booking, 201, { location: `${prefix}/bookings/${booking.id}` });
     },
@@ -115,9 +119,14 @@ export function createOperationHandlers(applications: Applications): Record<stri
       );
     },
 
-    async confirmPayment({ actor, path, body }) {
+    async confirmPayment({ actor, path, body, reservedId }) {
       return bookingResponse(
-        await bookings.confirmPayment(actor, String(path.booking_id), confirmPaymentInput(body)),
+        await bookings.confirmPayment(
+          actor,
+          String(path.booking_id),
+          confirmPaymentInput(body),
+          reservedId === undefined ? {} : { attemptId: reservedId },
+        ),
       );
     },
 
@@ -170,5 +179,5 @@ export function bookingProcessingResponse(error: DomainError, prefix: string): R
   };
 }
 
-/** Operations whose retries are made safe by an Idempotency-Key. */
+/** Operations whose retries are made safe by an Idempotency-Key (REST's one idempotency mechanism). */
 export const idempotentOperationIds: ReadonlySet<string> = new Set(['createBooking', 'confirmPayment']);

@@ -1,0 +1,16 @@
+// gRPC's idempotency: ids derived from the caller and its request_id, so a retry names the same booking or payment.
+import { v5 as uuidFromName } from 'uuid';
+
+// Namespaces of the name-based ids; changing one would make retries in flight create a second booking or payment.
+const bookingIdNamespace = 'b3f0c0de-5a7e-4b1e-9c2a-6d8e4f1a2b3c';
+const paymentAttemptIdNamespace = '8b2e0e0c-5e65-423e-b320-d21b53ce677a';
+
+/** The booking a create with this request id makes: the same caller and request id always name the same one. */
+export function bookingIdForRequest(caller: { readonly userId: string }, requestId: string): string {
+  return uuidFromName(`${caller.userId.toLowerCase()}\n${requestId}`, bookingIdNamespace);
+}
+
+/** The payment attempt a ConfirmPayment with this request id makes, the same for every retry of it. */
+export function paymentAttemptIdForRequest(caller: { readonly userId: string }, requestId: string): string {
+  return uuidFromName(`${caller.userId.toLowerCase()}\n${requestId}`, paymentAttemptIdNamespace);
+}
