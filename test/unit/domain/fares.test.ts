@@ -4,6 +4,7 @@ import { DomainError } from '../../../src/domain/errors';
 import {
   allocateRefund,
   amountOwedByState,
+  assertFareClassesOnSale,
   cancellationRefund,
   defaultRefundRule,
   netAmountPaid,
@@ -27,7 +28,7 @@ import {
   passengers,
   relativeToDeparture,
   secondPassengerId,
-} from './fixtures';
+} from '../../support/booking-states';
 
 function thrown(action: () => unknown): DomainError {
   try {
@@ -91,6 +92,22 @@ describe('priceBooking', () => {
     expect(error.fieldViolations.map((violation) => violation.field)).toEqual([
       'passengers[0].fare_class',
       'passengers[2].fare_class',
+    ]);
+  });
+
+  it('checks that every requested fare class is on sale, naming each field that is not, before anything is priced', () => {
+    const standardOnly = { STANDARD: euros(2500) };
+    expect(() => assertFareClassesOnSale([{ fareClass: 'STANDARD' }], standardOnly)).not.toThrow();
+    const error = thrown(() =>
+      assertFareClassesOnSale(
+        [{ fareClass: 'STANDARD' }, { fareClass: 'PREMIUM' }],
+        standardOnly,
+        (index) => `add_passengers[${index}].fare_class`,
+      ),
+    );
+    expect(error.code).toBe('VALIDATION_FAILED');
+    expect(error.fieldViolations).toEqual([
+      { field: 'add_passengers[1].fare_class', message: 'fare class PREMIUM is not sold on this trip' },
     ]);
   });
 
