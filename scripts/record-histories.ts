@@ -17,18 +17,10 @@ import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import type { BookingApplication } from '../src/application/interface';
 import type { Actor } from '../src/domain/actor';
 import { bookingWorkflowId } from '../src/workflows/shared';
-import {
-  quietTemporalRuntime,
-  startSagaEnvironment,
-  type SagaEnvironment,
-} from '../test/support/saga-environment';
-import {
-  bookingRequest,
-  createSagaCustomer,
-  createSagaTrip,
-  eventually,
-  type SagaTrip,
-} from '../test/support/saga-fixtures';
+import { quietTemporalRuntime, startSagaEnvironment, type SagaEnvironment } from '../test/support/saga';
+import { bookingRequest, createTrip, type TestTrip } from '../test/support/trips';
+import { createCustomer } from '../test/support/users';
+import { eventually } from '../test/support/outcomes';
 
 const historiesDirectory = path.resolve(__dirname, '../test/histories');
 /** Bookings that must reach COMPLETED depart this soon; every step before departure takes well under it. */
@@ -37,7 +29,7 @@ const departureInMs = 12_000;
 interface PathContext {
   saga: SagaEnvironment;
   customer: Actor;
-  trip: SagaTrip;
+  trip: TestTrip;
   shortHold: BookingApplication;
 }
 
@@ -133,7 +125,7 @@ const bookingPaths: Record<string, (context: PathContext) => Promise<string>> = 
 
 async function recordPath(name: string, shared: Omit<PathContext, 'customer'>): Promise<void> {
   // A customer per path: the paths run at once, and one customer's open holds are capped.
-  const context = { ...shared, customer: await createSagaCustomer(shared.saga.database, shared.saga.cipher) };
+  const context = { ...shared, customer: await createCustomer(shared.saga.database, shared.saga.cipher) };
   const bookingId = await bookingPaths[name](context);
   const handle = context.saga.client.workflow.getHandle(bookingWorkflowId(bookingId));
   // Cancelled workflows end with a failure; the history is what matters.
@@ -156,7 +148,7 @@ async function main(): Promise<void> {
   const saga = await startSagaEnvironment({ environment: { BOOKING_CHANGE_CUTOFF_SECONDS: '0' } });
   try {
     mkdirSync(historiesDirectory, { recursive: true });
-    const trip = await createSagaTrip(saga.database, { seatCount: 20, premiumRows: 1, departureInMs });
+    const trip = await createTrip(saga.database, { seatCount: 20, premiumRows: 1, departureInMs });
     const shortHold = saga.applicationWith({ BOOKING_HOLD_SECONDS: '2', BOOKING_CHANGE_CUTOFF_SECONDS: '0' });
     const context = { saga, trip, shortHold };
     await Promise.all(Object.keys(bookingPaths).map((name) => recordPath(name, context)));

@@ -1,4 +1,4 @@
-// Turns what the Temporal client throws into the service's error codes (DESIGN §5).
+// Turns what the Temporal client throws into the service's error codes (docs/design.md, error model).
 import {
   isGrpcDeadlineError,
   isGrpcServiceError,

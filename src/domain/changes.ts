@@ -14,7 +14,7 @@ export interface BookingChangePlan {
   readonly price: PriceBreakdown;
   readonly priceDelta: Money;
   readonly settlement: ChangeSettlement;
-  /** Reserve these first (DESIGN §2: new seats before old ones are released). */
+  /** Reserve these first (the lifecycle: new seats before old ones are released). */
   readonly seatsToReserve: readonly SeatRequest[];
   /** Release these once the new seats are held. */
   readonly seatsToRelease: readonly string[];

@@ -46,7 +46,7 @@ export interface ErrorCodeMapping {
   readonly retryable: boolean;
 }
 
-/** DESIGN §5, in one place for both fronts. */
+/** The error model of docs/design.md, in one place for both fronts. */
 export const errorCodeMappings: Readonly<Record<ErrorCode, ErrorCodeMapping>> = {
   VALIDATION_FAILED: {
     httpStatus: 400,

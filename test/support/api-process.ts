@@ -1,118 +1,102 @@
-// API process for the multi-process tests: the REST and gRPC fronts over their own pool and Temporal client.
-//
-// Started by startApiProcess (api-process-launcher.ts), which documents its environment variables.
-import type { AddressInfo } from 'node:net';
-import { Client, Connection } from '@temporalio/client';
-import type { JWK } from 'jose';
-import { startGrpcServer } from '../../src/api/grpc/server';
-import { createRestApp, restSettingsFromConfig } from '../../src/api/rest/app';
-import { createIdempotencyStore } from '../../src/api/rest/idempotency';
-import { createRestServer } from '../../src/api/rest/server';
-import { createBookingApplication } from '../../src/application/bookings';
-import { createCatalogApplication } from '../../src/application/catalog';
-import { createReadinessCheck } from '../../src/application/readiness';
-import { createUserApplication } from '../../src/application/users';
-import { createDatabase } from '../../src/db/connection';
-import { createLogger } from '../../src/logger';
-import { createFieldCipherFromConfig } from '../../src/security/field-cipher-from-config';
-import { createOperationGuard } from '../../src/api/rest/request-authorization';
-import { createBookingDataConverter } from '../../src/security/temporal-payload-codec';
-import { createTokenVerifier } from '../../src/security/token-verifier';
+// Starts test/support/api-process-main.ts as a child process: an API process of its own, as a deployment runs several.
+import { spawn } from 'node:child_process';
+import path from 'node:path';
 import type { TaskQueueNames } from '../../src/domain/task-queues';
-import { apiProcessReadyLine, apiProcessVariables } from './api-process-launcher';
-import { fastSagaTimings, sagaConfig } from './saga-environment';
 
-function requiredVariable(name: string): string {
-  const value = process.env[name];
-  if (value === undefined || value === '') throw new Error(`${name} is required`);
-  return value;
+/** What the child prints, followed by its REST and gRPC ports, once both listen. */
+export const apiProcessReadyLine = 'api-process ready';
+
+/** The child's inputs; DATABASE_URL and TEMPORAL_ADDRESS come from the test's own environment. */
+export const apiProcessVariables = {
+  /** JSON of extra configuration variables, on top of `testConfig`'s (IDP_ISSUER shared by the processes). */
+  configuration: 'API_PROCESS_CONFIGURATION',
+  /** JSON of the test's TaskQueueNames: the workflows it starts run on the test's workers. */
+  taskQueues: 'API_PROCESS_TASK_QUEUES',
+} as const;
+
+const processScript = path.join(__dirname, 'api-process-main.ts');
+const readyTimeoutMs = 60_000;
+
+export interface ApiProcessOptions {
+  configuration: Record<string, string>;
+  taskQueueNames: TaskQueueNames;
 }
 
-async function main(): Promise<void> {
-  const config = sagaConfig(
-    JSON.parse(requiredVariable(apiProcessVariables.configuration)) as Record<string, string>,
-  );
-  const taskQueueNames = JSON.parse(requiredVariable(apiProcessVariables.taskQueues)) as TaskQueueNames;
-  const signingKey = JSON.parse(requiredVariable(apiProcessVariables.signingKey)) as JWK;
-  const logger = createLogger({ level: config.logLevel, name: 'api-process' });
-  const database = createDatabase(config.database.url, {
-    poolSize: config.database.poolSize,
-    applicationName: 'api-process',
-  });
-  const cipher = createFieldCipherFromConfig(config);
-  const connection = await Connection.connect({ address: config.temporal.address });
-  const dataConverter = createBookingDataConverter(config);
-  const temporal = new Client({ connection, namespace: config.temporal.namespace, dataConverter });
-  const verifier = createTokenVerifier({
-    issuer: requiredVariable(apiProcessVariables.issuer),
-    audience: config.auth.audience,
-    algorithms: ['RS256'],
-    clockToleranceSeconds: 5,
-    keySetSource: async () => ({ keys: [signingKey] }),
-  });
-  const bookings = createBookingApplication({
-    config,
-    database,
-    temporal,
-    cipher,
-    timings: fastSagaTimings,
-    taskQueues: taskQueueNames,
-  });
-  const checkReadiness = createReadinessCheck({ database, temporal: connection });
-
-  const app = createRestApp({
-    logger,
-    checkReadiness,
-    settings: restSettingsFromConfig(config),
-    applications: {
-      bookings,
-      catalog: createCatalogApplication({ database }),
-      users: createUserApplication({ database, cipher }),
-    },
-    idempotency: createIdempotencyStore({ database, cipher, settings: config.idempotency }),
-    operationGuard: createOperationGuard(verifier),
-    dataConverter,
-  });
-  const restServer = createRestServer(app, { requestTimeoutMs: config.http.requestTimeoutMs });
-  await new Promise<void>((resolve) => restServer.listen(0, '127.0.0.1', resolve));
-  const grpcServer = await startGrpcServer(
-    {
-      host: '127.0.0.1',
-      port: 0,
-      transport: { kind: 'insecure' },
-      maxReceiveMessageBytes: config.grpc.maxReceiveMessageBytes,
-      maxSendMessageBytes: config.grpc.maxSendMessageBytes,
-      keepaliveTimeMs: config.grpc.keepaliveTimeMs,
-      keepaliveTimeoutMs: config.grpc.keepaliveTimeoutMs,
-      shutdownGraceMs: 1000,
-      healthCheckIntervalMs: config.grpc.healthCheckIntervalMs,
-    },
-    {
-      application: bookings,
-      verifyAccessToken: (token) => verifier.verifyAccessToken(token),
-      checkReadiness,
-      logger,
-    },
-  );
-
-  process.once('SIGTERM', () => {
-    void (async () => {
-      if ('closeAllConnections' in restServer) restServer.closeAllConnections();
-      await Promise.allSettled([
-        new Promise<void>((resolve) => restServer.close(() => resolve())),
-        grpcServer.stop(),
-      ]);
-      await Promise.allSettled([database.destroy(), connection.close()]);
-      process.exit(0);
-    })();
-  });
-  const { port: httpPort } = restServer.address() as AddressInfo;
-  process.stdout.write(`${apiProcessReadyLine} ${httpPort} ${grpcServer.port}\n`);
+export interface ApiProcess {
+  readonly restBaseUrl: string;
+  /** `127.0.0.1:<port>` of its plaintext gRPC server. */
+  readonly grpcAddress: string;
+  /** Signs in at its embedded identity provider and returns the access token. */
+  signIn(email: string, password: string): Promise<string>;
+  /** Stops the child (SIGTERM, then SIGKILL if it lingers) and waits for it to exit. */
+  stop(): Promise<void>;
 }
 
-main().catch((error: unknown) => {
-  process.stderr.write(
-    `api process failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-  );
-  process.exit(1);
-});
+export async function startApiProcess(options: ApiProcessOptions): Promise<ApiProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', processScript], {
+    cwd: path.resolve(__dirname, '../..'),
+    env: {
+      ...process.env,
+      [apiProcessVariables.configuration]: JSON.stringify(options.configuration),
+      [apiProcessVariables.taskQueues]: JSON.stringify(options.taskQueueNames),
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let errorOutput = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    errorOutput += chunk.toString('utf8');
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const running = () => child.exitCode === null && child.signalCode === null;
+
+  async function stop(): Promise<void> {
+    if (!running()) return;
+    child.kill('SIGTERM');
+    const killer = setTimeout(() => child.kill('SIGKILL'), 5000);
+    await exited;
+    clearTimeout(killer);
+  }
+
+  try {
+    const [httpPort, grpcPort] = await new Promise<[string, string]>((resolve, reject) => {
+      let output = '';
+      const timer = setTimeout(
+        () => reject(new Error(`API process not ready in ${readyTimeoutMs} ms: ${errorOutput}`)),
+        readyTimeoutMs,
+      );
+      child.stdout?.on('data', (chunk: Buffer) => {
+        output += chunk.toString('utf8');
+        const ready = new RegExp(`${apiProcessReadyLine} (\\d+) (\\d+)`).exec(output);
+        if (ready) {
+          clearTimeout(timer);
+          resolve([ready[1], ready[2]]);
+        }
+      });
+      void exited.then(() => {
+        clearTimeout(timer);
+        reject(new Error(`API process exited before it was ready: ${errorOutput}`));
+      });
+    });
+    const restBaseUrl = `http://127.0.0.1:${httpPort}`;
+    return {
+      restBaseUrl,
+      grpcAddress: `127.0.0.1:${grpcPort}`,
+      async signIn(email, password) {
+        const response = await fetch(`${restBaseUrl}/api/auth/login`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ email, password }),
+        });
+        const body = (await response.json()) as { access_token?: string };
+        if (response.status !== 200 || body.access_token === undefined) {
+          throw new Error(`login answered ${response.status}: ${JSON.stringify(body)}`);
+        }
+        return body.access_token;
+      },
+      stop,
+    };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}

@@ -1,69 +1,112 @@
-// Worker process for the crash test: serves a test's queues and, when told to, dies the moment a charge is taken.
-//
-// Started by startCrashWorker (crash-worker-process.ts), which documents its environment variables.
-import { readFileSync } from 'node:fs';
+// Starts test/support/crash-worker-main.ts as a child process: a worker the crash test can lose like a real machine.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
-import { NativeConnection } from '@temporalio/worker';
-import { createActivities, createActivityDependencies } from '../../src/activities';
-import { createLogger } from '../../src/logger';
-import type { PaymentGateway } from '../../src/ports/payment-gateway';
-import { createBookingWorkers } from '../../src/worker/booking-workers';
+import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { TaskQueueNames } from '../../src/domain/task-queues';
-import { crashWorkerReadyLine, crashWorkerVariables, workflowBundleFileName } from './crash-worker-process';
-import { quietTemporalRuntime, sagaConfig } from './saga-environment';
 
-function requiredVariable(name: string): string {
-  const value = process.env[name];
-  if (value === undefined || value === '') throw new Error(`${name} is required`);
-  return value;
+/** What the child prints once its workers poll. */
+export const crashWorkerReadyLine = 'crash-worker ready';
+export const workflowBundleFileName = 'workflows.js';
+
+/** The child's inputs; DATABASE_URL and TEMPORAL_ADDRESS come from the test's own environment. */
+export const crashWorkerVariables = {
+  /** JSON of the test's TaskQueueNames: the child polls those queues only. */
+  taskQueues: 'CRASH_WORKER_TASK_QUEUES',
+  /** Directory holding the test's workflow bundle, so the child skips webpack. */
+  bundleDirectory: 'CRASH_WORKER_BUNDLE_DIR',
+  outboxDirectory: 'CRASH_WORKER_OUTBOX_DIR',
+  /**
+   * `1`: the child SIGKILLs itself once the gateway has recorded an approved charge, before ProcessPayment
+   * returns. Read by crash-worker-main.ts only; production code has no such switch.
+   */
+  killAfterCharge: 'CRASH_WORKER_KILL_AFTER_CHARGE',
+} as const;
+
+const workerScript = path.join(__dirname, 'crash-worker-main.ts');
+const readyTimeoutMs = 60_000;
+
+export interface CrashWorkerOptions {
+  taskQueueNames: TaskQueueNames;
+  workflowBundle: WorkflowBundleWithSourceMap;
+  outboxDirectory: string;
+  killAfterCharge: boolean;
 }
 
-/** The gateway as is, except that the process dies right after an approved charge reached the ledger. */
-function dyingAfterCharge(gateway: PaymentGateway): PaymentGateway {
-  return {
-    async charge(request) {
-      const result = await gateway.charge(request);
-      // SIGKILL: no cleanup, no answer to Temporal — as if the machine lost power mid-activity.
-      if (result.status === 'approved') process.kill(process.pid, 'SIGKILL');
-      return result;
-    },
-    refund: (request) => gateway.refund(request),
-  };
+export interface CrashWorker {
+  readonly pid: number;
+  /** Settles when the child exits, with its exit code or the signal that ended it. */
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** What the child wrote to stderr, for failure messages. */
+  errorOutput: () => string;
+  /** SIGKILLs the child if it still runs, and removes its bundle copy. */
+  stop(): Promise<void>;
 }
 
-async function main(): Promise<void> {
-  quietTemporalRuntime();
-  const taskQueueNames = JSON.parse(requiredVariable(crashWorkerVariables.taskQueues)) as TaskQueueNames;
-  const bundleDirectory = requiredVariable(crashWorkerVariables.bundleDirectory);
-  const config = sagaConfig({
-    NOTIFICATIONS_OUTBOX_DIR: requiredVariable(crashWorkerVariables.outboxDirectory),
+function waitForReadyLine(child: ChildProcess, exited: Promise<unknown>, errorOutput: () => string) {
+  return new Promise<void>((resolve, reject) => {
+    let output = '';
+    const timer = setTimeout(
+      () => reject(new Error(`crash worker not ready in ${readyTimeoutMs} ms: ${errorOutput()}`)),
+      readyTimeoutMs,
+    );
+    child.stdout?.on('data', (chunk: Buffer) => {
+      output += chunk.toString('utf8');
+      if (output.includes(crashWorkerReadyLine)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    void exited.then(() => {
+      clearTimeout(timer);
+      reject(new Error(`crash worker exited before it was ready: ${errorOutput()}`));
+    });
   });
-  const logger = createLogger({ level: config.logLevel, name: 'crash-worker' });
-  const dependencies = createActivityDependencies(config, logger);
-  const paymentGateway =
-    process.env[crashWorkerVariables.killAfterCharge] === '1'
-      ? dyingAfterCharge(dependencies.paymentGateway)
-      : dependencies.paymentGateway;
-  const connection = await NativeConnection.connect({ address: config.temporal.address });
-  const workers = await createBookingWorkers({
-    config,
-    connection,
-    activities: createActivities({ ...dependencies, paymentGateway }),
-    logger,
-    taskQueueNames,
-    workflowBundle: {
-      code: readFileSync(path.join(bundleDirectory, workflowBundleFileName), 'utf8'),
-      sourceMap: readFileSync(path.join(bundleDirectory, `${workflowBundleFileName}.map`), 'utf8'),
-    },
-  });
-  const running = workers.run();
-  process.stdout.write(`${crashWorkerReadyLine}\n`);
-  await running;
 }
 
-main().catch((error: unknown) => {
-  process.stderr.write(
-    `crash worker failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+export async function startCrashWorker(options: CrashWorkerOptions): Promise<CrashWorker> {
+  const bundleDirectory = mkdtempSync(path.join(os.tmpdir(), 'crash-worker-bundle-'));
+  writeFileSync(path.join(bundleDirectory, workflowBundleFileName), options.workflowBundle.code);
+  writeFileSync(
+    path.join(bundleDirectory, `${workflowBundleFileName}.map`),
+    options.workflowBundle.sourceMap,
   );
-  process.exit(1);
-});
+  const child = spawn(process.execPath, ['--import', 'tsx', workerScript], {
+    cwd: path.resolve(__dirname, '../..'),
+    env: {
+      ...process.env,
+      [crashWorkerVariables.taskQueues]: JSON.stringify(options.taskQueueNames),
+      [crashWorkerVariables.bundleDirectory]: bundleDirectory,
+      [crashWorkerVariables.outboxDirectory]: options.outboxDirectory,
+      [crashWorkerVariables.killAfterCharge]: options.killAfterCharge ? '1' : '0',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let errorOutput = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    errorOutput += chunk.toString('utf8');
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    child.once('exit', (code, signal) => resolve({ code, signal }));
+  });
+  const worker: CrashWorker = {
+    pid: child.pid ?? -1,
+    exited,
+    errorOutput: () => errorOutput,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGKILL');
+        await exited;
+      }
+      rmSync(bundleDirectory, { recursive: true, force: true });
+    },
+  };
+  try {
+    await waitForReadyLine(child, exited, worker.errorOutput);
+  } catch (error) {
+    await worker.stop();
+    throw error;
+  }
+  return worker;
+}

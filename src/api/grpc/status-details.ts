@@ -1,4 +1,4 @@
-// DESIGN §5 on gRPC: a DomainError becomes a status code plus google.rpc.Status details, and back for clients.
+// The error model on gRPC: a DomainError becomes a status code plus google.rpc.Status details, and back for clients.
 import { Metadata, type StatusObject } from '@grpc/grpc-js';
 import { errorCodeMappings, grpcStatusCodes, type DomainError, type JsonValue } from '../../domain/errors';
 import { Any } from '../../generated/google/protobuf/any';

@@ -19,7 +19,13 @@ import {
   type SmsMessage,
   type SmsSender,
 } from '../../../src/ports/notification-senders';
-import { bookingSnapshot, failureOf, runActivity, testPassenger, useActivityTestBed } from './fixtures';
+import {
+  bookingSnapshot,
+  failureOf,
+  runActivity,
+  testPassenger,
+  useActivityTestBed,
+} from '../../support/activities';
 
 const testBed = useActivityTestBed();
 let outboxDirectory: string;
@@ -81,7 +87,7 @@ function confirmationEmail(bookingId: string): SendEmailNotificationInput {
     template: 'booking-confirmed',
     to: 'ana.silva@example.com',
     parameters: {
-      departureTime: testBed.trip.departureTime,
+      departureTime: testBed.trip.departureTime.toISOString(),
       seatNumbers: '1A',
       amountPaidMinor: 2590,
       currency: 'EUR',
@@ -95,20 +101,35 @@ function cancellationSms(bookingId: string): SendSmsNotificationInput {
     idempotencyKey: activityKey(bookingId, 'send-sms', 'cancelled'),
     template: 'booking-cancelled',
     to: '+351912345678',
-    parameters: { departureTime: testBed.trip.departureTime, refundAmountMinor: 1295, currency: 'EUR' },
+    parameters: {
+      departureTime: testBed.trip.departureTime.toISOString(),
+      refundAmountMinor: 1295,
+      currency: 'EUR',
+    },
   };
 }
 
-async function notificationRow(idempotencyKey: string) {
-  return testBed.database('notifications').where({ idempotency_key: idempotencyKey }).first();
+interface NotificationRow {
+  idempotency_key: string;
+  recipient: string;
+  body: string;
+}
+
+async function notificationRow(idempotencyKey: string): Promise<NotificationRow> {
+  const row = await testBed
+    .database<NotificationRow>('notifications')
+    .where({ idempotency_key: idempotencyKey })
+    .first();
+  if (row === undefined) throw new Error(`no notification ${idempotencyKey}`);
+  return row;
 }
 
 describe('SendEmailNotification', () => {
   it('sends once per key, however often and concurrently it is retried, and keeps an encrypted record', async () => {
     const bookingId = await recordedBookingId();
     const input = confirmationEmail(bookingId);
-    await Promise.all([1, 2, 3, 4].map(() => runActivity(notifications.SendEmailNotification, input)));
-    await runActivity(notifications.SendEmailNotification, input);
+    await Promise.all([1, 2, 3, 4].map(() => runActivity(notifications, 'SendEmailNotification', input)));
+    await runActivity(notifications, 'SendEmailNotification', input);
 
     expect(sentEmails.filter((message) => message.idempotencyKey === input.idempotencyKey)).toHaveLength(1);
     const row = await notificationRow(input.idempotencyKey);
@@ -138,14 +159,14 @@ describe('SendEmailNotification', () => {
     const bookingId = await recordedBookingId();
     const input = confirmationEmail(bookingId);
     upcomingFailures.push(new Error('SMTP delivery failed (421)'));
-    const transient = await failureOf(runActivity(notifications.SendEmailNotification, input));
+    const transient = await failureOf(runActivity(notifications, 'SendEmailNotification', input));
     expect(transient).toMatchObject({ type: 'DELIVERY_FAILED', nonRetryable: false });
     expect(await notificationRow(input.idempotencyKey)).toMatchObject({
       status: 'PENDING',
       attempts: 1,
       last_error: 'SMTP delivery failed (421)',
     });
-    await runActivity(notifications.SendEmailNotification, input);
+    await runActivity(notifications, 'SendEmailNotification', input);
     expect(await notificationRow(input.idempotencyKey)).toMatchObject({
       status: 'SENT',
       attempts: 2,
@@ -154,7 +175,7 @@ describe('SendEmailNotification', () => {
 
     const rejected = { ...input, idempotencyKey: activityKey(bookingId, 'send-email', 'cancelled') };
     upcomingFailures.push(new PermanentDeliveryError('SMTP server refused the message (550)'));
-    const permanent = await failureOf(runActivity(notifications.SendEmailNotification, rejected));
+    const permanent = await failureOf(runActivity(notifications, 'SendEmailNotification', rejected));
     expect(permanent).toMatchObject({ type: 'DELIVERY_REJECTED', nonRetryable: true });
     expect(await notificationRow(rejected.idempotencyKey)).toMatchObject({ status: 'FAILED', attempts: 1 });
   });
@@ -165,20 +186,20 @@ describe('SendEmailNotification', () => {
     const input = confirmationEmail(bookingId);
 
     const missing = await failureOf(
-      runActivity(notifications.SendEmailNotification, { ...input, parameters: { currency: 'EUR' } }),
+      runActivity(notifications, 'SendEmailNotification', { ...input, parameters: { currency: 'EUR' } }),
     );
     expect(missing).toMatchObject({ type: 'VALIDATION_FAILED', nonRetryable: true });
     expect(findDomainError(missing)?.fieldViolations[0].message).toBe(
       'template booking-confirmed needs parameters departureTime, seatNumbers, amountPaidMinor',
     );
     const badAddress = await failureOf(
-      runActivity(notifications.SendEmailNotification, { ...input, to: 'nobody' }),
+      runActivity(notifications, 'SendEmailNotification', { ...input, to: 'nobody' }),
     );
     expect(badAddress.type).toBe('VALIDATION_FAILED');
 
     const orphanId = '7c9e6679-7425-40de-944b-e07fc1f90ae7';
     const orphan = await failureOf(
-      runActivity(notifications.SendEmailNotification, {
+      runActivity(notifications, 'SendEmailNotification', {
         ...input,
         bookingId: orphanId,
         idempotencyKey: activityKey(orphanId, 'send-email', 'confirmed'),
@@ -194,8 +215,8 @@ describe('SendSMSNotification', () => {
   it('sends the short text once and leaves a JSON file in the outbox', async () => {
     const bookingId = await recordedBookingId();
     const input = cancellationSms(bookingId);
-    await runActivity(notifications.SendSMSNotification, input);
-    await runActivity(notifications.SendSMSNotification, input);
+    await runActivity(notifications, 'SendSMSNotification', input);
+    await runActivity(notifications, 'SendSMSNotification', input);
 
     const sent = sentSms.filter((message) => message.idempotencyKey === input.idempotencyKey);
     expect(sent).toEqual([
@@ -220,7 +241,7 @@ describe('SendSMSNotification', () => {
   it('rejects a phone number that is not E.164', async () => {
     const bookingId = await recordedBookingId();
     const failure = await failureOf(
-      runActivity(notifications.SendSMSNotification, { ...cancellationSms(bookingId), to: '912345678' }),
+      runActivity(notifications, 'SendSMSNotification', { ...cancellationSms(bookingId), to: '912345678' }),
     );
     expect(failure).toMatchObject({ type: 'VALIDATION_FAILED', nonRetryable: true });
   });

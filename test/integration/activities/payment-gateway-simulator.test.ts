@@ -10,7 +10,8 @@ import {
   RefundRejectedError,
   type PaymentGateway,
 } from '../../../src/ports/payment-gateway';
-import { openTestDatabase } from './fixtures';
+import { openTestDatabase } from '../../support/database';
+import type { SimulatorChargeRow } from '../../support/booking-records';
 
 let database: Knex;
 let gateway: PaymentGateway;
@@ -33,7 +34,7 @@ async function approvedCharge(name: string, amountMinor = 2590): Promise<string>
 }
 
 beforeAll(() => {
-  database = openTestDatabase(8);
+  database = openTestDatabase({ poolSize: 8, applicationName: 'payment-simulator-tests' });
   gateway = createPaymentGatewaySimulator(database);
 });
 
@@ -51,7 +52,9 @@ afterAll(async () => {
 describe('payment gateway simulator ledger', () => {
   it('has a unique index that refuses a second charge row for one idempotency key', async () => {
     await approvedCharge('unique');
-    const [row] = await database(simulatorLedgerTables.charges).where({ idempotency_key: key('unique') });
+    const [row] = await database<SimulatorChargeRow>(simulatorLedgerTables.charges).where({
+      idempotency_key: key('unique'),
+    });
     const { id: _id, transaction_id: _transactionId, ...copy } = row;
     await expect(
       database(simulatorLedgerTables.charges).insert({ ...copy, transaction_id: `ch_copy_${randomUUID()}` }),
@@ -75,9 +78,13 @@ describe('payment gateway simulator ledger', () => {
       ),
     );
     expect(outcomes.filter((outcome) => outcome.status === 'fulfilled')).toHaveLength(2);
-    const [rejected] = outcomes.flatMap((outcome) => (outcome.status === 'rejected' ? [outcome.reason] : []));
+    const [rejected] = outcomes.flatMap((outcome): unknown[] =>
+      outcome.status === 'rejected' ? [outcome.reason] : [],
+    );
     expect(rejected).toBeInstanceOf(RefundRejectedError);
-    const [charge] = await database(simulatorLedgerTables.charges).where({ transaction_id: transactionId });
+    const [charge] = await database<SimulatorChargeRow>(simulatorLedgerTables.charges).where({
+      transaction_id: transactionId,
+    });
     expect(charge.refunded_minor).toBe(2000);
   });
 
@@ -109,7 +116,7 @@ describe('payment gateway simulator ledger', () => {
       description: 'simulator test',
     });
     expect(declined).toEqual({ status: 'declined', reason: 'card_declined' });
-    const [declinedRow] = await database(simulatorLedgerTables.charges).where({
+    const [declinedRow] = await database<SimulatorChargeRow>(simulatorLedgerTables.charges).where({
       idempotency_key: key('declined'),
     });
     await expect(

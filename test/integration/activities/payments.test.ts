@@ -1,4 +1,5 @@
 // ProcessPayment and RefundPayment through the gateway simulator: every test token, retries, races, refund limits.
+import { expect } from '@jest/globals';
 import type { PaymentActivities, ProcessPaymentInput } from '../../../src/activities/interface';
 import { createPaymentActivities } from '../../../src/activities/payments';
 import { createReadModelActivities } from '../../../src/activities/read-model';
@@ -8,12 +9,19 @@ import {
 } from '../../../src/adapters/payment-gateway-simulator';
 import { findDomainError } from '../../../src/domain/errors';
 import { activityKey } from '../../../src/domain/ids';
-import { bookingSnapshot, failureOf, runActivity, testPassenger, useActivityTestBed } from './fixtures';
+import {
+  bookingSnapshot,
+  failureOf,
+  runActivity,
+  testPassenger,
+  useActivityTestBed,
+} from '../../support/activities';
+import type { SimulatorChargeRow } from '../../support/booking-records';
 
 const testBed = useActivityTestBed({ poolSize: 12 });
 let payments: PaymentActivities;
 
-beforeAll(async () => {
+beforeAll(() => {
   payments = createPaymentActivities({
     database: testBed.database,
     cipher: testBed.cipher,
@@ -40,7 +48,9 @@ function payment(bookingId: string, paymentToken: string, attempt = 1): ProcessP
 }
 
 async function ledgerCharges(idempotencyKey: string) {
-  return testBed.database(simulatorLedgerTables.charges).where({ idempotency_key: idempotencyKey }).select();
+  return testBed
+    .database<SimulatorChargeRow>(simulatorLedgerTables.charges)
+    .where({ idempotency_key: idempotencyKey });
 }
 
 describe('ProcessPayment', () => {
@@ -50,7 +60,7 @@ describe('ProcessPayment', () => {
   ])('approves %s and stores only the token, brand and last four digits', async (token, masked) => {
     const bookingId = await recordedBooking();
     const input = payment(bookingId, token);
-    const result = await runActivity(payments.ProcessPayment, input);
+    const result = await runActivity(payments, 'ProcessPayment', input);
     expect(result).toEqual({
       transactionId: expect.stringMatching(/^ch_sim_/),
       methodMasked: masked,
@@ -64,10 +74,13 @@ describe('ProcessPayment', () => {
       card_last4: masked.slice(-4),
       amount_minor: 2590,
     });
-    const row = await testBed.database('payments').where({ idempotency_key: input.idempotencyKey }).first();
+    const row = await testBed
+      .database<{ idempotency_key: string; method_masked: string }>('payments')
+      .where({ idempotency_key: input.idempotencyKey })
+      .first();
     expect(row).toMatchObject({ status: 'APPROVED', gateway_transaction_id: result.transactionId });
-    expect(row.method_masked).toMatch(/^enc:v1:/);
-    expect(testBed.cipher.decrypt(row.method_masked)).toBe(masked);
+    expect(row?.method_masked).toMatch(/^enc:v1:/);
+    expect(testBed.cipher.decrypt(row?.method_masked ?? '')).toBe(masked);
   });
 
   it.each([
@@ -77,7 +90,7 @@ describe('ProcessPayment', () => {
   ])('declines %s with the reason as non-retryable PAYMENT_DECLINED', async (token, reason) => {
     const bookingId = await recordedBooking();
     const input = payment(bookingId, token);
-    const failure = await failureOf(runActivity(payments.ProcessPayment, input));
+    const failure = await failureOf(runActivity(payments, 'ProcessPayment', input));
     expect(failure).toMatchObject({ type: 'PAYMENT_DECLINED', nonRetryable: true });
     expect(findDomainError(failure)?.details).toEqual({ declineReason: reason });
     expect(
@@ -88,9 +101,9 @@ describe('ProcessPayment', () => {
       gateway_transaction_id: null,
     });
     // A retry of the declined attempt gets the same answer, and a new attempt with a good card is approved.
-    expect((await failureOf(runActivity(payments.ProcessPayment, input))).type).toBe('PAYMENT_DECLINED');
+    expect((await failureOf(runActivity(payments, 'ProcessPayment', input))).type).toBe('PAYMENT_DECLINED');
     await expect(
-      runActivity(payments.ProcessPayment, payment(bookingId, 'tok_visa', 2)),
+      runActivity(payments, 'ProcessPayment', payment(bookingId, 'tok_visa', 2)),
     ).resolves.toMatchObject({
       methodMasked: 'visa •••• 4242',
     });
@@ -99,12 +112,12 @@ describe('ProcessPayment', () => {
   it('retries tok_timeoutOnce into the charge the lost answer belonged to', async () => {
     const bookingId = await recordedBooking();
     const input = payment(bookingId, 'tok_timeoutOnce');
-    const failure = await failureOf(runActivity(payments.ProcessPayment, input));
+    const failure = await failureOf(runActivity(payments, 'ProcessPayment', input));
     expect(failure).toMatchObject({ type: 'GatewayTimeoutError', nonRetryable: false });
     const [taken] = await ledgerCharges(input.idempotencyKey);
     expect(taken.status).toBe('APPROVED');
 
-    const result = await runActivity(payments.ProcessPayment, input);
+    const result = await runActivity(payments, 'ProcessPayment', input);
     expect(result.transactionId).toBe(taken.transaction_id);
     expect(await ledgerCharges(input.idempotencyKey)).toHaveLength(1);
   });
@@ -112,11 +125,11 @@ describe('ProcessPayment', () => {
   it('retries tok_unavailableOnce after a 503 that took no money', async () => {
     const bookingId = await recordedBooking();
     const input = payment(bookingId, 'tok_unavailableOnce');
-    const failure = await failureOf(runActivity(payments.ProcessPayment, input));
+    const failure = await failureOf(runActivity(payments, 'ProcessPayment', input));
     expect(failure).toMatchObject({ type: 'GatewayUnavailableError', nonRetryable: false });
     expect(await ledgerCharges(input.idempotencyKey)).toHaveLength(0);
 
-    await expect(runActivity(payments.ProcessPayment, input)).resolves.toMatchObject({
+    await expect(runActivity(payments, 'ProcessPayment', input)).resolves.toMatchObject({
       methodMasked: 'visa •••• 4242',
     });
     expect(await ledgerCharges(input.idempotencyKey)).toHaveLength(1);
@@ -125,13 +138,13 @@ describe('ProcessPayment', () => {
   it('charges once for a retried key, sequential or concurrent', async () => {
     const bookingId = await recordedBooking();
     const input = payment(bookingId, 'tok_visa');
-    const first = await runActivity(payments.ProcessPayment, input);
-    const again = await runActivity(payments.ProcessPayment, input);
+    const first = await runActivity(payments, 'ProcessPayment', input);
+    const again = await runActivity(payments, 'ProcessPayment', input);
     expect(again).toEqual(first);
 
     const racingInput = payment(bookingId, 'tok_mastercard', 2);
     const racing = await Promise.all(
-      Array.from({ length: 6 }, () => runActivity(payments.ProcessPayment, racingInput)),
+      Array.from({ length: 6 }, () => runActivity(payments, 'ProcessPayment', racingInput)),
     );
     expect(new Set(racing.map((result) => result.transactionId)).size).toBe(1);
     expect(await ledgerCharges(racingInput.idempotencyKey)).toHaveLength(1);
@@ -143,14 +156,14 @@ describe('ProcessPayment', () => {
   it('refuses a key reused for another amount, and any charge without a booking', async () => {
     const bookingId = await recordedBooking();
     const input = payment(bookingId, 'tok_visa');
-    await runActivity(payments.ProcessPayment, input);
+    await runActivity(payments, 'ProcessPayment', input);
     const reused = await failureOf(
-      runActivity(payments.ProcessPayment, { ...input, amount: { amountMinor: 1, currency: 'EUR' } }),
+      runActivity(payments, 'ProcessPayment', { ...input, amount: { amountMinor: 1, currency: 'EUR' } }),
     );
     expect(reused).toMatchObject({ type: 'IDEMPOTENCY_KEY_REUSED', nonRetryable: true });
 
     const orphan = payment('0b7e2c4a-9d6f-4c1b-8a3e-5f2d1c0b9a87', 'tok_visa');
-    expect(await failureOf(runActivity(payments.ProcessPayment, orphan))).toMatchObject({
+    expect(await failureOf(runActivity(payments, 'ProcessPayment', orphan))).toMatchObject({
       type: 'NOT_FOUND',
       nonRetryable: true,
     });
@@ -161,7 +174,7 @@ describe('ProcessPayment', () => {
 describe('RefundPayment', () => {
   it('refunds up to the captured amount, once per key, and no further', async () => {
     const bookingId = await recordedBooking();
-    const { transactionId } = await runActivity(payments.ProcessPayment, payment(bookingId, 'tok_visa'));
+    const { transactionId } = await runActivity(payments, 'ProcessPayment', payment(bookingId, 'tok_visa'));
     const refund = (revision: string, amountMinor: number) => ({
       bookingId,
       transactionId,
@@ -170,28 +183,30 @@ describe('RefundPayment', () => {
     });
 
     const partial = refund('change-2', 1000);
-    const results = await Promise.all([1, 2, 3].map(() => runActivity(payments.RefundPayment, partial)));
+    const results = await Promise.all([1, 2, 3].map(() => runActivity(payments, 'RefundPayment', partial)));
     expect(new Set(results.map((result) => result.refundId)).size).toBe(1);
-    expect(await runActivity(payments.RefundPayment, partial)).toEqual(results[0]);
+    expect(await runActivity(payments, 'RefundPayment', partial)).toEqual(results[0]);
 
-    const tooMuch = await failureOf(runActivity(payments.RefundPayment, refund('cancelled', 1591)));
+    const tooMuch = await failureOf(runActivity(payments, 'RefundPayment', refund('cancelled', 1591)));
     expect(tooMuch).toMatchObject({ type: 'REFUND_REJECTED', nonRetryable: true });
 
-    await runActivity(payments.RefundPayment, refund('cancelled-rest', 1590));
+    await runActivity(payments, 'RefundPayment', refund('cancelled-rest', 1590));
     const [charge] = await testBed
-      .database(simulatorLedgerTables.charges)
+      .database<SimulatorChargeRow>(simulatorLedgerTables.charges)
       .where({ transaction_id: transactionId });
     expect(charge.refunded_minor).toBe(2590);
     const ledgerRefunds = await testBed
-      .database(simulatorLedgerTables.refunds)
+      .database<{ charge_id: string; amount_minor: number }>(simulatorLedgerTables.refunds)
       .where({ charge_id: charge.id });
     expect(ledgerRefunds.map((row) => row.amount_minor).sort()).toEqual([1000, 1590]);
-    const bookingRefunds = await testBed.database('refunds').where({ booking_id: bookingId }).select();
+    const bookingRefunds = await testBed
+      .database<{ booking_id: string; amount_minor: number; status: string }>('refunds')
+      .where({ booking_id: bookingId });
     expect(bookingRefunds.map((row) => [row.amount_minor, row.status]).sort()).toEqual([
       [1000, 'SUCCEEDED'],
       [1590, 'SUCCEEDED'],
     ]);
-    expect((await failureOf(runActivity(payments.RefundPayment, refund('one-more', 1)))).type).toBe(
+    expect((await failureOf(runActivity(payments, 'RefundPayment', refund('one-more', 1)))).type).toBe(
       'REFUND_REJECTED',
     );
   });
@@ -199,7 +214,7 @@ describe('RefundPayment', () => {
   it('refuses a transaction that is not a captured payment of the booking', async () => {
     const bookingId = await recordedBooking();
     const failure = await failureOf(
-      runActivity(payments.RefundPayment, {
+      runActivity(payments, 'RefundPayment', {
         bookingId,
         transactionId: 'ch_sim_unknown',
         idempotencyKey: activityKey(bookingId, 'refund-payment', 'cancelled'),

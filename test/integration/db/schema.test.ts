@@ -4,18 +4,14 @@ import type { Knex } from 'knex';
 import { createDatabase, UnsafeNumberError } from '../../../src/db/connection';
 import { migrateToLatest, migrateWithDatabase, migrationConfig } from '../../../src/db/migrate';
 import { migrations } from '../../../migrations';
-import { createFieldCipher } from '../../../src/security/field-encryption';
+import { openTestDatabase, testCipher, testDatabaseUrl } from '../../support/database';
 
-const cipher = createFieldCipher({
-  keys: { test: randomBytes(32) },
-  activeKeyId: 'test',
-  blindIndexKey: randomBytes(32),
-});
+const cipher = testCipher();
 
 let database: Knex;
 
 beforeAll(() => {
-  database = createDatabase(process.env.DATABASE_URL!, { poolSize: 2 });
+  database = openTestDatabase({ poolSize: 2, applicationName: 'schema-tests' });
 });
 
 afterAll(async () => {
@@ -26,7 +22,7 @@ describe('migrations', () => {
   it('apply to an empty database, roll back completely and apply again', async () => {
     const scratchName = `bookings_migration_${randomBytes(4).toString('hex')}`;
     await database.raw('CREATE DATABASE ??', [scratchName]);
-    const scratchUrl = new URL(process.env.DATABASE_URL!);
+    const scratchUrl = new URL(testDatabaseUrl());
     scratchUrl.pathname = `/${scratchName}`;
     const scratch = createDatabase(scratchUrl.toString(), { poolSize: 1 });
     try {
@@ -36,7 +32,7 @@ describe('migrations', () => {
           await scratch('information_schema.tables')
             .where({ table_schema: 'public' })
             .whereNotIn('table_name', ['knex_migrations', 'knex_migrations_lock'])
-            .pluck('table_name')
+            .pluck<string[]>('table_name')
         ).sort();
       expect(await tables()).toEqual(
         [
@@ -79,7 +75,7 @@ describe('type parsing', () => {
   it('reads bigint and numeric as numbers, date as text and timestamptz as Date', async () => {
     const {
       rows: [row],
-    } = await database.raw(
+    } = await database.raw<{ rows: Record<string, unknown>[] }>(
       `SELECT 9007199254740991::bigint AS largest_safe, (SELECT sum(value) FROM (VALUES (1590::bigint), (2990::bigint)) AS amounts(value)) AS total,
               12.5::numeric AS ratio, DATE '2026-12-01' AS day, TIMESTAMPTZ '2026-12-01T08:00:00Z' AS instant`,
     );
@@ -130,7 +126,7 @@ describe('constraints', () => {
         password_hash: 'unused',
         display_name: cipher.encrypt('Key Tester'),
       })
-      .returning('id');
+      .returning<{ id: string }[]>('id');
     try {
       await expect(
         database('idempotency_keys').insert({
@@ -149,7 +145,11 @@ describe('constraints', () => {
           operation: 'CreateBooking',
           request_hash: 'hash',
         })
-        .returning(['state', 'created_at', 'expires_at']);
+        .returning<{ state: string; created_at: Date; expires_at: Date }[]>([
+          'state',
+          'created_at',
+          'expires_at',
+        ]);
       expect(stored.state).toBe('IN_FLIGHT');
       expect(stored.expires_at.getTime() - stored.created_at.getTime()).toBe(24 * 3_600_000);
     } finally {

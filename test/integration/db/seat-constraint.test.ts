@@ -1,17 +1,12 @@
 // Invariant 1 at the database level: a trip's seat is held or booked by at most one allocation, even under races.
 import { randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
-import { createDatabase } from '../../../src/db/connection';
-import { createFieldCipher } from '../../../src/security/field-encryption';
+import { openTestDatabase, testCipher } from '../../support/database';
 
 const ONE_ACTIVE_PER_SEAT = 'seat_allocations_one_active_per_seat';
 const CONCURRENT_ATTEMPTS = 20;
 
-const cipher = createFieldCipher({
-  keys: { test: randomBytes(32) },
-  activeKeyId: 'test',
-  blindIndexKey: randomBytes(32),
-});
+const cipher = testCipher();
 const suffix = randomBytes(4).toString('hex').toUpperCase();
 
 let database: Knex;
@@ -35,7 +30,7 @@ async function createBooking(connection: Knex = database): Promise<string> {
       hold_expires_at: new Date(Date.now() + 15 * 60_000),
       departure_time: departureTime,
     })
-    .returning('id');
+    .returning<{ id: string }[]>('id');
   return row.id;
 }
 
@@ -53,11 +48,14 @@ function allocate(
       state,
       hold_expires_at: state === 'HELD' ? new Date(Date.now() + 15 * 60_000) : null,
     })
-    .returning(['id', 'layout_id']);
+    .returning<{ id: string; layout_id: string }[]>(['id', 'layout_id']);
 }
 
 beforeAll(async () => {
-  database = createDatabase(process.env.DATABASE_URL!, { poolSize: CONCURRENT_ATTEMPTS + 2 });
+  database = openTestDatabase({
+    poolSize: CONCURRENT_ATTEMPTS + 2,
+    applicationName: 'seat-constraint-tests',
+  });
   await database('stops').insert([
     {
       code: `A${suffix}`,
@@ -83,7 +81,7 @@ beforeAll(async () => {
       distance_km: 313,
       typical_duration_minutes: 210,
     })
-    .returning('id');
+    .returning<{ id: string }[]>('id');
   const layouts = await database('seat_layouts')
     .insert([
       { code: `T4-${suffix}`, name: 'Test four seats', row_count: 1, seats_per_row: 4, seat_count: 4 },
@@ -95,7 +93,7 @@ beforeAll(async () => {
         seat_count: 4,
       },
     ])
-    .returning(['id', 'code']);
+    .returning<{ id: string; code: string }[]>(['id', 'code']);
   layoutId = layouts.find((layout) => layout.code === `T4-${suffix}`)!.id;
   otherLayoutId = layouts.find((layout) => layout.code === `T4B-${suffix}`)!.id;
   await database('seats').insert([
@@ -120,7 +118,7 @@ beforeAll(async () => {
       departure_time: departureTime,
       arrival_time: new Date(departureTime.getTime() + 210 * 60_000),
     })
-    .returning('id');
+    .returning<{ id: string }[]>('id');
   [{ id: customerId }] = await database('users')
     .insert({
       email: cipher.encrypt(`seat-test-${suffix}@example.com`),
@@ -129,7 +127,7 @@ beforeAll(async () => {
       display_name: cipher.encrypt('Seat Tester'),
       roles: ['customer'],
     })
-    .returning('id');
+    .returning<{ id: string }[]>('id');
 });
 
 afterAll(async () => {
@@ -204,7 +202,7 @@ describe('seat_allocations', () => {
         database.transaction(async (transaction) => {
           const {
             rows: [{ pid }],
-          } = await transaction.raw('SELECT pg_backend_pid() AS pid');
+          } = await transaction.raw<{ rows: { pid: number }[] }>('SELECT pg_backend_pid() AS pid');
           backendProcessIds.push(pid);
           if (backendProcessIds.length === CONCURRENT_ATTEMPTS) releaseAll();
           await allConnected;

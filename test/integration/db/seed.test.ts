@@ -1,8 +1,7 @@
 // Demo seed against real PostgreSQL: idempotent, complete timetable, DST-correct departures, encrypted accounts.
+import { expect } from '@jest/globals';
 import { verify } from '@node-rs/argon2';
-import { randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
-import { createDatabase } from '../../../src/db/connection';
 import {
   demoLayouts,
   demoRoutes,
@@ -12,19 +11,15 @@ import {
   type SeedSummary,
 } from '../../../src/db/seed';
 import { emailLookup } from '../../../src/db/user-email';
-import { createFieldCipher } from '../../../src/security/field-encryption';
+import { isolatedTestCipher, openTestDatabase } from '../../support/database';
 
 // A window across the 2027 spring DST change (28 March), far from the dates other suites seed.
 const FIRST_DAY = '2027-03-01';
 const DAYS = 60;
 const routeCodes = demoRoutes.map((route) => route.code);
 
-// Keys of our own: the accounts this suite creates have blind indexes no other suite shares, so it can delete them.
-const cipher = createFieldCipher({
-  keys: { seedtest: randomBytes(32) },
-  activeKeyId: 'seedtest',
-  blindIndexKey: randomBytes(32),
-});
+// Keys of our own: the demo accounts this suite creates have blind indexes no other suite shares, so it can delete them.
+const cipher = isolatedTestCipher('seedtest');
 const demoLookups = demoUsers.map((user) => emailLookup(cipher, user.email));
 
 let database: Knex;
@@ -42,12 +37,12 @@ async function departureAt(
     .whereRaw(`to_char(trip.departure_time AT TIME ZONE origin.time_zone, 'YYYY-MM-DD HH24:MI') = ?`, [
       `${localDate} ${localTime}`,
     ])
-    .first('trip.departure_time');
+    .first<{ departure_time: Date } | undefined>('trip.departure_time');
   return row?.departure_time;
 }
 
 beforeAll(async () => {
-  database = createDatabase(process.env.DATABASE_URL!, { poolSize: 4 });
+  database = openTestDatabase({ poolSize: 4, applicationName: 'seed-tests' });
   await seedDemoData(database, { cipher, today: FIRST_DAY, days: DAYS });
   secondRun = await seedDemoData(database, { cipher, today: FIRST_DAY, days: DAYS });
 });
@@ -121,15 +116,20 @@ describe('seedDemoData', () => {
         'code',
         demoLayouts.map((layout) => layout.code),
       )
-      .select('id', 'row_count', 'seats_per_row', 'seat_count');
+      .select<{ id: string; row_count: number; seats_per_row: number; seat_count: number }[]>(
+        'id',
+        'row_count',
+        'seats_per_row',
+        'seat_count',
+      );
     expect(layouts).toHaveLength(demoLayouts.length);
     for (const layout of layouts) {
       expect(layout.seat_count).toBeGreaterThanOrEqual(40);
       expect(layout.seat_count).toBeLessThanOrEqual(56);
       expect(layout.row_count * layout.seats_per_row).toBe(layout.seat_count);
-      const seats: { row_number: number; fare_class: string }[] = await database('seats')
+      const seats = await database('seats')
         .where({ layout_id: layout.id })
-        .select('row_number', 'fare_class');
+        .select<{ row_number: number; fare_class: string }[]>('row_number', 'fare_class');
       expect(seats).toHaveLength(layout.seat_count);
       const premiumRows = seats
         .filter((seat) => seat.fare_class === 'PREMIUM')
@@ -189,20 +189,27 @@ describe('seedDemoData', () => {
       .join('routes', 'routes.id', 'trips.route_id')
       .where('routes.code', 'LIS-POR')
       .where('trips.departure_time', new Date('2027-03-15T08:00:00Z'))
-      .first('trips.departure_time', 'trips.arrival_time', 'trips.status');
+      .first<{ departure_time: Date; arrival_time: Date; status: string } | undefined>(
+        'trips.departure_time',
+        'trips.arrival_time',
+        'trips.status',
+      );
+    if (lisbonPorto === undefined) throw new Error('no LIS-POR trip at 2027-03-15T08:00Z');
     expect(lisbonPorto.arrival_time.getTime() - lisbonPorto.departure_time.getTime()).toBe(210 * 60_000);
     expect(lisbonPorto.status).toBe('SCHEDULED');
   });
 
   it('creates one account per role with encrypted personal data and argon2id password hashes', async () => {
-    const users: {
-      email: string;
-      email_lookup: string;
-      display_name: string;
-      phone: string | null;
-      password_hash: string;
-      roles: string[];
-    }[] = await database('users').whereIn('email_lookup', demoLookups).select();
+    const users = await database('users').whereIn('email_lookup', demoLookups).select<
+      {
+        email: string;
+        email_lookup: string;
+        display_name: string;
+        phone: string | null;
+        password_hash: string;
+        roles: string[];
+      }[]
+    >();
     expect(users).toHaveLength(demoUsers.length);
     expect(users.flatMap((user) => user.roles).sort()).toEqual(['admin', 'agent', 'customer', 'customer']);
 

@@ -18,37 +18,31 @@ import {
 } from '../../../src/generated/com/example/bookings/v1/booking';
 import type { PassengerInput } from '../../../src/generated/com/example/bookings/v1/booking_service';
 import { createOperationGuard } from '../../../src/api/rest/request-authorization';
-import { startSagaEnvironment, type SagaEnvironment } from '../../support/saga-environment';
-import {
-  activeSeatsOf,
-  createSagaCustomer,
-  createSagaTrip,
-  eventually,
-  paymentLedger,
-  seatHolders,
-  standardPriceMinor,
-  type SagaTrip,
-} from '../../support/saga-fixtures';
+import { startSagaEnvironment, type SagaEnvironment } from '../../support/saga';
+import { activeSeatsOf, paymentLedger, seatHolders } from '../../support/booking-records';
+import { createCustomer } from '../../support/users';
+import { createTrip, standardPriceMinor, type TestTrip } from '../../support/trips';
+import { eventually } from '../../support/outcomes';
 import {
   mintToken,
   startIdentityFixture,
   verifierFor,
   type IdentityFixture,
-} from '../identity/identity-fixture';
-import { buildApp } from '../rest/rest-harness';
-import { asRestJson } from '../../unit/grpc/rest-shape';
+} from '../../support/identity-provider';
+import { buildApp } from '../../support/rest-app';
+import { asRestJson } from '../../support/rest-json';
 import {
   createTestCertificates,
   failureOf,
   removeTestCertificates,
   startTestServer,
   type TestCertificates,
-} from './grpc-fixture';
+} from '../../support/grpc-server';
 
 let saga: SagaEnvironment;
 let identity: IdentityFixture;
 let certificates: TestCertificates;
-let trip: SagaTrip;
+let trip: TestTrip;
 let customer: Actor;
 let server: RunningGrpcServer;
 let shortHoldServer: RunningGrpcServer;
@@ -115,9 +109,9 @@ beforeAll(async () => {
   certificates = createTestCertificates();
   const verifier = verifierFor(identity);
   const verifyAccessToken: AccessTokenVerifier = (token) => verifier.verifyAccessToken(token);
-  trip = await createSagaTrip(saga.database, { seatCount: 40 });
-  customer = await createSagaCustomer(saga.database, saga.cipher);
-  const otherCustomer = await createSagaCustomer(saga.database, saga.cipher);
+  trip = await createTrip(saga.database, { seatCount: 40 });
+  customer = await createCustomer(saga.database, saga.cipher);
+  const otherCustomer = await createCustomer(saga.database, saga.cipher);
   tokens.customer = await tokenFor(customer);
   tokens.otherCustomer = await tokenFor(otherCustomer);
   tokens.readOnly = await tokenFor(customer, ['bookings:read']);
@@ -221,6 +215,44 @@ describe('happy paths', () => {
       .set('Authorization', `Bearer ${tokens.customer}`)
       .expect(200);
     expect(asRestJson(overGrpc)).toEqual(overRest.body);
+  });
+});
+
+describe('request_id on ConfirmPayment', () => {
+  it('a retry with the same request_id answers the first attempt, declined or paid, and never charges again', async () => {
+    const client = clientOf(server);
+    const booking = await create(client, ['10A']);
+
+    const declinedAttempt = {
+      bookingId: booking.id,
+      paymentToken: 'tok_chargeDeclined',
+      requestId: randomUUID(),
+    };
+    expect(await outcomeOf(client.confirmPayment(declinedAttempt))).toBe(
+      'FAILED_PRECONDITION/PAYMENT_DECLINED',
+    );
+    expect(await outcomeOf(client.confirmPayment(declinedAttempt))).toBe(
+      'FAILED_PRECONDITION/PAYMENT_DECLINED',
+    );
+    expect((await paymentLedger(saga.database, booking.id)).declinedCharges).toBe(1);
+
+    const paidAttempt = { bookingId: booking.id, paymentToken: 'tok_visa', requestId: randomUUID() };
+    const paid = await client.confirmPayment(paidAttempt);
+    expect(paid.booking).toMatchObject({ status: BookingStatus.BOOKING_STATUS_CONFIRMED });
+    const retried = await client.confirmPayment(paidAttempt);
+    expect(retried.booking).toEqual(paid.booking);
+    // The same request id with another token is still the first attempt, answered as it ended.
+    expect((await client.confirmPayment({ ...paidAttempt, paymentToken: 'tok_mastercard' })).booking).toEqual(
+      paid.booking,
+    );
+    // A new request id is a new attempt, which a confirmed booking refuses.
+    expect(await outcomeOf(client.confirmPayment({ ...paidAttempt, requestId: randomUUID() }))).toBe(
+      'FAILED_PRECONDITION/BOOKING_STATE_CONFLICT',
+    );
+    expect(await paymentLedger(saga.database, booking.id)).toMatchObject({
+      charges: [standardPriceMinor],
+      declinedCharges: 1,
+    });
   });
 });
 

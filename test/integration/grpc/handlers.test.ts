@@ -1,8 +1,9 @@
-// Integration: each RPC maps its request onto one application call, and failures arrive as DESIGN §5 rich errors.
+// Integration: each RPC maps its request onto one application call, and failures arrive as rich errors of the error model.
 import { status } from '@grpc/grpc-js';
 import type { BookingClient } from '../../../src/api/grpc/client';
 import type { RunningGrpcServer } from '../../../src/api/grpc/server';
 import type { BookingApplication } from '../../../src/application/interface';
+import { bookingIdForRequest, paymentAttemptIdForRequest } from '../../../src/application/request-ids';
 import {
   DomainError,
   errorCodeMappings,
@@ -20,7 +21,7 @@ import {
   removeTestCertificates,
   startTestServer,
   type TestCertificates,
-} from './grpc-fixture';
+} from '../../support/grpc-server';
 
 const booking = bookingView();
 const confirmed = bookingView({ status: 'CONFIRMED', version: 2 });
@@ -29,7 +30,7 @@ const passenger = booking.passengers[0];
 
 /** Records every application call and answers with `answer`, which a test may replace. */
 const calls: { operation: string; args: unknown[] }[] = [];
-let answer: () => Promise<unknown> = async () => booking;
+let answer: () => Promise<unknown> = () => Promise.resolve(booking);
 
 function recorded<Name extends keyof BookingApplication>(operation: Name): BookingApplication[Name] {
   return (async (...args: unknown[]) => {
@@ -59,7 +60,7 @@ beforeAll(async () => {
 
 beforeEach(() => {
   calls.length = 0;
-  answer = async () => booking;
+  answer = () => Promise.resolve(booking);
 });
 
 afterAll(async () => {
@@ -69,7 +70,7 @@ afterAll(async () => {
 });
 
 describe('request mapping', () => {
-  it('CreateBooking passes the trip, passengers, contact and request id for the verified user', async () => {
+  it('CreateBooking passes the trip, passengers, contact and the booking id its request id names', async () => {
     const response = await client.createBooking({
       requestId: 'b3f1c2d4-0000-4000-8000-000000000001',
       tripId,
@@ -106,10 +107,14 @@ describe('request mapping', () => {
             contactEmail: booking.contactEmail,
             contactPhone: undefined,
           },
-          { requestId: 'b3f1c2d4-0000-4000-8000-000000000001' },
+          { bookingId: bookingIdForRequest(actors.alice, 'b3f1c2d4-0000-4000-8000-000000000001') },
         ],
       },
     ]);
+    // The id is the caller's and the request id's: another caller's same request id names another booking.
+    expect(bookingIdForRequest(actors.alice, 'b3f1c2d4-0000-4000-8000-000000000001')).not.toBe(
+      bookingIdForRequest({ userId: 'someone-else' }, 'b3f1c2d4-0000-4000-8000-000000000001'),
+    );
   });
 
   it('GetBooking reads one booking', async () => {
@@ -159,7 +164,7 @@ describe('request mapping', () => {
   });
 
   it('CancelBooking passes the reason', async () => {
-    answer = async () => bookingView({ status: 'CANCELLED', cancellationReason: 'plans changed' });
+    answer = () => Promise.resolve(bookingView({ status: 'CANCELLED', cancellationReason: 'plans changed' }));
     const response = await client.cancelBooking({ bookingId: booking.id, reason: 'plans changed' });
     expect(response.booking?.status).toBe(BookingStatus.BOOKING_STATUS_CANCELLED);
     expect(calls).toEqual([
@@ -167,28 +172,38 @@ describe('request mapping', () => {
     ]);
   });
 
-  it('ConfirmPayment passes the payment token', async () => {
-    answer = async () => confirmed;
+  it('ConfirmPayment passes the payment token, and the payment attempt its request id names', async () => {
+    answer = () => Promise.resolve(confirmed);
     const response = await client.confirmPayment({
       bookingId: booking.id,
       paymentToken: 'tok_visa',
       requestId: 'b3f1c2d4-0000-4000-8000-000000000002',
     });
     expect(response.booking?.status).toBe(BookingStatus.BOOKING_STATUS_CONFIRMED);
+    await client.confirmPayment({ bookingId: booking.id, paymentToken: 'tok_visa' });
     expect(calls).toEqual([
-      { operation: 'confirmPayment', args: [actors.alice, booking.id, { paymentToken: 'tok_visa' }] },
+      {
+        operation: 'confirmPayment',
+        args: [
+          actors.alice,
+          booking.id,
+          { paymentToken: 'tok_visa' },
+          { attemptId: paymentAttemptIdForRequest(actors.alice, 'b3f1c2d4-0000-4000-8000-000000000002') },
+        ],
+      },
+      { operation: 'confirmPayment', args: [actors.alice, booking.id, { paymentToken: 'tok_visa' }, {}] },
     ]);
   });
 
   it('ListBookings maps the status filter and paging, and returns the next page token', async () => {
-    answer = async () => ({ items: [booking, confirmed], nextPageToken: 'next' });
+    answer = () => Promise.resolve({ items: [booking, confirmed], nextPageToken: 'next' });
     const response = await client.listBookings({
       status: BookingStatus.BOOKING_STATUS_CONFIRMED,
       pageSize: 2,
     });
     expect(response.bookings.map((item) => item.version)).toEqual([1, 2]);
     expect(response.nextPageToken).toBe('next');
-    answer = async () => ({ items: [] });
+    answer = () => Promise.resolve({ items: [] });
     expect(await client.listBookings({})).toEqual({ bookings: [], nextPageToken: '' });
     expect(calls.map((call) => call.args[1])).toEqual([
       { status: 'CONFIRMED', pageSize: 2, pageToken: undefined },
@@ -231,9 +246,7 @@ describe('authorization from the proto method option', () => {
 
 describe('rich errors', () => {
   it.each(errorCodes)('sends %s as its gRPC code with ErrorInfo', async (code) => {
-    answer = async () => {
-      throw new DomainError(code, `failed with ${code}`);
-    };
+    answer = () => Promise.reject(new DomainError(code, `failed with ${code}`));
     const failure = await failureOf(client.getBooking({ bookingId: booking.id }));
     expect(status[failure.code]).toBe(errorCodeMappings[code].grpcStatus);
     expect(failure.reason).toBe(code);
@@ -242,12 +255,13 @@ describe('rich errors', () => {
   });
 
   it('sends validation failures as BadRequest field violations', async () => {
-    answer = async () => {
-      throw validationFailed([
-        { field: 'passengers[0].email', message: 'must be a valid email address' },
-        { field: 'contact_email', message: 'is required and must be a string' },
-      ]);
-    };
+    answer = () =>
+      Promise.reject(
+        validationFailed([
+          { field: 'passengers[0].email', message: 'must be a valid email address' },
+          { field: 'contact_email', message: 'is required and must be a string' },
+        ]),
+      );
     const failure = await failureOf(client.createBooking({ tripId }));
     expect(status[failure.code]).toBe('INVALID_ARGUMENT');
     expect(failure.reason).toBe('VALIDATION_FAILED');
@@ -258,18 +272,14 @@ describe('rich errors', () => {
   });
 
   it('carries error details as ErrorInfo metadata', async () => {
-    answer = async () => {
-      throw seatUnavailable(['3A']);
-    };
+    answer = () => Promise.reject(seatUnavailable(['3A']));
     const failure = await failureOf(client.createBooking({ tripId }));
     expect(status[failure.code]).toBe('FAILED_PRECONDITION');
     expect(failure.statusDetails?.errorInfo?.metadata).toEqual({ seatNumbers: '["3A"]' });
   });
 
   it('hides an unexpected failure behind INTERNAL with a generic message', async () => {
-    answer = async () => {
-      throw new Error('relation "bookings" does not exist at character 15');
-    };
+    answer = () => Promise.reject(new Error('relation "bookings" does not exist at character 15'));
     const failure = await failureOf(client.getBooking({ bookingId: booking.id }));
     expect(status[failure.code]).toBe('INTERNAL');
     expect(failure.reason).toBe('INTERNAL');

@@ -1,4 +1,5 @@
 // Integration: grpc.health.v1 follows real PostgreSQL and Temporal readiness; reflection alone describes the services.
+import { expect } from '@jest/globals';
 import { once } from 'node:events';
 import path from 'node:path';
 import {
@@ -23,6 +24,7 @@ import {
   type Client,
   type ClientDuplexStream,
   type GrpcObject,
+  type MethodDefinition,
   type ServiceClientConstructor,
   type ServiceError,
 } from '@grpc/grpc-js';
@@ -46,7 +48,7 @@ import {
   startTestServer,
   type PemPair,
   type TestCertificates,
-} from './grpc-fixture';
+} from '../../support/grpc-server';
 
 type HealthClient = Client & {
   check(
@@ -126,8 +128,8 @@ function openReflection(version: ReflectionVersion = 'v1'): ReflectionSession {
     async ask(request) {
       const answer = once(stream, 'data');
       stream.write(request);
-      const [response] = await answer;
-      return response as ReflectionAnswer;
+      const [response] = (await answer) as [ReflectionAnswer];
+      return response;
     },
   };
 }
@@ -373,10 +375,12 @@ describe('reflection, as grpcurl uses it', () => {
     };
     for (const [serviceName, definition] of Object.entries(implemented)) {
       const described = (await describeThroughReflection([serviceName])).getService(serviceName)!;
-      const methods = Object.values(definition).map((method) => ({
-        name: method.path.split('/')[2],
-        kind: methodKindOf(method),
-      }));
+      const methods = Object.values(definition as Record<string, MethodDefinition<unknown, unknown>>).map(
+        (method) => ({
+          name: method.path.split('/')[2],
+          kind: methodKindOf(method),
+        }),
+      );
       expect(described.methods.map((method) => ({ name: method.name, kind: method.methodKind }))).toEqual(
         expect.arrayContaining(methods),
       );

@@ -14,7 +14,7 @@ import {
   startTestServer,
   verifyTestToken,
   type TestCertificates,
-} from './grpc-fixture';
+} from '../../support/grpc-server';
 
 const booking = bookingView();
 let certificates: TestCertificates;
@@ -50,7 +50,7 @@ afterAll(async () => {
 
 describe('deadlines', () => {
   it('does not start a change whose deadline passed while the caller was being authenticated', async () => {
-    const createBooking = jest.fn(async () => booking);
+    const createBooking = jest.fn(() => Promise.resolve(booking));
     const slowVerifier: AccessTokenVerifier = async (token) => {
       await sleep(300);
       return verifyTestToken(token);
@@ -71,7 +71,7 @@ describe('deadlines', () => {
   it('answers a call that finishes within its deadline', async () => {
     const server = await startTestServer({
       certificates,
-      application: fakeApplication({ getBooking: async () => booking }),
+      application: fakeApplication({ getBooking: () => Promise.resolve(booking) }),
     });
     const { client } = track(server, clientFor(server, certificates));
     const response = await client.getBooking({ bookingId: booking.id }, { timeoutMs: 2000 });
@@ -81,7 +81,7 @@ describe('deadlines', () => {
 
 describe('message size limits', () => {
   it('refuses a request above the receive limit with RESOURCE_EXHAUSTED, before any handler runs', async () => {
-    const createBooking = jest.fn(async () => booking);
+    const createBooking = jest.fn(() => Promise.resolve(booking));
     const server = await startTestServer({
       certificates,
       application: fakeApplication({ createBooking }),
@@ -100,7 +100,7 @@ describe('plaintext', () => {
   it('serves without TLS only when the transport is explicitly insecure', async () => {
     const server = await startTestServer({
       certificates,
-      application: fakeApplication({ getBooking: async () => booking }),
+      application: fakeApplication({ getBooking: () => Promise.resolve(booking) }),
       settings: { transport: { kind: 'insecure' } },
     });
     const client = createBookingClient({

@@ -12,7 +12,7 @@ import {
   removeTestCertificates,
   startTestServer,
   type TestCertificates,
-} from './grpc-fixture';
+} from '../../support/grpc-server';
 
 let certificates: TestCertificates;
 let server: RunningGrpcServer;
@@ -29,7 +29,7 @@ beforeAll(async () => {
   certificates = createTestCertificates();
   server = await startTestServer({
     certificates,
-    application: fakeApplication({ getBooking: async () => booking }),
+    application: fakeApplication({ getBooking: () => Promise.resolve(booking) }),
   });
 });
 

@@ -6,10 +6,10 @@ import type { Knex } from 'knex';
 import type { BookingClient } from '../../../src/api/grpc/client';
 import type { RunningGrpcServer } from '../../../src/api/grpc/server';
 import { createBookingApplication } from '../../../src/application/bookings';
+import { bookingListing } from '../../../src/db/booking-read-model';
+import { encodePageToken } from '../../../src/db/paging';
 import type { BookingApplication } from '../../../src/application/interface';
-import { createDatabase } from '../../../src/db/connection';
-import { createFieldCipher } from '../../../src/security/field-encryption';
-import { sagaConfig } from '../../support/saga-environment';
+import { openTestDatabase, testCipher, testConfig } from '../../support/database';
 import {
   bookingView,
   clientFor,
@@ -19,7 +19,7 @@ import {
   removeTestCertificates,
   startTestServer,
   type TestCertificates,
-} from './grpc-fixture';
+} from '../../support/grpc-server';
 
 const nulMessage = 'must not contain the NUL character (U+0000)';
 
@@ -31,22 +31,18 @@ let client: BookingClient;
 const applicationCalls: string[] = [];
 
 beforeAll(async () => {
-  database = createDatabase(process.env.DATABASE_URL!, { poolSize: 2, applicationName: 'grpc-limits-tests' });
+  database = openTestDatabase({ poolSize: 2, applicationName: 'grpc-limits-tests' });
   // Listing reads PostgreSQL only; the lazy client would connect to Temporal only if a workflow were asked for.
   connection = Connection.lazy({ address: process.env.TEMPORAL_ADDRESS });
   const real = createBookingApplication({
-    config: sagaConfig(),
+    config: testConfig(),
     database,
     temporal: new Client({ connection }),
-    cipher: createFieldCipher({
-      keys: { limits: Buffer.alloc(32, 1) },
-      activeKeyId: 'limits',
-      blindIndexKey: Buffer.alloc(32, 2),
-    }),
+    cipher: testCipher(),
   });
-  const recordedBooking = async () => {
+  const recordedBooking = () => {
     applicationCalls.push('write');
-    return bookingView();
+    return Promise.resolve(bookingView());
   };
   const application: BookingApplication = {
     ...fakeApplication({
@@ -54,7 +50,7 @@ beforeAll(async () => {
       updateBooking: recordedBooking,
       confirmPayment: recordedBooking,
     }),
-    listBookings: real.listBookings,
+    listBookings: (actor, query) => real.listBookings(actor, query),
   };
   certificates = createTestCertificates();
   server = await startTestServer({ certificates, application });
@@ -126,8 +122,11 @@ describe('U+0000 in a gRPC request', () => {
   });
 
   it('inside a page token fails with INVALID_ARGUMENT naming page_token, not INTERNAL from SQL', async () => {
-    const cursor = { v: 1, c: '2026-11-20T09:00:00.000000Z\u0000', i: randomUUID(), s: null };
-    const pageToken = Buffer.from(JSON.stringify(cursor), 'utf8').toString('base64url');
+    const pageToken = encodePageToken(
+      bookingListing,
+      { status: null },
+      { createdAt: '2026-11-20T09:00:00.000000Z\u0000', id: randomUUID() },
+    );
     const failure = await failureOf(client.listBookings({ pageToken }));
     expect([failure.code, failure.reason]).toEqual([status.INVALID_ARGUMENT, 'VALIDATION_FAILED']);
     expect(failure.fieldViolations.map(({ field }) => field)).toEqual(['page_token']);

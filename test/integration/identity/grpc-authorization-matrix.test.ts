@@ -25,41 +25,43 @@ import {
   removeTestCertificates,
   startTestServer,
   type TestCertificates,
-} from '../grpc/grpc-fixture';
+} from '../../support/grpc-server';
 import {
   authorizationCells,
   partyOf,
   type Cell,
   type Outcome,
   type Requirement,
-} from './authorization-cells';
-import { startMatrixEnvironment, type MatrixEnvironment } from './matrix-environment';
+} from '../../support/authorization-cells';
+import { startMatrixEnvironment, type MatrixEnvironment } from '../../support/authorization-matrix';
 
 type MethodKey = keyof typeof BookingServiceService;
 
 interface RequestContext {
   world: MatrixEnvironment;
   /** The owner's booking this cell acts on: a fresh one when the cell is expected to change it. */
-  booking(): Promise<BookingView>;
+  booking: () => Promise<BookingView>;
 }
 
 /** A valid request of each RPC, so a cell that gets through is served. */
 const methodRequests: Record<MethodKey, (context: RequestContext) => Promise<unknown>> = {
-  createBooking: async ({ world }) =>
-    CreateBookingRequest.fromPartial({
-      requestId: randomUUID(),
-      tripId: world.trip.tripId,
-      passengers: [
-        {
-          firstName: 'Ana',
-          lastName: 'Silva',
-          email: 'ana.silva@example.com',
-          seatNumber: world.nextSeat(),
-          fareClass: 'STANDARD',
-        },
-      ],
-      contactEmail: 'ana.silva@example.com',
-    }),
+  createBooking: ({ world }) =>
+    Promise.resolve(
+      CreateBookingRequest.fromPartial({
+        requestId: randomUUID(),
+        tripId: world.trip.tripId,
+        passengers: [
+          {
+            firstName: 'Ana',
+            lastName: 'Silva',
+            email: 'ana.silva@example.com',
+            seatNumber: world.nextSeat(),
+            fareClass: 'STANDARD',
+          },
+        ],
+        contactEmail: 'ana.silva@example.com',
+      }),
+    ),
   getBooking: async ({ booking }) => GetBookingRequest.fromPartial({ bookingId: (await booking()).id }),
   updateBooking: async ({ booking }) => {
     const target = await booking();
@@ -77,7 +79,7 @@ const methodRequests: Record<MethodKey, (context: RequestContext) => Promise<unk
       paymentToken: 'tok_visa',
       requestId: randomUUID(),
     }),
-  listBookings: async () => ListBookingsRequest.fromPartial({}),
+  listBookings: () => Promise.resolve(ListBookingsRequest.fromPartial({})),
 };
 
 const methodKeys = Object.keys(BookingServiceService) as MethodKey[];

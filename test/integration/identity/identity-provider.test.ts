@@ -1,9 +1,22 @@
 // The embedded identity provider over real HTTP and PostgreSQL: login, refresh rotation, throttling, key rotation.
+import { expect } from '@jest/globals';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { decodeProtectedHeader, decodeJwt } from 'jose';
 import request from 'supertest';
 import { scopesForRoles } from '../../../src/security/policy';
-import { startIdentityFixture, testAudience, verifierFor, type IdentityFixture } from './identity-fixture';
+import {
+  startIdentityFixture,
+  testAudience,
+  verifierFor,
+  type IdentityFixture,
+} from '../../support/identity-provider';
+import {
+  answerOf,
+  type KeySetAnswer,
+  type ProblemAnswer,
+  type TokenAnswer,
+  type TokenOrProblemAnswer,
+} from '../../support/responses';
 
 const withoutRequestId = (body: Record<string, unknown>) => ({ ...body, request_id: undefined });
 
@@ -17,9 +30,11 @@ describe('login and tokens', () => {
 
   it('exchanges email and password for a bearer access token and a refresh token', async () => {
     const user = await fixture.createUser(['customer']);
-    const response = await request(fixture.server)
-      .post('/api/auth/login')
-      .send({ email: user.email.toUpperCase(), password: user.password });
+    const response = await answerOf<TokenAnswer>(
+      request(fixture.server)
+        .post('/api/auth/login')
+        .send({ email: user.email.toUpperCase(), password: user.password }),
+    );
     expect(response.status).toBe(200);
     expect(response.headers['cache-control']).toBe('no-store');
     expect(response.body).toEqual({
@@ -46,9 +61,9 @@ describe('login and tokens', () => {
 
   it('issues tokens the verifier accepts after discovering the JWKS over HTTP', async () => {
     const agent = await fixture.createUser(['agent']);
-    const { body } = await request(fixture.server)
-      .post('/api/auth/login')
-      .send({ email: agent.email, password: agent.password });
+    const { body } = await answerOf<TokenAnswer>(
+      request(fixture.server).post('/api/auth/login').send({ email: agent.email, password: agent.password }),
+    );
     const verifier = verifierFor(fixture);
     const claims = await verifier.verifyBearerToken(`Bearer ${body.access_token}`);
     expect(await verifier.actorFromClaims(claims)).toEqual({
@@ -60,9 +75,9 @@ describe('login and tokens', () => {
 
   it('issues tokens a verifier reading the key set in-process accepts (the embedded deployment)', async () => {
     const user = await fixture.createUser(['admin']);
-    const { body } = await request(fixture.server)
-      .post('/api/auth/login')
-      .send({ email: user.email, password: user.password });
+    const { body } = await answerOf<TokenAnswer>(
+      request(fixture.server).post('/api/auth/login').send({ email: user.email, password: user.password }),
+    );
     const verifier = verifierFor(fixture, {
       keySetSource: () => fixture.identityProvider.jsonWebKeySet(),
     });
@@ -74,9 +89,9 @@ describe('login and tokens', () => {
 
   it('answers UNAVAILABLE, not UNAUTHENTICATED, while the issuer cannot be reached', async () => {
     const user = await fixture.createUser();
-    const { body } = await request(fixture.server)
-      .post('/api/auth/login')
-      .send({ email: user.email, password: user.password });
+    const { body } = await answerOf<TokenAnswer>(
+      request(fixture.server).post('/api/auth/login').send({ email: user.email, password: user.password }),
+    );
     const verifier = verifierFor(fixture, { issuer: 'http://127.0.0.1:1', httpTimeoutMs: 1000 });
     await expect(verifier.verifyAccessToken(body.access_token)).rejects.toMatchObject({
       code: 'UNAVAILABLE',
@@ -85,12 +100,16 @@ describe('login and tokens', () => {
 
   it('answers an unknown email and a wrong password the same way', async () => {
     const user = await fixture.createUser();
-    const unknown = await request(fixture.server)
-      .post('/api/auth/login')
-      .send({ email: 'nobody-here@identity.test', password: user.password });
-    const wrong = await request(fixture.server)
-      .post('/api/auth/login')
-      .send({ email: user.email, password: 'not-the-password' });
+    const unknown = await answerOf<ProblemAnswer>(
+      request(fixture.server)
+        .post('/api/auth/login')
+        .send({ email: 'nobody-here@identity.test', password: user.password }),
+    );
+    const wrong = await answerOf<ProblemAnswer>(
+      request(fixture.server)
+        .post('/api/auth/login')
+        .send({ email: user.email, password: 'not-the-password' }),
+    );
     expect(unknown.status).toBe(401);
     expect(wrong.status).toBe(401);
     expect(withoutRequestId(unknown.body)).toEqual(withoutRequestId(wrong.body));
@@ -118,7 +137,9 @@ describe('login and tokens', () => {
   });
 
   it('rejects malformed bodies with VALIDATION_FAILED naming the fields, and non-JSON with 415', async () => {
-    const missing = await request(fixture.server).post('/api/auth/login').send({ email: 'a@b.c', extra: 1 });
+    const missing = await answerOf<ProblemAnswer>(
+      request(fixture.server).post('/api/auth/login').send({ email: 'a@b.c', extra: 1 }),
+    );
     expect(missing.status).toBe(400);
     expect(missing.body.errors).toEqual(
       expect.arrayContaining([
@@ -126,16 +147,17 @@ describe('login and tokens', () => {
         expect.objectContaining({ field: 'extra' }),
       ]),
     );
-    const form = await request(fixture.server)
-      .post('/api/auth/login')
-      .type('form')
-      .send('email=a&password=b');
+    const form = await answerOf<ProblemAnswer>(
+      request(fixture.server).post('/api/auth/login').type('form').send('email=a&password=b'),
+    );
     expect(form.status).toBe(415);
     expect(form.body.code).toBe('VALIDATION_FAILED');
   });
 
   it('publishes OpenID discovery metadata and the JWKS', async () => {
-    const discovery = await request(fixture.server).get('/.well-known/openid-configuration');
+    const discovery = await answerOf<Record<string, unknown>>(
+      request(fixture.server).get('/.well-known/openid-configuration'),
+    );
     expect(discovery.status).toBe(200);
     expect(discovery.body).toMatchObject({
       issuer: fixture.issuer,
@@ -143,7 +165,7 @@ describe('login and tokens', () => {
       token_endpoint: `${fixture.issuer}/api/auth/login`,
       id_token_signing_alg_values_supported: ['RS256'],
     });
-    const jwks = await request(fixture.server).get('/.well-known/jwks.json');
+    const jwks = await answerOf<KeySetAnswer>(request(fixture.server).get('/.well-known/jwks.json'));
     expect(jwks.status).toBe(200);
     expect(jwks.body.keys[0]).toEqual(
       expect.objectContaining({
@@ -161,7 +183,7 @@ describe('login and tokens', () => {
     const rows = await fixture
       .database('identity_signing_keys')
       .where({ issuer: fixture.issuer })
-      .select('private_key');
+      .select<{ private_key: string }[]>('private_key');
     expect(rows.length).toBeGreaterThan(0);
     for (const row of rows) expect(row.private_key).toMatch(/^enc:v1:idtest:/);
   });
@@ -177,14 +199,16 @@ describe('refresh tokens', () => {
 
   async function login() {
     const user = await fixture.createUser();
-    const { body } = await request(fixture.server)
-      .post('/api/auth/login')
-      .send({ email: user.email, password: user.password });
-    return { user, tokens: body as { access_token: string; refresh_token: string } };
+    const { body } = await answerOf<TokenAnswer>(
+      request(fixture.server).post('/api/auth/login').send({ email: user.email, password: user.password }),
+    );
+    return { user, tokens: body };
   }
 
   const refresh = (refreshToken: string) =>
-    request(fixture.server).post('/api/auth/refresh').send({ refresh_token: refreshToken });
+    answerOf<TokenOrProblemAnswer>(
+      request(fixture.server).post('/api/auth/refresh').send({ refresh_token: refreshToken }),
+    );
 
   it('rotates: each refresh returns new tokens for the same user and retires the one it consumed', async () => {
     const { user, tokens } = await login();
@@ -202,16 +226,16 @@ describe('refresh tokens', () => {
     const rows = await fixture
       .database('identity_refresh_tokens')
       .where({ user_id: user.id })
-      .select('token_hash');
+      .select<{ token_hash: string }[]>('token_hash');
     expect(rows.map((row) => row.token_hash)).not.toContain(tokens.refresh_token);
     expect(rows[0].token_hash).toMatch(/^[0-9a-f]{64}$/);
   });
 
   it('revokes the whole family when a rotated token is used again, leaving other logins alone', async () => {
     const { user, tokens } = await login();
-    const otherLogin = await request(fixture.server)
-      .post('/api/auth/login')
-      .send({ email: user.email, password: user.password });
+    const otherLogin = await answerOf<TokenAnswer>(
+      request(fixture.server).post('/api/auth/login').send({ email: user.email, password: user.password }),
+    );
     const rotated = await refresh(tokens.refresh_token);
     expect(rotated.status).toBe(200);
 
@@ -246,7 +270,7 @@ describe('login throttling', () => {
   afterAll(() => fixture?.close());
 
   const attempt = (email: string, password: string) =>
-    request(fixture.server).post('/api/auth/login').send({ email, password });
+    answerOf<TokenOrProblemAnswer>(request(fixture.server).post('/api/auth/login').send({ email, password }));
 
   it('answers RATE_LIMITED with Retry-After past the account limit, even to the right password, then lets a good login in after the window', async () => {
     const user = await fixture.createUser();
@@ -288,24 +312,26 @@ describe('signing key rotation', () => {
   it('keeps tokens of the previous key valid until they expire, while new tokens carry the new kid', async () => {
     const user = await fixture.createUser();
     const login = () =>
-      request(fixture.server).post('/api/auth/login').send({ email: user.email, password: user.password });
+      answerOf<TokenAnswer>(
+        request(fixture.server).post('/api/auth/login').send({ email: user.email, password: user.password }),
+      );
     const verifier = verifierFor(fixture, { clockToleranceSeconds: 0 });
 
-    const before = (await login()).body.access_token as string;
+    const before = (await login()).body.access_token;
     const previousKid = decodeProtectedHeader(before).kid;
     await verifier.verifyBearerToken(`Bearer ${before}`);
 
     const newKid = await fixture.identityProvider.rotateSigningKey();
     expect(newKid).not.toBe(previousKid);
-    const after = (await login()).body.access_token as string;
+    const after = (await login()).body.access_token;
     expect(decodeProtectedHeader(after).kid).toBe(newKid);
 
     // The verifier has the previous kid cached; the new one is unknown to it and makes it refetch the JWKS.
     await expect(verifier.verifyBearerToken(`Bearer ${before}`)).resolves.toMatchObject({ sub: user.id });
     await expect(verifier.verifyBearerToken(`Bearer ${after}`)).resolves.toMatchObject({ sub: user.id });
-    const published = (await request(fixture.server).get('/.well-known/jwks.json')).body.keys.map(
-      (key: { kid: string }) => key.kid,
-    );
+    const published = (
+      await answerOf<KeySetAnswer>(request(fixture.server).get('/.well-known/jwks.json'))
+    ).body.keys.map((key) => key.kid);
     expect(published).toEqual([newKid, previousKid]);
 
     await sleep(accessTokenTtlSeconds * 1000 + 500);
@@ -313,9 +339,9 @@ describe('signing key rotation', () => {
       code: 'UNAUTHENTICATED',
       message: 'The access token expired',
     });
-    const later = (await request(fixture.server).get('/.well-known/jwks.json')).body.keys.map(
-      (key: { kid: string }) => key.kid,
-    );
+    const later = (
+      await answerOf<KeySetAnswer>(request(fixture.server).get('/.well-known/jwks.json'))
+    ).body.keys.map((key) => key.kid);
     expect(later).toEqual([newKid]);
   });
 

@@ -8,9 +8,10 @@ import {
   type OpenApiOperation,
 } from '../../../src/contracts/openapi-document';
 import { errorCodeMappings } from '../../../src/domain/errors';
-import { startServer, type RunningServer } from '../rest/rest-harness';
-import { authorizationCells, partyOf, type Cell, type Requirement } from './authorization-cells';
-import { startMatrixEnvironment, type MatrixEnvironment } from './matrix-environment';
+import { startServer, type RunningServer } from '../../support/rest-app';
+import { authorizationCells, partyOf, type Cell, type Requirement } from '../../support/authorization-cells';
+import { startMatrixEnvironment, type MatrixEnvironment } from '../../support/authorization-matrix';
+import { answerOf, type ProblemAnswer } from '../../support/responses';
 
 interface RestRequest {
   pathParameters?: Record<string, string>;
@@ -22,7 +23,7 @@ interface RestRequest {
 interface RequestContext {
   world: MatrixEnvironment;
   /** The owner's booking this cell acts on: a fresh one when the cell is expected to change it. */
-  booking(): Promise<BookingView>;
+  booking: () => Promise<BookingView>;
 }
 
 type RequestBuilder = (context: RequestContext) => Promise<RestRequest>;
@@ -34,23 +35,24 @@ const plainPayload = {
 
 /** A valid request of each guarded operation (by canonical id), so a cell that gets through is served. */
 const guardedRequests: Record<string, RequestBuilder> = {
-  createBooking: async ({ world }) => ({
-    headers: { 'Idempotency-Key': randomUUID() },
-    body: {
-      trip_id: world.trip.tripId,
-      passengers: [
-        {
-          first_name: 'Ana',
-          last_name: 'Silva',
-          email: 'ana.silva@example.com',
-          seat_number: world.nextSeat(),
-          fare_class: 'STANDARD',
-        },
-      ],
-      contact_email: 'ana.silva@example.com',
-    },
-  }),
-  listBookings: async () => ({}),
+  createBooking: ({ world }) =>
+    Promise.resolve({
+      headers: { 'Idempotency-Key': randomUUID() },
+      body: {
+        trip_id: world.trip.tripId,
+        passengers: [
+          {
+            first_name: 'Ana',
+            last_name: 'Silva',
+            email: 'ana.silva@example.com',
+            seat_number: world.nextSeat(),
+            fare_class: 'STANDARD',
+          },
+        ],
+        contact_email: 'ana.silva@example.com',
+      },
+    }),
+  listBookings: () => Promise.resolve({}),
   getBooking: async ({ booking }) => ({ pathParameters: { booking_id: (await booking()).id } }),
   updateBooking: async ({ booking }) => {
     const target = await booking();
@@ -69,33 +71,35 @@ const guardedRequests: Record<string, RequestBuilder> = {
     headers: { 'Idempotency-Key': randomUUID() },
     body: { payment_token: 'tok_visa' },
   }),
-  listRoutes: async () => ({}),
-  getRouteAvailability: async ({ world }) => ({
-    pathParameters: { route_id: world.trip.routeId },
-    query: { date: world.tripDate },
-  }),
-  getCurrentUser: async () => ({}),
-  getUser: async ({ world }) => ({ pathParameters: { user_id: world.parties.owner.id } }),
+  listRoutes: () => Promise.resolve({}),
+  getRouteAvailability: ({ world }) =>
+    Promise.resolve({
+      pathParameters: { route_id: world.trip.routeId },
+      query: { date: world.tripDate },
+    }),
+  getCurrentUser: () => Promise.resolve({}),
+  getUser: ({ world }) => Promise.resolve({ pathParameters: { user_id: world.parties.owner.id } }),
   // A plain JSON payload: decoding passes it through, encoding encrypts it.
-  decodePayloads: async () => ({ body: { payloads: [plainPayload] } }),
-  encodePayloads: async () => ({ body: { payloads: [plainPayload] } }),
+  decodePayloads: () => Promise.resolve({ body: { payloads: [plainPayload] } }),
+  encodePayloads: () => Promise.resolve({ body: { payloads: [plainPayload] } }),
 };
 
 /** Public operations never look at a token: each cell must get the answer a tokenless caller gets. */
 const publicRequests: Record<string, RequestBuilder> = {
-  login: async ({ world }) => ({
-    body: { email: world.parties.owner.email, password: world.parties.owner.password },
-  }),
+  login: ({ world }) =>
+    Promise.resolve({
+      body: { email: world.parties.owner.email, password: world.parties.owner.password },
+    }),
   // Refresh tokens rotate, so each cell redeems one of its own.
   refresh: async ({ world }) => {
     const { email, password } = world.parties.owner;
     const tokens = await world.identityProvider.login({ email, password }, '127.0.0.1');
     return { body: { refresh_token: tokens.refresh_token } };
   },
-  checkLiveness: async () => ({}),
-  checkReadiness: async () => ({}),
-  getOpenIdConfiguration: async () => ({}),
-  getJsonWebKeySet: async () => ({}),
+  checkLiveness: () => Promise.resolve({}),
+  checkReadiness: () => Promise.resolve({}),
+  getOpenIdConfiguration: () => Promise.resolve({}),
+  getJsonWebKeySet: () => Promise.resolve({}),
 };
 
 const guardedOperations = openApiOperations.filter((operation) => !operation.public);
@@ -179,7 +183,9 @@ async function send(operation: OpenApiOperation, restRequest: RestRequest, autho
   if (restRequest.query) call = call.query(restRequest.query);
   for (const [name, value] of Object.entries(restRequest.headers ?? {})) call = call.set(name, value);
   if (authorization !== undefined) call = call.set('Authorization', authorization);
-  return restRequest.body === undefined ? call : call.send(restRequest.body as object);
+  return answerOf<Partial<ProblemAnswer> & Record<string, unknown>>(
+    restRequest.body === undefined ? call : call.send(restRequest.body as object),
+  );
 }
 
 describe('REST authorization matrix against the real handlers', () => {

@@ -1,26 +1,27 @@
 // The booking operations over HTTP against the real saga (Temporal workers, PostgreSQL): each operation's
 // answers and error codes, ETag / If-Match, Location, and Idempotency-Key replay.
+import { expect } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import { startSagaEnvironment, type SagaEnvironment } from '../../support/saga-environment';
-import { createSagaTrip, paymentLedger, type SagaTrip } from '../../support/saga-fixtures';
-import { expectContract, observe, type ObservedResponse } from './contract-assertions';
+import { startSagaEnvironment, type SagaEnvironment } from '../../support/saga';
+import { createTrip, type TestTrip } from '../../support/trips';
+import { paymentLedger } from '../../support/booking-records';
+import { expectContract, observe, type ObservedResponse } from '../../support/rest-contract';
 import {
   buildApp,
   createTokenIssuer,
-  insertUser,
   startServer,
   testSettings,
   type RunningServer,
-  type TestUser,
-} from './rest-harness';
+} from '../../support/rest-app';
+import { insertUser, type TestUser } from '../../support/users';
 
 // Starting the saga's workers (a webpack bundle) and driving Temporal take longer than jest's default.
 jest.setTimeout(120_000);
 
 let saga: SagaEnvironment;
 let database: Knex;
-let trip: SagaTrip;
+let trip: TestTrip;
 let server: RunningServer;
 let shortHoldServer: RunningServer;
 let cappedServer: RunningServer;
@@ -35,7 +36,7 @@ beforeAll(async () => {
   // Many holds stay open in this file; the per-customer cap has a test (and a server) of its own.
   saga = await startSagaEnvironment({ environment: { BOOKING_MAX_OPEN_HOLDS_PER_CUSTOMER: '200' } });
   database = saga.database;
-  trip = await createSagaTrip(database, { seatCount: 40, premiumRows: 1 });
+  trip = await createTrip(database, { seatCount: 40, premiumRows: 1 });
   issuer = await createTokenIssuer();
   customer = await insertUser(database, saga.cipher, { roles: ['customer'] });
   otherCustomer = await insertUser(database, saga.cipher, { roles: ['customer'] });
@@ -131,6 +132,20 @@ async function createBooking(seats: string[], token = tokens.customer): Promise<
 
 function codeOf(response: ObservedResponse): string | undefined {
   return (response.body as { code?: string }).code;
+}
+
+/** As if the API process had died after doing the work, before storing its answer: in flight, lock past. */
+async function abandonKey(userId: string, key: string): Promise<void> {
+  const updated = await database('idempotency_keys')
+    .where({ customer_id: userId, key })
+    .update({
+      state: 'IN_FLIGHT',
+      response_status: null,
+      response_body: null,
+      response_headers: null,
+      locked_until: database.raw(`now() - interval '1 second'`),
+    });
+  expect(updated).toBe(1);
 }
 
 describe('POST /v1/bookings (createBooking)', () => {
@@ -302,6 +317,26 @@ describe('Idempotency-Key on POST /v1/bookings', () => {
     });
     expect([mine.status, theirs.status]).toEqual([201, 201]);
     expect((theirs.body as BookingJson).id).not.toBe((mine.body as BookingJson).id);
+  });
+
+  it('a retry taking over the key of a create whose process died lands on the booking it started', async () => {
+    const key = randomUUID();
+    const body = createBody(freshSeats(1));
+    const create = () => call('/v1/bookings', { method: 'POST', body, headers: { 'idempotency-key': key } });
+    const first = await create();
+    expect(first.status).toBe(201);
+    await abandonKey(customer.id, key);
+
+    const retried = await create();
+    expect(retried.status).toBe(201);
+    expect(retried.headers['idempotent-replayed']).toBeUndefined();
+    expect(retried.body).toEqual(first.body);
+    const seat = body.passengers[0].seat_number;
+    const holders = await database('seat_allocations')
+      .where({ trip_id: trip.tripId, seat_number: seat })
+      .whereIn('state', ['HELD', 'BOOKED'])
+      .pluck('booking_id');
+    expect(holders).toEqual([(first.body as BookingJson).id]);
   });
 });
 
@@ -493,6 +528,27 @@ describe('POST /v1/bookings/{booking_id}/payment (confirmPayment)', () => {
     });
     expectContract('confirmPaymentApi', otherBody);
     expect([otherBody.status, codeOf(otherBody)]).toEqual([422, 'IDEMPOTENCY_KEY_REUSED']);
+  });
+
+  it('a retry taking over the key of a payment whose process died answers that payment, charging once', async () => {
+    const booking = await createBooking(freshSeats(1));
+    const key = randomUUID();
+    const pay = () =>
+      call(`/v1/bookings/${booking.id}/payment`, {
+        method: 'POST',
+        body: { payment_token: 'tok_visa' },
+        headers: { 'idempotency-key': key },
+      });
+    const first = await pay();
+    expect(first.status).toBe(200);
+    await abandonKey(customer.id, key);
+
+    const retried = await pay();
+    expectContract('confirmPayment', retried);
+    expect(retried.status).toBe(200);
+    expect(retried.headers['idempotent-replayed']).toBeUndefined();
+    expect(retried.body).toEqual(first.body);
+    expect((await paymentLedger(database, booking.id)).charges).toHaveLength(1);
   });
 
   it('answers 402 PAYMENT_DECLINED and keeps the hold, so a later payment succeeds', async () => {

@@ -1,19 +1,18 @@
 // Route search, availability and user profiles over HTTP against PostgreSQL, with real tokens and the contract.
+import { expect } from '@jest/globals';
 import type { Knex } from 'knex';
 import type { FieldCipher } from '../../../src/security/field-encryption';
-import { expectContract, observe, type ObservedResponse } from './contract-assertions';
-import { createNetworkFixture, type NetworkFixture } from './network-fixture';
+import { expectContract, observe, type ObservedResponse } from '../../support/rest-contract';
+import { createNetworkFixture, type NetworkFixture } from '../../support/route-network';
 import {
   bookingsOutOfScope,
   buildApp,
-  connectDatabase,
-  createTestCipher,
   createTokenIssuer,
-  insertUser,
   startServer,
   type RunningServer,
-  type TestUser,
-} from './rest-harness';
+} from '../../support/rest-app';
+import { openTestDatabase, testCipher } from '../../support/database';
+import { insertUser, type TestUser } from '../../support/users';
 
 jest.setTimeout(30_000);
 
@@ -27,8 +26,8 @@ let agent: TestUser;
 const tokens: Record<string, string> = {};
 
 beforeAll(async () => {
-  database = connectDatabase();
-  cipher = createTestCipher();
+  database = openTestDatabase();
+  cipher = testCipher();
   const issuer = await createTokenIssuer();
   customer = await insertUser(database, cipher, { roles: ['customer'] });
   otherCustomer = await insertUser(database, cipher, { roles: ['customer'], phone: null });

@@ -5,25 +5,24 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import { JSONToPayload, payloadToJSON, type JSONPayload } from '@temporalio/common/lib/proto-utils';
 import type { FieldCipher } from '../../../src/security/field-encryption';
 import { createBookingDataConverter } from '../../../src/security/temporal-payload-codec';
-import { sagaConfig } from '../../support/saga-environment';
-import { expectContract, observe, type ObservedResponse } from './contract-assertions';
+import { testConfig } from '../../support/database';
+import { expectContract, observe, type ObservedResponse } from '../../support/rest-contract';
 import {
   bookingsOutOfScope,
   buildApp,
-  connectDatabase,
-  createTestCipher,
   createTokenIssuer,
   startServer,
   testSettings,
   type RunningServer,
-} from './rest-harness';
+} from '../../support/rest-app';
+import { openTestDatabase, testCipher } from '../../support/database';
 
 jest.setTimeout(30_000);
 
 const temporalUiOrigin = 'http://localhost:8233';
 const passenger = { firstName: 'Custódia', lastName: 'Figueiredo', email: 'custodia.f@codec-test.example' };
 /** The workers' and clients' converter in the saga tests, which buildApp's codec endpoint shares. */
-const dataConverter = createBookingDataConverter(sagaConfig());
+const dataConverter = createBookingDataConverter(testConfig());
 const codec = dataConverter.payloadCodecs![0];
 
 let database: Knex;
@@ -34,8 +33,8 @@ let production: RunningServer;
 let development: RunningServer;
 
 beforeAll(async () => {
-  database = connectDatabase();
-  cipher = createTestCipher();
+  database = openTestDatabase();
+  cipher = testCipher();
   issuer = await createTokenIssuer();
   tokens = {
     customer: await issuer.issueToken({ userId: randomUUID(), roles: ['customer'] }),

@@ -16,16 +16,11 @@ import {
   openApiOperations,
   type OpenApiOperation,
 } from '../../../src/contracts/openapi-document';
-import { startSagaEnvironment, type SagaEnvironment } from '../../support/saga-environment';
-import { createSagaTrip, type SagaTrip } from '../../support/saga-fixtures';
-import { observe, type ObservedResponse } from './contract-assertions';
-import {
-  buildFullApp,
-  insertLoginUser,
-  startServer,
-  type RunningServer,
-  type TestUser,
-} from './rest-harness';
+import { startSagaEnvironment, type SagaEnvironment } from '../../support/saga';
+import { createTrip, type TestTrip } from '../../support/trips';
+import { observe, type ObservedResponse } from '../../support/rest-contract';
+import { composeTestApi, startServer, type RunningServer } from '../../support/rest-app';
+import { insertLoginUser, type TestUser } from '../../support/users';
 
 // The saga's workers (a webpack bundle) start first; then a few hundred requests, most refused before any work.
 jest.setTimeout(300_000);
@@ -134,7 +129,7 @@ function withValue(parts: RequestParts, place: Place, value: Json): RequestParts
   if (place.kind === 'parameter') {
     const { parameter } = place;
     const key = parameter.in === 'header' ? parameter.name.toLowerCase() : parameter.name;
-    partOf(copy, parameter.in)[key] = String(value);
+    partOf(copy, parameter.in)[key] = typeof value === 'string' ? value : JSON.stringify(value);
     return copy;
   }
   if (place.pointer.length === 0) {
@@ -395,7 +390,7 @@ function atLimits(operation: OpenApiOperation, parts: RequestParts, end: 'upper'
 
 let saga: SagaEnvironment;
 /** Trips whose seats the probes hold: a new one whenever the last is full. */
-const trips: SagaTrip[] = [];
+const trips: TestTrip[] = [];
 let server: RunningServer;
 let removeApp: () => Promise<void>;
 let customer: TestUser;
@@ -410,10 +405,10 @@ let nextSeat = 0;
  * maxLength, so requests at the limits keep them rather than turning `4B` into `94B`, another probe's seat.
  */
 async function freshSeats(count: number): Promise<{ tripId: string; seats: string[] }> {
-  const longSeatsOf = (trip: SagaTrip) => trip.seatNumbers.filter((seatNumber) => seatNumber.length === 3);
+  const longSeatsOf = (trip: TestTrip) => trip.seatNumbers.filter((seatNumber) => seatNumber.length === 3);
   let trip = trips.at(-1);
   if (trip === undefined || nextSeat + count > longSeatsOf(trip).length) {
-    trip = await createSagaTrip(saga.database, { seatCount: 396 });
+    trip = await createTrip(saga.database, { seatCount: 396 });
     trips.push(trip);
     nextSeat = 0;
   }
@@ -490,9 +485,9 @@ const contexts: Record<string, { token?: () => string; bases: (() => Promise<Req
     ],
   },
   listBookings: {
-    bases: [async () => ({ ...empty(), query: { status: 'PENDING_PAYMENT', page_size: '20' } })],
+    bases: [() => Promise.resolve({ ...empty(), query: { status: 'PENDING_PAYMENT', page_size: '20' } })],
   },
-  getBooking: { bases: [async () => ({ ...empty(), path: { booking_id: readableBookingId } })] },
+  getBooking: { bases: [() => Promise.resolve({ ...empty(), path: { booking_id: readableBookingId } })] },
   updateBooking: {
     bases: [
       async () => {
@@ -549,22 +544,26 @@ const contexts: Record<string, { token?: () => string; bases: (() => Promise<Req
   },
   listRoutes: {
     bases: [
-      async () => ({
-        ...empty(),
-        query: { origin: 'Lisbon', destination: 'Porto', date: '2031-12-02', page_size: '20' },
-      }),
+      () =>
+        Promise.resolve({
+          ...empty(),
+          query: { origin: 'Lisbon', destination: 'Porto', date: '2031-12-02', page_size: '20' },
+        }),
     ],
   },
   getRouteAvailability: {
     bases: [
-      async () => ({ ...empty(), path: { route_id: trips[0].routeId }, query: { date: '2031-12-02' } }),
+      () =>
+        Promise.resolve({ ...empty(), path: { route_id: trips[0].routeId }, query: { date: '2031-12-02' } }),
     ],
   },
-  getCurrentUser: { bases: [async () => empty()] },
-  getUser: { bases: [async () => ({ ...empty(), path: { user_id: customer.id } })] },
+  getCurrentUser: { bases: [() => Promise.resolve(empty())] },
+  getUser: { bases: [() => Promise.resolve({ ...empty(), path: { user_id: customer.id } })] },
   login: {
     token: () => '',
-    bases: [async () => ({ ...empty(), body: { email: customer.email, password: customerPassword } })],
+    bases: [
+      () => Promise.resolve({ ...empty(), body: { email: customer.email, password: customerPassword } }),
+    ],
   },
   refresh: {
     token: () => '',
@@ -578,12 +577,13 @@ const contexts: Record<string, { token?: () => string; bases: (() => Promise<Req
   decodePayloads: {
     token: () => tokens.agent,
     bases: [
-      async () => ({
-        ...empty(),
-        query: { preserveStorageRefs: 'true' },
-        headers: { 'x-namespace': 'default' },
-        body: { payloads: [{ metadata: { encoding: 'anNvbi9wbGFpbg==' }, data: 'eyJhIjoxfQ==' }] },
-      }),
+      () =>
+        Promise.resolve({
+          ...empty(),
+          query: { preserveStorageRefs: 'true' },
+          headers: { 'x-namespace': 'default' },
+          body: { payloads: [{ metadata: { encoding: 'anNvbi9wbGFpbg==' }, data: 'eyJhIjoxfQ==' }] },
+        }),
     ],
   },
 };
@@ -592,7 +592,7 @@ contexts.encodePayloads = contexts.decodePayloads;
 function contextOf(operation: OpenApiOperation) {
   const context = contexts[operation.canonicalOperationId] ?? {
     token: () => '',
-    bases: [async () => empty()],
+    bases: [() => Promise.resolve(empty())],
   };
   return {
     token: context.token ?? (() => tokens.customer),
@@ -667,7 +667,7 @@ beforeAll(async () => {
     roles: ['customer'],
     scopes: ['bookings:read', 'bookings:write', 'payments:write'],
   };
-  const full = await buildFullApp({ saga });
+  const full = await composeTestApi(saga);
   removeApp = full.remove;
   server = await startServer(full.app);
   tokens.customer = (await signIn(customer.email, customerPassword)).access_token;

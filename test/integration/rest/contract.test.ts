@@ -13,18 +13,12 @@ import {
   operationDefinition,
   resolveDocumentReference,
 } from '../../../src/api/rest/openapi-validation';
-import { startSagaEnvironment, type SagaEnvironment } from '../../support/saga-environment';
-import { createSagaTrip, type SagaTrip } from '../../support/saga-fixtures';
-import { contractViolations, observe, type ObservedResponse } from './contract-assertions';
-import { createNetworkFixture, type NetworkFixture } from './network-fixture';
-import {
-  buildFullApp,
-  insertLoginUser,
-  insertUser,
-  startServer,
-  type RunningServer,
-  type TestUser,
-} from './rest-harness';
+import { startSagaEnvironment, type SagaEnvironment } from '../../support/saga';
+import { createTrip, type TestTrip } from '../../support/trips';
+import { contractViolations, observe, type ObservedResponse } from '../../support/rest-contract';
+import { createNetworkFixture, type NetworkFixture } from '../../support/route-network';
+import { composeTestApi, startServer, type RunningServer } from '../../support/rest-app';
+import { insertLoginUser, insertUser, type TestUser } from '../../support/users';
 
 // Starting the saga's workers (a webpack bundle) and driving Temporal take longer than jest's default.
 jest.setTimeout(120_000);
@@ -44,7 +38,7 @@ const loginExample = exampleBody('login', 'demoCustomer') as { email: string; pa
 
 let saga: SagaEnvironment;
 let database: Knex;
-let trip: SagaTrip;
+let trip: TestTrip;
 let network: NetworkFixture;
 let server: RunningServer;
 let removeApp: () => Promise<void>;
@@ -78,7 +72,9 @@ function parameterExample(operationId: string, name: string): string {
       name: string;
       example?: unknown;
     };
-    if (resolved.name === name && resolved.example !== undefined) return String(resolved.example);
+    if (resolved.name === name && resolved.example !== undefined) {
+      return typeof resolved.example === 'string' ? resolved.example : JSON.stringify(resolved.example);
+    }
   }
   throw new Error(`${operationId} documents no example for ${name}`);
 }
@@ -120,7 +116,7 @@ beforeAll(async () => {
   saga = await startSagaEnvironment({ environment: { BOOKING_MAX_OPEN_HOLDS_PER_CUSTOMER: '50' } });
   database = saga.database;
   // Rows 1-2 PREMIUM, 16 rows of A-D: the examples' seats 12C, 12D and 2A exist with the examples' classes.
-  trip = await createSagaTrip(database, { seatCount: 64, premiumRows: 2 });
+  trip = await createTrip(database, { seatCount: 64, premiumRows: 2 });
   customer = await insertLoginUser(database, saga.cipher, { ...loginExample, roles: ['customer'] });
   // The network's seat holds belong to someone else, so the customer's booking list holds only real bookings.
   networkOwner = await insertUser(database, saga.cipher, { roles: ['customer'] });
@@ -130,7 +126,7 @@ beforeAll(async () => {
     date: '2031-12-09',
     nextDate: '2031-12-10',
   });
-  const full = await buildFullApp({ saga });
+  const full = await composeTestApi(saga);
   removeApp = full.remove;
   server = await startServer(full.app);
 });

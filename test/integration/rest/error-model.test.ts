@@ -7,19 +7,17 @@ import { readRequestBody } from '../../../src/api/rest/openapi-validation';
 import type { CatalogApplication } from '../../../src/application/interface';
 import { openApiOperations, type OpenApiOperation } from '../../../src/contracts/openapi-document';
 import type { FieldCipher } from '../../../src/security/field-encryption';
-import { expectContract, observe, type ObservedResponse } from './contract-assertions';
+import { expectContract, observe, type ObservedResponse } from '../../support/rest-contract';
 import {
   bookingsOutOfScope,
   buildApp,
-  connectDatabase,
-  createTestCipher,
   createTokenIssuer,
-  insertUser,
   startServer,
   testSettings,
   type RunningServer,
-  type TestUser,
-} from './rest-harness';
+} from '../../support/rest-app';
+import { openTestDatabase, testCipher } from '../../support/database';
+import { insertUser, type TestUser } from '../../support/users';
 
 jest.setTimeout(30_000);
 
@@ -43,8 +41,8 @@ let server: RunningServer;
 const extraServers: RunningServer[] = [];
 
 beforeAll(async () => {
-  database = connectDatabase();
-  cipher = createTestCipher();
+  database = openTestDatabase();
+  cipher = testCipher();
   issuer = await createTokenIssuer();
   customer = await insertUser(database, cipher, { roles: ['customer'] });
   otherCustomer = await insertUser(database, cipher, { roles: ['customer'] });

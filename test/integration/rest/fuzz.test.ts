@@ -1,24 +1,20 @@
 // Fuzz test: over a thousand generated malformed requests across every documented operation get only
 // documented 4xx answers (never a 5xx), each valid against the document, and leave the database unchanged.
+import { expect } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { openApiOperations, type OpenApiOperation } from '../../../src/contracts/openapi-document';
 import { readRequestBody } from '../../../src/api/rest/openapi-validation';
-import { startSagaEnvironment, type SagaEnvironment } from '../../support/saga-environment';
-import { createSagaTrip, type SagaTrip } from '../../support/saga-fixtures';
+import { startSagaEnvironment, type SagaEnvironment } from '../../support/saga';
+import { createTrip, type TestTrip } from '../../support/trips';
 import {
   contractViolations,
   documentedResponse,
   observe,
   type ObservedResponse,
-} from './contract-assertions';
-import {
-  buildFullApp,
-  insertLoginUser,
-  startServer,
-  type RunningServer,
-  type TestUser,
-} from './rest-harness';
+} from '../../support/rest-contract';
+import { composeTestApi, startServer, type RunningServer } from '../../support/rest-app';
+import { insertLoginUser, type TestUser } from '../../support/users';
 
 // Starting the saga's workers (a webpack bundle) and driving Temporal take longer than jest's default.
 jest.setTimeout(120_000);
@@ -53,7 +49,7 @@ type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
 let saga: SagaEnvironment;
 let database: Knex;
-let trip: SagaTrip;
+let trip: TestTrip;
 let server: RunningServer;
 let removeApp: () => Promise<void>;
 let customer: TestUser;
@@ -66,14 +62,14 @@ let refreshToken = '';
 beforeAll(async () => {
   saga = await startSagaEnvironment();
   database = saga.database;
-  trip = await createSagaTrip(database, { seatCount: 8 });
+  trip = await createTrip(database, { seatCount: 8 });
   password = `fuzz-${randomUUID()}`;
   customer = await insertLoginUser(database, saga.cipher, {
     email: `fuzz-${randomUUID()}@example.com`,
     password,
     roles: ['customer'],
   });
-  const full = await buildFullApp({ saga });
+  const full = await composeTestApi(saga);
   removeApp = full.remove;
   server = await startServer(full.app);
   const login = await fetch(`${server.baseUrl}/api/auth/login`, {
@@ -116,11 +112,11 @@ afterAll(async () => {
 /** Rows the fuzzed requests could touch, as one digest per table: any write shows up as a different digest. */
 async function databaseFingerprint(): Promise<Record<string, string>> {
   const digest = async (sql: string, bindings: readonly string[]) => {
-    const result = await database.raw(
+    const result = await database.raw<{ rows: { digest: string }[] }>(
       `SELECT count(*) || ':' || coalesce(md5(string_agg(t::text, ',' ORDER BY t::text)), '') AS digest FROM (${sql}) t`,
       bindings,
     );
-    return (result as { rows: { digest: string }[] }).rows[0].digest;
+    return result.rows[0].digest;
   };
   const ownBookings = `SELECT id FROM bookings WHERE customer_id = ? OR trip_id = ?`;
   const scope = [customer.id, trip.tripId];
@@ -496,7 +492,7 @@ function generator(random: () => number) {
   return {
     base,
     /** One malformed request: the well-formed base of an operation with exactly one thing broken. */
-    next(): FuzzRequest {
+    next: (): FuzzRequest => {
       const { operation, mutation, mutate } = pick(cases);
       const request = { ...base(operation), mutation };
       request.headers = { ...request.headers };

@@ -9,14 +9,12 @@ import type { Knex } from 'knex';
 import {
   bookingsOutOfScope,
   buildApp,
-  connectDatabase,
-  createTestCipher,
   createTokenIssuer,
-  insertUser,
   startServer,
   type RunningServer,
-  type TestUser,
-} from './rest-harness';
+} from '../../support/rest-app';
+import { openTestDatabase, testCipher } from '../../support/database';
+import { insertUser, type TestUser } from '../../support/users';
 
 jest.setTimeout(30_000);
 
@@ -66,8 +64,8 @@ beforeAll(async () => {
   );
   certificate = fs.readFileSync(certificateFile);
 
-  database = connectDatabase();
-  const cipher = createTestCipher();
+  database = openTestDatabase();
+  const cipher = testCipher();
   const issuer = await createTokenIssuer();
   customer = await insertUser(database, cipher, { roles: ['customer'] });
   token = await issuer.issueToken({ userId: customer.id, roles: ['customer'] });

@@ -1,11 +1,12 @@
-// The Idempotency-Key store against PostgreSQL: replay, reuse, in-flight, release, expiry, takeover, per customer.
+// The Idempotency-Key store against PostgreSQL: reserved ids, replay, reuse, in-flight, let go, expiry, takeover, per customer.
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { createIdempotencyStore, type IdempotentRequest } from '../../../src/api/rest/idempotency';
 import type { RestResponse } from '../../../src/api/rest/responses';
-import { DomainError, seatUnavailable, unavailable } from '../../../src/domain/errors';
+import { bookingProcessing, DomainError, seatUnavailable, unavailable } from '../../../src/domain/errors';
 import type { FieldCipher } from '../../../src/security/field-encryption';
-import { connectDatabase, createTestCipher, insertUser, type TestUser } from './rest-harness';
+import { openTestDatabase, testCipher } from '../../support/database';
+import { insertUser, type TestUser } from '../../support/users';
 
 jest.setTimeout(30_000);
 
@@ -16,8 +17,8 @@ let otherCustomer: TestUser;
 let store: ReturnType<typeof createIdempotencyStore>;
 
 beforeAll(async () => {
-  database = connectDatabase();
-  cipher = createTestCipher();
+  database = openTestDatabase();
+  cipher = testCipher();
   customer = await insertUser(database, cipher, { roles: ['customer'] });
   otherCustomer = await insertUser(database, cipher, { roles: ['customer'] });
   store = createIdempotencyStore({
@@ -56,13 +57,38 @@ const created: RestResponse = {
   body: { id: 'b1', contact_email: 'secret.person@example.com' },
 };
 
+/** An operation that answers `response`, counting its runs and recording the reserved id each run got. */
 function counting(response: RestResponse = created) {
-  const calls = { count: 0 };
-  const operation = async () => {
+  const calls = { count: 0, reservedIds: [] as string[] };
+  const operation = (reservedId: string) => {
     calls.count += 1;
-    return response;
+    calls.reservedIds.push(reservedId);
+    return Promise.resolve(response);
   };
   return { calls, operation };
+}
+
+/** An operation that fails with `error`, recording the reserved id it got. */
+function failing(error: Error) {
+  const reservedIds: string[] = [];
+  const operation = (reservedId: string): Promise<RestResponse> => {
+    reservedIds.push(reservedId);
+    return Promise.reject(error);
+  };
+  return { reservedIds, operation };
+}
+
+/** As if the process running the request had died: the key stays in flight, its lock already past. */
+async function abandon(request: IdempotentRequest): Promise<void> {
+  await database('idempotency_keys')
+    .where({ customer_id: request.customerId, key: request.key })
+    .update({
+      state: 'IN_FLIGHT',
+      response_status: null,
+      response_body: null,
+      response_headers: null,
+      locked_until: database.raw(`now() - interval '1 second'`),
+    });
 }
 
 async function rejection(promise: Promise<unknown>): Promise<DomainError> {
@@ -99,15 +125,14 @@ describe('idempotency store', () => {
     await store.run(first, counting().operation);
     const row = await database('idempotency_keys')
       .where({ customer_id: customer.id, key: first.key })
-      .first(
+      .first<{ state: string; response_body: string; kept_a_day: boolean } | undefined>(
         'state',
         'response_body',
         database.raw(`expires_at - created_at >= interval '24 hours' AS kept_a_day`),
       );
-    expect(row.state).toBe('COMPLETED');
-    expect(row.response_body).toMatch(/^enc:/);
-    expect(row.response_body).not.toContain('secret.person');
-    expect(row.kept_a_day).toBe(true);
+    expect(row).toMatchObject({ state: 'COMPLETED', kept_a_day: true });
+    expect(row?.response_body).toMatch(/^enc:/);
+    expect(row?.response_body).not.toContain('secret.person');
   });
 
   it('refuses the same key with another request', async () => {
@@ -143,7 +168,7 @@ describe('idempotency store', () => {
     }
   });
 
-  it('frees the key when the request fails in a way a retry may cure', async () => {
+  it('lets a retry take the key over at once when the request fails in a way a retry may cure', async () => {
     const first = request();
     await expect(store.run(first, () => Promise.reject(unavailable()))).rejects.toThrow(DomainError);
     await expect(store.run(first, () => Promise.reject(new Error('connection reset')))).rejects.toThrow(
@@ -152,6 +177,48 @@ describe('idempotency store', () => {
     const { calls, operation } = counting();
     await store.run(first, operation);
     expect(calls.count).toBe(1);
+  });
+
+  it('reserves one id per key: every run of the same request, a take-over included, gets the same id', async () => {
+    const first = request();
+    const unavailableOnce = failing(unavailable());
+    await expect(store.run(first, unavailableOnce.operation)).rejects.toThrow(DomainError);
+    const diedOnce = counting();
+    await store.run(first, diedOnce.operation);
+    await abandon(first);
+    const tookOver = counting();
+    await store.run({ ...first, requestId: 'the-retry' }, tookOver.operation);
+
+    const [reservedId] = unavailableOnce.reservedIds;
+    expect(reservedId).toMatch(/^[0-9a-f-]{36}$/);
+    expect([...diedOnce.calls.reservedIds, ...tookOver.calls.reservedIds]).toEqual([reservedId, reservedId]);
+    const other = counting();
+    await store.run(request(), other.operation);
+    expect(other.calls.reservedIds[0]).not.toBe(reservedId);
+  });
+
+  it('leaves a request answered still-processing to its retry, which runs again with the same reserved id', async () => {
+    const first = request();
+    const processing = failing(bookingProcessing(randomUUID(), 1));
+    await expect(store.run(first, processing.operation)).rejects.toMatchObject({
+      code: 'BOOKING_PROCESSING',
+    });
+    const { calls, operation } = counting();
+    expect(await store.run(first, operation)).toBe(created);
+    expect(processing.reservedIds[0]).toMatch(/^[0-9a-f-]{36}$/);
+    expect(calls.reservedIds).toEqual(processing.reservedIds);
+    // Only the outcome is stored and replayed.
+    const replayed = await store.run(first, counting().operation);
+    expect(replayed.headers['idempotent-replayed']).toBe('true');
+  });
+
+  it('keeps a key whose request may have started something tied to its body: another body is refused', async () => {
+    const first = request();
+    await expect(store.run(first, failing(unavailable()).operation)).rejects.toThrow(DomainError);
+    const { calls, operation } = counting();
+    const error = await rejection(store.run({ ...first, fingerprint: 'fingerprint-b' }, operation));
+    expect(error.code).toBe('IDEMPOTENCY_KEY_REUSED');
+    expect(calls.count).toBe(0);
   });
 
   it('stores a final business refusal and replays it as the same problem', async () => {
@@ -178,9 +245,10 @@ describe('idempotency store', () => {
     expect(calls.count).toBe(1);
   });
 
-  it('forgets an expired key, so it may be used again for anything', async () => {
+  it('forgets an expired key, so it may be used again for anything, with a new reserved id', async () => {
     const first = request();
-    await store.run(first, counting().operation);
+    const before = counting();
+    await store.run(first, before.operation);
     await database('idempotency_keys')
       .where({ customer_id: customer.id, key: first.key })
       .update({
@@ -190,6 +258,7 @@ describe('idempotency store', () => {
     const { calls, operation } = counting();
     await store.run({ ...first, fingerprint: 'fingerprint-b' }, operation);
     expect(calls.count).toBe(1);
+    expect(calls.reservedIds[0]).not.toBe(before.calls.reservedIds[0]);
   });
 
   it('lets a retry take over a key whose first request died, but only for the same request', async () => {

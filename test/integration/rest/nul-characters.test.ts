@@ -3,20 +3,15 @@ import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import type { Knex } from 'knex';
 import { createBookingApplication } from '../../../src/application/bookings';
+import { bookingListing } from '../../../src/db/booking-read-model';
+import { encodePageToken } from '../../../src/db/paging';
 import type { FieldCipher } from '../../../src/security/field-encryption';
-import { sagaConfig } from '../../support/saga-environment';
-import { startIdentityFixture, type IdentityFixture } from '../identity/identity-fixture';
-import { expectContract, observe, type ObservedResponse } from './contract-assertions';
-import {
-  buildApp,
-  connectDatabase,
-  createTestCipher,
-  createTokenIssuer,
-  insertUser,
-  startServer,
-  type RunningServer,
-  type TestUser,
-} from './rest-harness';
+import { testConfig } from '../../support/database';
+import { startIdentityFixture, type IdentityFixture } from '../../support/identity-provider';
+import { expectContract, observe, type ObservedResponse } from '../../support/rest-contract';
+import { buildApp, createTokenIssuer, startServer, type RunningServer } from '../../support/rest-app';
+import { openTestDatabase, testCipher } from '../../support/database';
+import { insertUser, type TestUser } from '../../support/users';
 
 jest.setTimeout(60_000);
 
@@ -32,8 +27,8 @@ let agent: TestUser;
 const tokens: Record<string, string> = {};
 
 beforeAll(async () => {
-  database = connectDatabase();
-  cipher = createTestCipher();
+  database = openTestDatabase();
+  cipher = testCipher();
   const issuer = await createTokenIssuer();
   customer = await insertUser(database, cipher, { roles: ['customer'] });
   agent = await insertUser(database, cipher, { roles: ['agent'] });
@@ -42,7 +37,7 @@ beforeAll(async () => {
   // Listing bookings reads PostgreSQL only; the client connects to Temporal only if a workflow is asked for.
   connection = Connection.lazy({ address: process.env.TEMPORAL_ADDRESS });
   const bookings = createBookingApplication({
-    config: sagaConfig(),
+    config: testConfig(),
     database,
     temporal: new Client({ connection }),
     cipher,
@@ -142,8 +137,11 @@ describe('U+0000 in a REST request', () => {
 
   it('inside a page token answers 400 naming page_token instead of reaching SQL', async () => {
     // Well-formed base64url whose cursor's timestamp ends in U+0000, which Date.parse alone lets through.
-    const cursor = { v: 1, c: '2026-11-20T09:00:00.000000Z\u0000', i: randomUUID(), s: null };
-    const token = Buffer.from(JSON.stringify(cursor), 'utf8').toString('base64url');
+    const token = encodePageToken(
+      bookingListing,
+      { status: null },
+      { createdAt: '2026-11-20T09:00:00.000000Z\u0000', id: randomUUID() },
+    );
     const response = await send(`/v1/bookings?page_token=${token}`);
     expectRefusal(
       'listBookings',

@@ -1,21 +1,16 @@
 // The booking application both fronts call: ownership, paging, request ids, the open-hold cap and error mapping.
+import { expect } from '@jest/globals';
 import { Client, Connection } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
 import { createBookingApplication } from '../../../src/application/bookings';
 import type { BookingView } from '../../../src/application/interface';
 import type { Actor } from '../../../src/domain/actor';
 import { createBookingDataConverter } from '../../../src/security/temporal-payload-codec';
-import { useSagaTestBed } from '../../support/saga-environment';
-import {
-  activeSeatsOf,
-  bookingRequest,
-  createSagaCustomer,
-  createSagaTrip,
-  domainErrorOf,
-  errorCodeOf,
-  passengerFor,
-  seatHolders,
-} from '../../support/saga-fixtures';
+import { useSagaTestBed } from '../../support/saga';
+import { activeSeatsOf, seatHolders } from '../../support/booking-records';
+import { bookingRequest, createTrip, passengerFor } from '../../support/trips';
+import { createCustomer } from '../../support/users';
+import { domainErrorOf, errorCodeOf } from '../../support/outcomes';
 
 jest.setTimeout(60_000);
 
@@ -27,8 +22,8 @@ describe('ownership', () => {
       testBed.customer,
       bookingRequest(testBed.trip, ['1A']),
     );
-    const stranger = await createSagaCustomer(testBed.saga.database, testBed.saga.cipher);
-    const agent = await createSagaCustomer(testBed.saga.database, testBed.saga.cipher, ['agent']);
+    const stranger = await createCustomer(testBed.saga.database, testBed.saga.cipher);
+    const agent = await createCustomer(testBed.saga.database, testBed.saga.cipher, ['agent']);
 
     expect(await errorCodeOf(testBed.saga.application.getBooking(stranger, booking.id))).toBe('NOT_FOUND');
     expect(await errorCodeOf(testBed.saga.application.cancelBooking(stranger, booking.id, {}))).toBe(
@@ -64,7 +59,7 @@ describe('ownership', () => {
 
 describe('listing', () => {
   test('pages newest first with opaque tokens tied to the filter', async () => {
-    const lister = await createSagaCustomer(testBed.saga.database, testBed.saga.cipher);
+    const lister = await createCustomer(testBed.saga.database, testBed.saga.cipher);
     const created: BookingView[] = [];
     for (const seat of ['2A', '2B', '2C', '2D', '3A']) {
       created.push(
@@ -117,18 +112,18 @@ describe('listing', () => {
   });
 });
 
-describe('request ids', () => {
-  test('a repeated create with the same request id returns the same booking, even after it ended', async () => {
-    const requestId = randomUUID();
+describe('booking ids chosen by the front (its idempotency mechanism)', () => {
+  test('a repeated create naming the same booking id returns that booking, even after it ended', async () => {
+    const bookingId = randomUUID();
     const first = await testBed.saga.application.createBooking(
       testBed.customer,
       bookingRequest(testBed.trip, ['4A']),
-      { requestId },
+      { bookingId },
     );
     const again = await testBed.saga.application.createBooking(
       testBed.customer,
       bookingRequest(testBed.trip, ['4A']),
-      { requestId },
+      { bookingId },
     );
     expect(again).toEqual(first);
 
@@ -137,9 +132,7 @@ describe('request ids', () => {
     const afterEnd = await testBed.saga.application.createBooking(
       testBed.customer,
       bookingRequest(testBed.trip, ['4A']),
-      {
-        requestId,
-      },
+      { bookingId },
     );
 
     expect(afterEnd).toMatchObject({ id: first.id, status: 'CANCELLED' });
@@ -148,28 +141,28 @@ describe('request ids', () => {
 
   test('a repeated create whose first attempt found the seat taken gets SEAT_UNAVAILABLE again', async () => {
     await testBed.saga.application.createBooking(testBed.customer, bookingRequest(testBed.trip, ['4B']));
-    const requestId = randomUUID();
+    const bookingId = randomUUID();
 
     const firstCode = await errorCodeOf(
       testBed.saga.application.createBooking(testBed.customer, bookingRequest(testBed.trip, ['4B']), {
-        requestId,
+        bookingId,
       }),
     );
     const againCode = await errorCodeOf(
       testBed.saga.application.createBooking(testBed.customer, bookingRequest(testBed.trip, ['4B']), {
-        requestId,
+        bookingId,
       }),
     );
 
     expect([firstCode, againCode]).toEqual(['SEAT_UNAVAILABLE', 'SEAT_UNAVAILABLE']);
   });
 
-  test('the same request id with a different body answers IDEMPOTENCY_KEY_REUSED and changes nothing', async () => {
-    const retrier = await createSagaCustomer(testBed.saga.database, testBed.saga.cipher);
-    const otherTrip = await createSagaTrip(testBed.saga.database, { seatCount: 4 });
-    const requestId = randomUUID();
+  test('the same booking id with a different body answers IDEMPOTENCY_KEY_REUSED and changes nothing', async () => {
+    const retrier = await createCustomer(testBed.saga.database, testBed.saga.cipher);
+    const otherTrip = await createTrip(testBed.saga.database, { seatCount: 4 });
+    const bookingId = randomUUID();
     const original = bookingRequest(testBed.trip, ['8A']);
-    const first = await testBed.saga.application.createBooking(retrier, original, { requestId });
+    const first = await testBed.saga.application.createBooking(retrier, original, { bookingId });
 
     const reuses = [
       bookingRequest(testBed.trip, ['8B']),
@@ -181,36 +174,36 @@ describe('request ids', () => {
       bookingRequest(otherTrip, ['1A']),
     ];
     for (const body of reuses) {
-      expect(await errorCodeOf(testBed.saga.application.createBooking(retrier, body, { requestId }))).toBe(
+      expect(await errorCodeOf(testBed.saga.application.createBooking(retrier, body, { bookingId }))).toBe(
         'IDEMPOTENCY_KEY_REUSED',
       );
     }
-    expect(await testBed.saga.application.createBooking(retrier, original, { requestId })).toEqual(first);
+    expect(await testBed.saga.application.createBooking(retrier, original, { bookingId })).toEqual(first);
     expect(await activeSeatsOf(testBed.saga.database, first.id)).toEqual(['8A:HELD']);
     expect(await seatHolders(testBed.saga.database, testBed.trip.tripId)).not.toHaveProperty('8B');
     expect(await seatHolders(testBed.saga.database, otherTrip.tripId)).toEqual({});
 
     await testBed.saga.application.cancelBooking(retrier, first.id, {});
     await testBed.saga.client.workflow.getHandle(`booking-${first.id}`).result();
-    expect(await errorCodeOf(testBed.saga.application.createBooking(retrier, reuses[0], { requestId }))).toBe(
+    expect(await errorCodeOf(testBed.saga.application.createBooking(retrier, reuses[0], { bookingId }))).toBe(
       'IDEMPOTENCY_KEY_REUSED',
     );
-    expect(await testBed.saga.application.createBooking(retrier, original, { requestId })).toMatchObject({
+    expect(await testBed.saga.application.createBooking(retrier, original, { bookingId })).toMatchObject({
       id: first.id,
       status: 'CANCELLED',
     });
   });
 
-  test('a request id whose first request found the seat taken refuses a different body too', async () => {
-    const retrier = await createSagaCustomer(testBed.saga.database, testBed.saga.cipher);
+  test('a booking id whose first create found the seat taken refuses a different body too', async () => {
+    const retrier = await createCustomer(testBed.saga.database, testBed.saga.cipher);
     await testBed.saga.application.createBooking(testBed.customer, bookingRequest(testBed.trip, ['8C']));
-    const requestId = randomUUID();
+    const bookingId = randomUUID();
 
     const firstCode = await errorCodeOf(
-      testBed.saga.application.createBooking(retrier, bookingRequest(testBed.trip, ['8C']), { requestId }),
+      testBed.saga.application.createBooking(retrier, bookingRequest(testBed.trip, ['8C']), { bookingId }),
     );
     const reuseCode = await errorCodeOf(
-      testBed.saga.application.createBooking(retrier, bookingRequest(testBed.trip, ['8D']), { requestId }),
+      testBed.saga.application.createBooking(retrier, bookingRequest(testBed.trip, ['8D']), { bookingId }),
     );
 
     expect([firstCode, reuseCode]).toEqual(['SEAT_UNAVAILABLE', 'IDEMPOTENCY_KEY_REUSED']);
@@ -221,7 +214,7 @@ describe('request ids', () => {
 describe('creation rules', () => {
   test('a customer may keep only a configured number of unpaid holds', async () => {
     const capped = testBed.saga.applicationWith({ BOOKING_MAX_OPEN_HOLDS_PER_CUSTOMER: '2' });
-    const holder = await createSagaCustomer(testBed.saga.database, testBed.saga.cipher);
+    const holder = await createCustomer(testBed.saga.database, testBed.saga.cipher);
     const first = await capped.createBooking(holder, bookingRequest(testBed.trip, ['5A']));
     await capped.createBooking(holder, bookingRequest(testBed.trip, ['5B']));
 
@@ -239,8 +232,8 @@ describe('creation rules', () => {
   });
 
   test('unknown, departed and cancelled trips, and seats not on the bus, are refused with clear errors', async () => {
-    const departed = await createSagaTrip(testBed.saga.database, { seatCount: 4, departureInMs: -3_600_000 });
-    const cancelled = await createSagaTrip(testBed.saga.database, { seatCount: 4 });
+    const departed = await createTrip(testBed.saga.database, { seatCount: 4, departureInMs: -3_600_000 });
+    const cancelled = await createTrip(testBed.saga.database, { seatCount: 4 });
     await testBed.saga.database('trips').where({ id: cancelled.tripId }).update({ status: 'CANCELLED' });
 
     const unknownTrip = await domainErrorOf(
@@ -270,6 +263,31 @@ describe('creation rules', () => {
       message: 'the trip was cancelled',
     });
     expect(missingSeat?.fieldViolations[0]).toMatchObject({ field: 'passengers[0].seat_number' });
+  });
+
+  test('a fare class the trip does not sell is refused before any workflow starts', async () => {
+    const booker = await createCustomer(testBed.saga.database, testBed.saga.cipher);
+    const standardOnly = await createTrip(testBed.saga.database, { seatCount: 4, premiumRows: 1 });
+    await testBed.saga
+      .database('trip_fares')
+      .where({ trip_id: standardOnly.tripId, fare_class: 'PREMIUM' })
+      .delete();
+
+    const refusal = await domainErrorOf(
+      testBed.saga.application.createBooking(booker, {
+        ...bookingRequest(standardOnly, ['1A']),
+        passengers: [passengerFor('1A', 'PREMIUM')],
+      }),
+    );
+
+    expect(refusal?.code).toBe('VALIDATION_FAILED');
+    expect(refusal?.fieldViolations).toEqual([
+      { field: 'passengers[0].fare_class', message: 'fare class PREMIUM is not sold on this trip' },
+    ]);
+    // The open-hold slot is claimed just before the workflow starts: nothing got that far.
+    expect(await testBed.saga.database('booking_hold_claims').where({ customer_id: booker.userId })).toEqual(
+      [],
+    );
   });
 
   test('a token whose subject has no customer account cannot book', async () => {

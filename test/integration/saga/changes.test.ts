@@ -1,19 +1,12 @@
 // UpdateBooking and the Workflow Update machinery: taken seats, price differences, versions, validators, serialization.
+import { expect } from '@jest/globals';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { findDomainError } from '../../../src/domain/errors';
 import { confirmPaymentUpdate, updateBookingUpdate } from '../../../src/workflows/shared';
-import { useSagaTestBed } from '../../support/saga-environment';
-import {
-  activeSeatsOf,
-  bookingRequest,
-  doublyHeldSeats,
-  domainErrorOf,
-  errorCodeOf,
-  paymentLedger,
-  premiumPriceMinor,
-  seatHolders,
-  standardPriceMinor,
-} from '../../support/saga-fixtures';
+import { useSagaTestBed } from '../../support/saga';
+import { activeSeatsOf, doublyHeldSeats, paymentLedger, seatHolders } from '../../support/booking-records';
+import { bookingRequest, premiumPriceMinor, standardPriceMinor } from '../../support/trips';
+import { domainErrorOf, errorCodeOf } from '../../support/outcomes';
 
 jest.setTimeout(60_000);
 

@@ -1,13 +1,10 @@
 // A worker process killed between the charge and the confirmation: a fresh worker finishes the booking, charged once.
-import { startCrashWorker, type CrashWorker } from '../../support/crash-worker-process';
-import { useSagaTestBed } from '../../support/saga-environment';
-import {
-  activeSeatsOf,
-  bookingRequest,
-  eventually,
-  paymentLedger,
-  standardPriceMinor,
-} from '../../support/saga-fixtures';
+import { expect } from '@jest/globals';
+import { startCrashWorker, type CrashWorker } from '../../support/crash-worker';
+import { useSagaTestBed } from '../../support/saga';
+import { activeSeatsOf, paymentLedger } from '../../support/booking-records';
+import { bookingRequest, standardPriceMinor } from '../../support/trips';
+import { eventually } from '../../support/outcomes';
 
 /** The child worker needs a few seconds to start on two shared cores; the retry itself takes seconds too. */
 jest.setTimeout(180_000);
@@ -99,7 +96,7 @@ test('the worker dies after the charge and before the confirmation; a fresh work
   const [charge] = await testBed.saga
     .database('payment_simulator.charges')
     .where('idempotency_key', 'like', `${pending.id}:%`)
-    .select('transaction_id');
+    .select<{ transaction_id: string }[]>('transaction_id');
   expect(paymentRows[0].gateway_transaction_id).toBe(charge.transaction_id);
   expect(await activeSeatsOf(testBed.saga.database, pending.id)).toEqual(['1A:BOOKED']);
 

@@ -15,23 +15,25 @@ import { unauthenticated } from '../../../src/domain/errors';
 import { BookingStatus } from '../../../src/generated/com/example/bookings/v1/booking';
 import { createLogger } from '../../../src/logger';
 import { createBookingWorkers, type BookingWorkers } from '../../../src/worker/booking-workers';
-import { startSagaEnvironment, type SagaEnvironment } from '../../support/saga-environment';
-import { createSagaCustomer, createSagaTrip, eventually, type SagaTrip } from '../../support/saga-fixtures';
+import { startSagaEnvironment, type SagaEnvironment } from '../../support/saga';
+import { createCustomer } from '../../support/users';
+import { createTrip, type TestTrip } from '../../support/trips';
+import { eventually } from '../../support/outcomes';
 import {
   createTestCertificates,
   failureOf,
   removeTestCertificates,
   startTestServer,
   type TestCertificates,
-} from '../grpc/grpc-fixture';
-import { expectContract, observe, type ObservedResponse } from '../rest/contract-assertions';
+} from '../../support/grpc-server';
+import { expectContract, observe, type ObservedResponse } from '../../support/rest-contract';
 import {
   buildApp,
   createTokenIssuer,
   startServer,
   testSettings,
   type RunningServer,
-} from '../rest/rest-harness';
+} from '../../support/rest-app';
 
 jest.setTimeout(120_000);
 
@@ -60,7 +62,7 @@ class ReserveSeatsGate {
 
 const gate = new ReserveSeatsGate();
 let saga: SagaEnvironment;
-let trip: SagaTrip;
+let trip: TestTrip;
 let customer: Actor;
 let activityDependencies: OwnedActivityDependencies;
 let workerConnection: NativeConnection;
@@ -96,8 +98,8 @@ beforeAll(async () => {
   });
   running = workers.run();
 
-  trip = await createSagaTrip(saga.database, { seatCount: 24 });
-  customer = await createSagaCustomer(saga.database, saga.cipher);
+  trip = await createTrip(saga.database, { seatCount: 24 });
+  customer = await createCustomer(saga.database, saga.cipher);
 
   // REST: the create's answer is due well before the request timeout, as configuration requires.
   const issuer = await createTokenIssuer();
@@ -117,10 +119,10 @@ beforeAll(async () => {
   grpcServer = await startTestServer({
     certificates,
     application: saga.application,
-    verifyAccessToken: async (token) => {
-      if (token !== 'customer-token') throw unauthenticated('The token is not valid');
-      return customer;
-    },
+    verifyAccessToken: (token) =>
+      token === 'customer-token'
+        ? Promise.resolve(customer)
+        : Promise.reject(unauthenticated('The token is not valid')),
   });
   grpcClient = createBookingClient({
     address: `127.0.0.1:${grpcServer.port}`,
@@ -283,7 +285,7 @@ describe('REST', () => {
         saga
           .database('booking_hold_claims')
           .where({ booking_id: (accepted.body as ProcessingJson).id })
-          .first('released_at'),
+          .first<{ released_at: Date | null } | undefined>('released_at'),
       (row) => row?.released_at !== null && row?.released_at !== undefined,
     );
     expect(claim?.released_at).toBeInstanceOf(Date);

@@ -1,22 +1,19 @@
-// One test per row of DESIGN §2's lifecycle table: booking state, seat inventory and payment ledger after each step.
+// One test per row of the lifecycle table (docs/design.md): booking state, seat inventory and payment ledger after each step.
+import { expect } from '@jest/globals';
 import { findDomainError } from '../../../src/domain/errors';
 import type { BookingView } from '../../../src/application/interface';
-import { useSagaTestBed } from '../../support/saga-environment';
-import {
-  activeSeatsOf,
-  bookingRequest,
-  createSagaTrip,
-  errorCodeOf,
-  eventually,
-  notificationsOf,
-  paymentLedger,
-  seatHolders,
-  standardPriceMinor,
-} from '../../support/saga-fixtures';
+import { useSagaTestBed } from '../../support/saga';
+import { activeSeatsOf, notificationsOf, paymentLedger, seatHolders } from '../../support/booking-records';
+import { bookingRequest, createTrip, standardPriceMinor } from '../../support/trips';
+import { errorCodeOf, eventually } from '../../support/outcomes';
 
 jest.setTimeout(60_000);
 
-const testBed = useSagaTestBed({ seatCount: 40 });
+// One customer makes every booking of this file, more than the default cap on unpaid holds allows.
+const testBed = useSagaTestBed(
+  { seatCount: 40 },
+  { environment: { BOOKING_MAX_OPEN_HOLDS_PER_CUSTOMER: '100' } },
+);
 
 async function holdSeats(seats: string[], options: { contactPhone?: string } = {}): Promise<BookingView> {
   return testBed.saga.application.createBooking(
@@ -45,7 +42,7 @@ test('CreateBooking with free seats holds them: PENDING_PAYMENT, nothing charged
 });
 
 test('CreateBooking shortly before departure holds the seats until departure, not for the whole hold', async () => {
-  const soon = await createSagaTrip(testBed.saga.database, { seatCount: 4, departureInMs: 5 * 60_000 });
+  const soon = await createTrip(testBed.saga.database, { seatCount: 4, departureInMs: 5 * 60_000 });
 
   const booking = await testBed.saga.application.createBooking(
     testBed.customer,
@@ -271,7 +268,7 @@ test('UpdateBooking when confirmed: the price difference is charged, or refunded
 });
 
 test('The departure time passes: CONFIRMED becomes COMPLETED and the workflow ends', async () => {
-  const soon = await createSagaTrip(testBed.saga.database, { seatCount: 4, departureInMs: 6000 });
+  const soon = await createTrip(testBed.saga.database, { seatCount: 4, departureInMs: 6000 });
   const pending = await testBed.saga.application.createBooking(
     testBed.customer,
     bookingRequest(soon, ['1A']),
@@ -289,7 +286,7 @@ test('The departure time passes: CONFIRMED becomes COMPLETED and the workflow en
     charges: [standardPriceMinor],
     refunds: [],
   });
-  const result = await testBed.saga.client.workflow.getHandle(`booking-${pending.id}`).result();
+  const result: unknown = await testBed.saga.client.workflow.getHandle(`booking-${pending.id}`).result();
   expect(result).toMatchObject({ outcome: 'BOOKING_ENDED', booking: { status: 'COMPLETED' } });
   expect(await errorCodeOf(testBed.saga.application.cancelBooking(testBed.customer, pending.id, {}))).toBe(
     'BOOKING_STATE_CONFLICT',

@@ -1,56 +1,36 @@
 // The per-customer cap on open holds holds under concurrency: across requests, fronts and API processes.
 import { randomUUID } from 'node:crypto';
-import { exportJWK, generateKeyPair, SignJWT } from 'jose';
+import { status } from '@grpc/grpc-js';
 import { BookingServiceCallError, createBookingClient } from '../../../src/api/grpc/client';
 import type { Actor } from '../../../src/domain/actor';
-import { scopesForRoles } from '../../../src/security/policy';
-import { startApiProcess, type ApiProcess } from '../../support/api-process-launcher';
-import { startSagaEnvironment, type SagaEnvironment } from '../../support/saga-environment';
-import {
-  bookingRequest,
-  createSagaCustomer,
-  createSagaTrip,
-  errorCodeOf,
-  type SagaTrip,
-} from '../../support/saga-fixtures';
+import { startApiProcess, type ApiProcess } from '../../support/api-process';
+import { startSagaEnvironment, type SagaEnvironment } from '../../support/saga';
+import { bookingRequest, createTrip, type TestTrip } from '../../support/trips';
+import { actorOf, createCustomer, insertLoginUser } from '../../support/users';
+import { errorCodeOf } from '../../support/outcomes';
 
 // Two child processes (tsx) and the saga's workers take a while to start on a busy machine.
 jest.setTimeout(180_000);
 
 const cap = 5;
 const creates = 20;
+// One issuer for both processes: the signing keys in PostgreSQL are the issuer's, so either accepts the other's tokens.
 const issuer = `https://issuer-${randomUUID()}.open-hold-cap.example`;
-const audience = 'bus-booking-api';
 
 let saga: SagaEnvironment;
-let trip: SagaTrip;
+let trip: TestTrip;
 let apiProcesses: ApiProcess[] = [];
-let signToken: (subject: string) => Promise<string>;
 
 beforeAll(async () => {
   const environment = { BOOKING_MAX_OPEN_HOLDS_PER_CUSTOMER: String(cap) };
   saga = await startSagaEnvironment({ environment });
-  trip = await createSagaTrip(saga.database, { seatCount: 40 });
-  const { privateKey, publicKey } = await generateKeyPair('RS256');
-  const keyId = `open-hold-cap-${randomUUID()}`;
-  const signingKey = { ...(await exportJWK(publicKey)), kid: keyId, alg: 'RS256', use: 'sig' };
-  signToken = (subject) =>
-    new SignJWT({ scope: scopesForRoles(['customer']).join(' '), roles: ['customer'] })
-      .setProtectedHeader({ alg: 'RS256', kid: keyId, typ: 'JWT' })
-      .setIssuer(issuer)
-      .setAudience(audience)
-      .setSubject(subject)
-      .setIssuedAt()
-      .setExpirationTime('10m')
-      .sign(privateKey);
+  trip = await createTrip(saga.database, { seatCount: 40 });
   // Two processes, each with its own connection pool and Temporal client, as two API replicas behind a balancer.
   apiProcesses = await Promise.all(
     [1, 2].map(() =>
       startApiProcess({
-        configuration: environment,
+        configuration: { ...environment, IDP_ISSUER: issuer },
         taskQueueNames: saga.taskQueueNames,
-        issuer,
-        signingKey,
       }),
     ),
   );
@@ -58,10 +38,12 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.allSettled(apiProcesses.map((apiProcess) => apiProcess.stop()));
+  await saga?.database('identity_signing_keys').where({ issuer }).delete();
   await saga?.stop();
 });
 
-type Outcome = 'created' | 'rate-limited' | string;
+/** `created`, `rate-limited`, or a description of anything else, which fails the tally. */
+type Outcome = string;
 
 async function createOverRest(apiProcess: ApiProcess, token: string, seat: string): Promise<Outcome> {
   const response = await fetch(`${apiProcess.restBaseUrl}/v1/bookings`, {
@@ -110,7 +92,7 @@ async function createOverGrpc(apiProcess: ApiProcess, token: string, seat: strin
   } catch (error) {
     if (!(error instanceof BookingServiceCallError)) throw error;
     // RESOURCE_EXHAUSTED with reason RATE_LIMITED, as REST's 429.
-    if (error.code === 8 && error.reason === 'RATE_LIMITED') return 'rate-limited';
+    if (error.code === status.RESOURCE_EXHAUSTED && error.reason === 'RATE_LIMITED') return 'rate-limited';
     return `gRPC ${error.code} ${error.reason} ${error.message}`;
   } finally {
     client.close();
@@ -126,8 +108,9 @@ async function heldBookingsOf(customer: Actor): Promise<number> {
 }
 
 test('twenty concurrent creates of one customer over two API processes, REST and gRPC, hold only the cap', async () => {
-  const customer = await createSagaCustomer(saga.database, saga.cipher);
-  const token = await signToken(customer.userId);
+  const account = await insertLoginUser(saga.database, saga.cipher, { roles: ['customer'] });
+  const customer = actorOf(account);
+  const token = await apiProcesses[0].signIn(account.email, account.password);
   const seats = trip.seatNumbers.slice(0, creates);
 
   // Half to each process, and in each process half over REST and half over gRPC, all at once.
@@ -154,19 +137,19 @@ test('twenty concurrent creates of one customer over two API processes, REST and
   expect(Number(heldSeats[0].count)).toBe(cap);
 });
 
-test('a retried create (same request id) at the cap lands on its booking and takes no second slot', async () => {
-  const customer = await createSagaCustomer(saga.database, saga.cipher);
+test('a retried create (same booking id) at the cap lands on its booking and takes no second slot', async () => {
+  const customer = await createCustomer(saga.database, saga.cipher);
   const seats = trip.seatNumbers.slice(creates, creates + cap + 1);
-  const requestId = randomUUID();
+  const bookingId = randomUUID();
   const first = await saga.application.createBooking(customer, bookingRequest(trip, [seats[0]]), {
-    requestId,
+    bookingId,
   });
   for (const seat of seats.slice(1, cap)) {
     await saga.application.createBooking(customer, bookingRequest(trip, [seat]));
   }
 
   const retried = await saga.application.createBooking(customer, bookingRequest(trip, [seats[0]]), {
-    requestId,
+    bookingId,
   });
 
   expect(retried).toMatchObject({ id: first.id, status: 'PENDING_PAYMENT' });
@@ -177,7 +160,7 @@ test('a retried create (same request id) at the cap lands on its booking and tak
 });
 
 test('a create that ended without a booking frees its slot', async () => {
-  const customer = await createSagaCustomer(saga.database, saga.cipher);
+  const customer = await createCustomer(saga.database, saga.cipher);
   const seats = trip.seatNumbers.slice(creates + cap + 1);
   for (const seat of seats.slice(0, cap - 1)) {
     await saga.application.createBooking(customer, bookingRequest(trip, [seat]));

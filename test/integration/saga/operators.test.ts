@@ -1,13 +1,10 @@
 // What operators do in Temporal: find bookings by search attributes, and cancel a workflow without leaking seats or money.
+import { expect } from '@jest/globals';
 import { WorkflowFailedError } from '@temporalio/client';
-import { useSagaTestBed } from '../../support/saga-environment';
-import {
-  activeSeatsOf,
-  bookingRequest,
-  eventually,
-  paymentLedger,
-  standardPriceMinor,
-} from '../../support/saga-fixtures';
+import { useSagaTestBed } from '../../support/saga';
+import { activeSeatsOf, paymentLedger } from '../../support/booking-records';
+import { bookingRequest, standardPriceMinor } from '../../support/trips';
+import { eventually } from '../../support/outcomes';
 
 jest.setTimeout(60_000);
 
@@ -74,7 +71,7 @@ test('an operator cancelling the workflow refunds in full, releases the seats an
   const handle = testBed.saga.client.workflow.getHandle(`booking-${pending.id}`);
 
   await handle.cancel();
-  const outcome = await handle.result().catch((error: unknown) => error);
+  const outcome: unknown = await handle.result().catch((error: unknown) => error);
 
   expect(outcome).toBeInstanceOf(WorkflowFailedError);
   const booking = await testBed.saga.application.getBooking(testBed.customer, pending.id);

@@ -1,11 +1,12 @@
 // A whole booking through the real saga leaves no personal data in Temporal's history; the application reads it back.
+import { expect } from '@jest/globals';
 import type { Payload } from '@temporalio/common';
 import { historyToJSON, JSONToPayload } from '@temporalio/common/lib/proto-utils';
 import { temporal } from '@temporalio/proto';
 import { encryptedEncoding } from '../../../src/security/temporal-payload-codec';
 import { bookingWorkflowId } from '../../../src/workflows/shared';
-import { useSagaTestBed } from '../../support/saga-environment';
-import { domainErrorOf } from '../../support/saga-fixtures';
+import { useSagaTestBed } from '../../support/saga';
+import { domainErrorOf } from '../../support/outcomes';
 
 jest.setTimeout(90_000);
 

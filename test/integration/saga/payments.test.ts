@@ -1,14 +1,9 @@
 // The payment step against the gateway simulator: transient failures retried into one charge, declines, refund rules.
 import type { BookingView } from '../../../src/application/interface';
-import { useSagaTestBed } from '../../support/saga-environment';
-import {
-  activeSeatsOf,
-  bookingRequest,
-  createSagaTrip,
-  errorCodeOf,
-  paymentLedger,
-  standardPriceMinor,
-} from '../../support/saga-fixtures';
+import { useSagaTestBed } from '../../support/saga';
+import { activeSeatsOf, paymentLedger } from '../../support/booking-records';
+import { bookingRequest, createTrip, standardPriceMinor } from '../../support/trips';
+import { errorCodeOf } from '../../support/outcomes';
 
 jest.setTimeout(60_000);
 
@@ -107,7 +102,7 @@ test('a payment token that is not a token is refused before any workflow runs', 
 
 describe('cancelling a confirmed booking refunds per the fare rule at that time', () => {
   async function confirmedOn(departureInMs: number): Promise<BookingView> {
-    const ownTrip = await createSagaTrip(testBed.saga.database, { seatCount: 4, departureInMs });
+    const ownTrip = await createTrip(testBed.saga.database, { seatCount: 4, departureInMs });
     const pending = await testBed.saga.application.createBooking(
       testBed.customer,
       bookingRequest(ownTrip, ['1A', '1B']),

@@ -2,15 +2,10 @@
 import type { BookingView } from '../../../src/application/interface';
 import type { Actor } from '../../../src/domain/actor';
 import { findDomainError } from '../../../src/domain/errors';
-import { startSagaEnvironment, type SagaEnvironment } from '../../support/saga-environment';
-import {
-  bookingRequest,
-  createSagaCustomer,
-  createSagaTrip,
-  doublyHeldSeats,
-  seatHolders,
-  type SagaTrip,
-} from '../../support/saga-fixtures';
+import { startSagaEnvironment, type SagaEnvironment } from '../../support/saga';
+import { bookingRequest, createTrip, type TestTrip } from '../../support/trips';
+import { createCustomer } from '../../support/users';
+import { doublyHeldSeats, seatHolders } from '../../support/booking-records';
 
 /** Two shared cores serve 100 workflows and their activities: generous, since only the outcome is asserted. */
 jest.setTimeout(180_000);
@@ -20,7 +15,7 @@ const requestsPerSeat = 10;
 const customerCount = 10;
 
 let saga: SagaEnvironment;
-let trip: SagaTrip;
+let trip: TestTrip;
 let customers: Actor[];
 
 beforeAll(async () => {
@@ -28,9 +23,9 @@ beforeAll(async () => {
   saga = await startSagaEnvironment({
     environment: { BOOKING_MAX_OPEN_HOLDS_PER_CUSTOMER: String(contestedSeatCount * requestsPerSeat) },
   });
-  trip = await createSagaTrip(saga.database, { seatCount: 16 });
+  trip = await createTrip(saga.database, { seatCount: 16 });
   customers = await Promise.all(
-    Array.from({ length: customerCount }, () => createSagaCustomer(saga.database, saga.cipher)),
+    Array.from({ length: customerCount }, () => createCustomer(saga.database, saga.cipher)),
   );
 });
 
@@ -45,7 +40,8 @@ afterAll(async () => {
 async function outcomeOf(customer: Actor, creation: Promise<BookingView>): Promise<BookingView | string> {
   let answer = await creation.catch((error: unknown) => findDomainError(error) ?? error);
   while (findDomainError(answer)?.code === 'BOOKING_PROCESSING') {
-    const bookingId = String(findDomainError(answer)?.details.bookingId);
+    const bookingId = findDomainError(answer)?.details.bookingId;
+    if (typeof bookingId !== 'string') throw new Error('BOOKING_PROCESSING names no booking id');
     await new Promise((resolve) => setTimeout(resolve, 200));
     answer = await saga.application
       .getBooking(customer, bookingId)

@@ -1,4 +1,5 @@
 // Determinism: every recorded booking history replays against today's workflow code, and an incompatible edit is caught.
+import { expect } from '@jest/globals';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { historyFromJSON, JSONToPayload, payloadToJSON } from '@temporalio/common/lib/proto-utils';
@@ -12,7 +13,8 @@ import {
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { createBookingDataConverter, isEncryptedPayload } from '../../../src/security/temporal-payload-codec';
 import { bookingWorkflowsPath } from '../../../src/worker/booking-workers';
-import { bundleSagaWorkflows, sagaTestSecrets } from '../../support/saga-environment';
+import { bundleSagaWorkflows } from '../../support/saga';
+import { testSecrets } from '../../support/database';
 
 /** Bundling twice with webpack on two shared cores takes a while; replaying itself is fast. */
 jest.setTimeout(180_000);
@@ -20,7 +22,7 @@ jest.setTimeout(180_000);
 const historiesDirectory = path.resolve(__dirname, '../../histories');
 const timerBeforePaymentModule = path.resolve(
   __dirname,
-  '../../fixtures/timer-before-payment-interceptors.ts',
+  '../../support/timer-before-payment-interceptors.ts',
 );
 
 /** The JSON `temporal workflow show --output json` and `historyToJSON` write, as far as these checks read it. */
@@ -116,9 +118,9 @@ function bookingPathOf(history: HistoryJson): BookingPath {
  */
 const dataConverter = createBookingDataConverter({
   encryption: {
-    keyring: sagaTestSecrets.ENCRYPTION_KEYS,
-    activeKeyId: sagaTestSecrets.ENCRYPTION_ACTIVE_KEY_ID,
-    blindIndexKey: sagaTestSecrets.BLIND_INDEX_KEY,
+    keyring: testSecrets.ENCRYPTION_KEYS,
+    activeKeyId: testSecrets.ENCRYPTION_ACTIVE_KEY_ID,
+    blindIndexKey: testSecrets.BLIND_INDEX_KEY,
   },
 });
 

@@ -1,15 +1,12 @@
 // Encryption at rest through the real API and saga: PostgreSQL holds envelopes, the owner reads plaintext.
+import { expect } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import { startSagaEnvironment, type SagaEnvironment } from '../../support/saga-environment';
-import { createSagaTrip, eventually, type SagaTrip } from '../../support/saga-fixtures';
-import {
-  buildApp,
-  createTokenIssuer,
-  insertUser,
-  startServer,
-  type RunningServer,
-} from '../rest/rest-harness';
+import { startSagaEnvironment, type SagaEnvironment } from '../../support/saga';
+import { createTrip, type TestTrip } from '../../support/trips';
+import { eventually } from '../../support/outcomes';
+import { buildApp, createTokenIssuer, startServer, type RunningServer } from '../../support/rest-app';
+import { insertUser } from '../../support/users';
 
 jest.setTimeout(120_000);
 
@@ -38,14 +35,14 @@ const plaintexts = [
 
 let saga: SagaEnvironment;
 let database: Knex;
-let trip: SagaTrip;
+let trip: TestTrip;
 let server: RunningServer;
 const tokens: Record<'owner' | 'other', string> = { owner: '', other: '' };
 
 beforeAll(async () => {
   saga = await startSagaEnvironment();
   database = saga.database;
-  trip = await createSagaTrip(database, { seatCount: 8 });
+  trip = await createTrip(database, { seatCount: 8 });
   const issuer = await createTokenIssuer();
   const owner = await insertUser(database, saga.cipher, { roles: ['customer'] });
   const other = await insertUser(database, saga.cipher, { roles: ['customer'] });

@@ -1,5 +1,6 @@
 // An independent external OIDC issuer (its own RS256 keys, a loopback JWKS server) configured by environment:
 // its users get just-in-time local accounts, book and read their own bookings, and nobody else's.
+import { expect } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -11,10 +12,14 @@ import type { Config } from '../../../src/config';
 import { createOperationGuard } from '../../../src/api/rest/request-authorization';
 import type { TokenVerifier } from '../../../src/security/token-verifier';
 import { createTokenVerifierFromConfig } from '../../../src/identity/token-verifier-from-config';
-import { sagaConfig, startSagaEnvironment, type SagaEnvironment } from '../../support/saga-environment';
-import { bookingRequest, createSagaTrip, eventually, type SagaTrip } from '../../support/saga-fixtures';
-import { createTestCertificates, removeTestCertificates, startTestServer } from '../grpc/grpc-fixture';
-import { buildApp, connectDatabase, insertUser, startServer, type RunningServer } from '../rest/rest-harness';
+import { testConfig } from '../../support/database';
+import { startSagaEnvironment, type SagaEnvironment } from '../../support/saga';
+import { bookingRequest, createTrip, type TestTrip } from '../../support/trips';
+import { eventually } from '../../support/outcomes';
+import { createTestCertificates, removeTestCertificates, startTestServer } from '../../support/grpc-server';
+import { buildApp, startServer, type RunningServer } from '../../support/rest-app';
+import { openTestDatabase } from '../../support/database';
+import { insertUser } from '../../support/users';
 
 jest.setTimeout(120_000);
 
@@ -30,7 +35,7 @@ let jwksServer: http.Server;
 let jwksRequests = 0;
 let saga: SagaEnvironment;
 let database: Knex;
-let trip: SagaTrip;
+let trip: TestTrip;
 let verifier: TokenVerifier;
 let server: RunningServer;
 let nextSeat = 0;
@@ -49,7 +54,7 @@ function externalToken(subject: string, claims: JWTPayload = {}): Promise<string
 
 function externalConfig(): Config {
   const { port } = jwksServer.address() as AddressInfo;
-  return sagaConfig({
+  return testConfig({
     OIDC_ISSUER: externalIssuer,
     OIDC_JWKS_URL: `http://127.0.0.1:${port}/protocol/openid-connect/certs`,
     OIDC_AUDIENCE: audience,
@@ -75,7 +80,7 @@ beforeAll(async () => {
 
   saga = await startSagaEnvironment();
   database = saga.database;
-  trip = await createSagaTrip(database, { seatCount: 16 });
+  trip = await createTrip(database, { seatCount: 16 });
   const config = externalConfig();
   expect(config.auth).toMatchObject({ issuer: externalIssuer, embedded: null });
   verifier = createTokenVerifierFromConfig(config, { database, cipher: saga.cipher });
@@ -166,7 +171,13 @@ describe('an external OIDC issuer configured by OIDC_ISSUER and OIDC_JWKS_URL', 
     expect(await linksOf(subject)).toEqual([{ user_id: localUserId }]);
     const account = await database('users')
       .where({ id: localUserId })
-      .first('email', 'email_lookup', 'password_hash', 'display_name', 'roles');
+      .first<{ email: string; display_name: string } & Record<string, unknown>>(
+        'email',
+        'email_lookup',
+        'password_hash',
+        'display_name',
+        'roles',
+      );
     expect(account).toMatchObject({
       email: expect.stringMatching(/^enc:v1:/),
       email_lookup: null,
@@ -303,7 +314,7 @@ describe('an external OIDC issuer configured by OIDC_ISSUER and OIDC_JWKS_URL', 
 
 describe('a database failure while finding the account', () => {
   it('answers 5xx, not 401: the token was fine', async () => {
-    const brokenDatabase = connectDatabase();
+    const brokenDatabase = openTestDatabase();
     await brokenDatabase.destroy();
     const brokenVerifier = createTokenVerifierFromConfig(externalConfig(), {
       database: brokenDatabase,
@@ -334,12 +345,12 @@ describe('the embedded identity provider’s tokens', () => {
     const { privateKey, publicKey } = await generateKeyPair('RS256');
     const embeddedKeyId = `embedded-${randomUUID()}`;
     const publicJwk = { ...(await exportJWK(publicKey)), kid: embeddedKeyId, alg: 'RS256', use: 'sig' };
-    const config = sagaConfig({ IDP_ISSUER: `http://embedded-${randomUUID()}.example` });
+    const config = testConfig({ IDP_ISSUER: `http://embedded-${randomUUID()}.example` });
     expect(config.auth.embedded).not.toBeNull();
     const embeddedVerifier = createTokenVerifierFromConfig(config, {
       database,
       cipher: saga.cipher,
-      keySetSource: async () => ({ keys: [publicJwk] }),
+      keySetSource: () => Promise.resolve({ keys: [publicJwk] }),
     });
     const user = await insertUser(database, saga.cipher, { roles: ['customer'] });
     const embeddedToken = await new SignJWT({ scope: 'bookings:read', roles: ['customer'] })

@@ -1,4 +1,5 @@
 // A whole booking flow through the real API and workers, every logger captured at trace: no personal data.
+import { expect } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { format } from 'node:util';
 import type { DestinationStream } from 'pino';
@@ -9,16 +10,12 @@ import {
   payloadPlaceholder,
   temporalLoggerFor,
 } from '../../../src/worker/temporal-logger';
-import { startSagaEnvironment, type SagaEnvironment } from '../../support/saga-environment';
-import { createSagaTrip, eventually, notificationsOf, paymentLedger } from '../../support/saga-fixtures';
-import {
-  buildApp,
-  createTokenIssuer,
-  insertUser,
-  startServer,
-  type RunningServer,
-  type TestUser,
-} from '../rest/rest-harness';
+import { startSagaEnvironment, type SagaEnvironment } from '../../support/saga';
+import { createTrip } from '../../support/trips';
+import { eventually } from '../../support/outcomes';
+import { notificationsOf, paymentLedger } from '../../support/booking-records';
+import { buildApp, createTokenIssuer, startServer, type RunningServer } from '../../support/rest-app';
+import { insertUser, type TestUser } from '../../support/users';
 
 jest.setTimeout(180_000);
 
@@ -85,7 +82,7 @@ beforeAll(async () => {
     logDestination: capture,
     workflowBundle,
   });
-  const trip = await createSagaTrip(saga.database, { seatCount: 8 });
+  const trip = await createTrip(saga.database, { seatCount: 8 });
   const issuer = await createTokenIssuer();
   customer = await insertUser(saga.database, saga.cipher, { roles: ['customer'] });
   bearerToken = await issuer.issueToken({ userId: customer.id, roles: ['customer'] });

@@ -65,8 +65,9 @@ describe('activitiesForTaskQueue', () => {
   });
 
   it('hands out the very functions createActivities built', () => {
-    const seats = activitiesForTaskQueue(activities, taskQueues.seats);
-    expect(seats.ReserveSeats).toBe(activities.ReserveSeats);
+    const handedOut = new Map(Object.entries(activitiesForTaskQueue(activities, taskQueues.seats)));
+    const built = new Map(Object.entries(activities));
+    expect(handedOut.get('ReserveSeats')).toBe(built.get('ReserveSeats'));
   });
 
   it('refuses an unknown queue', () => {

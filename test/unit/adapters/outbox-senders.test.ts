@@ -1,4 +1,5 @@
 // The local outbox: readable files per message, one per idempotency key however often it is sent.
+import { expect } from '@jest/globals';
 import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -55,7 +56,7 @@ describe('outbox SMS sender', () => {
       '6f1c2a3b-4d5e-4f60-8a7b-9c0d1e2f3a4b_send-sms_confirmed.json',
       'a_.._.._escape.json',
     ]);
-    const record = JSON.parse(await readFile(path.join(directory, 'sms', files[0]), 'utf8'));
+    const record: unknown = JSON.parse(await readFile(path.join(directory, 'sms', files[0]), 'utf8'));
     expect(record).toEqual({
       to: '+351912345678',
       text: 'second',

@@ -47,7 +47,7 @@ describe('configuration', () => {
 
   it('documents every variable it reads in the README', () => {
     const variables = new Set(
-      [...configSource.matchAll(/'([A-Z][A-Z0-9]*_[A-Z0-9_]+)'/g)].map((match) => match[1]!),
+      [...configSource.matchAll(/'([A-Z][A-Z0-9]*_[A-Z0-9_]+)'/g)].map((match) => match[1]),
     );
     expect(variables.size).toBeGreaterThan(40);
     const undocumented = [...variables].filter((variable) => !readme.includes(`\`${variable}\``));

@@ -1,5 +1,6 @@
 // A create must answer before the REST request timeout: BOOKING_CREATE_ANSWER_TIMEOUT_MS is bounded by it.
-import { ConfigError, loadConfig } from '../../../src/config';
+import { expect } from '@jest/globals';
+import { loadConfig } from '../../../src/config';
 
 const minimalEnvironment = {
   DATABASE_URL: 'postgres://user:password@127.0.0.1:5432/bookings',
@@ -30,7 +31,7 @@ describe('BOOKING_CREATE_ANSWER_TIMEOUT_MS', () => {
           name: 'ConfigError',
           variable: 'BOOKING_CREATE_ANSWER_TIMEOUT_MS',
           message: expect.stringContaining('below HTTP_REQUEST_TIMEOUT_MS'),
-        }) as ConfigError,
+        }),
       );
     },
   );

@@ -1,4 +1,5 @@
 // Checks the OpenAPI document against the shared contract field list: operations, scopes, roles, fields, errors.
+import { expect } from '@jest/globals';
 import {
   openApiDocument,
   openApiOperations,

@@ -12,7 +12,7 @@ import {
   firstPassengerId,
   passengers,
   secondPassengerId,
-} from './fixtures';
+} from '../../support/booking-states';
 
 function command(overrides: Partial<UpdateBookingCommand>): UpdateBookingCommand {
   return { seatChanges: [], addPassengers: [], passengerUpdates: [], ...overrides };

@@ -1,4 +1,5 @@
 // The error vocabulary: mapping table completeness, helpers, and the JSON round trip across Temporal.
+import { expect } from '@jest/globals';
 import {
   bookingStateConflict,
   DomainError,
@@ -24,6 +25,7 @@ import {
   validationFailed,
   versionMismatch,
   type ErrorCode,
+  type DomainErrorData,
 } from '../../../src/domain/errors';
 
 describe('error code mapping table', () => {
@@ -56,7 +58,7 @@ describe('error code mapping table', () => {
     ['UNAVAILABLE', 503, 'UNAVAILABLE'],
     ['INTERNAL', 500, 'INTERNAL'],
     ['BOOKING_PROCESSING', 202, 'UNAVAILABLE'],
-  ])('%s is HTTP %d and gRPC %s as DESIGN §5 says', (code, httpStatus, grpcStatus) => {
+  ])('%s is HTTP %d and gRPC %s as the error model says', (code, httpStatus, grpcStatus) => {
     expect(errorCodeMappings[code]).toMatchObject({ httpStatus, grpcStatus });
   });
 
@@ -133,7 +135,8 @@ describe('DomainError', () => {
     expect(original.cause).toBeInstanceOf(Error);
     expect(JSON.stringify(original)).not.toContain('10.0.0.1');
     const conflict = bookingStateConflict('CANCELLED', 'update');
-    expect(DomainError.fromJSON(JSON.parse(JSON.stringify(conflict))).details).toEqual({
+    const crossed = JSON.parse(JSON.stringify(conflict)) as DomainErrorData;
+    expect(DomainError.fromJSON(crossed).details).toEqual({
       status: 'CANCELLED',
       action: 'update',
     });

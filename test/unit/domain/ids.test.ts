@@ -1,6 +1,6 @@
 // Activity idempotency keys: derived from booking, step and revision only.
 import { activityKey, activitySteps } from '../../../src/domain/ids';
-import { bookingId } from './fixtures';
+import { bookingId } from '../../support/booking-states';
 
 describe('activityKey', () => {
   it('is the same for the same booking, step and revision', () => {

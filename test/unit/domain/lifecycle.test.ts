@@ -20,7 +20,7 @@ import {
   type LifecycleEvent,
 } from '../../../src/domain/lifecycle';
 import { hourMs, minuteMs } from '../../../src/domain/time';
-import { bookingState, departureTime, relativeToDeparture } from './fixtures';
+import { bookingState, departureTime, relativeToDeparture } from '../../support/booking-states';
 
 function errorCodeOf(action: () => void): ErrorCode | undefined {
   try {

@@ -1,4 +1,5 @@
 // Seats requested on create and update must exist on the bus and keep the layout's fare class; seat lists as read.
+import { expect } from '@jest/globals';
 import { findDomainError } from '../../../src/domain/errors';
 import {
   assertCreateSeatsOnBus,

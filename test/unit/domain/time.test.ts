@@ -1,4 +1,5 @@
 // Instants and durations: the one timestamp format, and unreadable stored timestamps as INTERNAL.
+import { expect } from '@jest/globals';
 import { addDuration, hourMs, minuteMs, timestampMs, toTimestamp } from '../../../src/domain/time';
 
 describe('timestamps', () => {

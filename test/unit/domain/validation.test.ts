@@ -1,4 +1,5 @@
 // Input validation: typed commands out, or one VALIDATION_FAILED naming every bad field.
+import { expect } from '@jest/globals';
 import { DomainError, type FieldViolation } from '../../../src/domain/errors';
 import {
   defaultHoldDurationMs,
@@ -16,7 +17,7 @@ import {
   type CreateBookingInput,
   type UpdateBookingInput,
 } from '../../../src/domain/validation';
-import { firstPassengerId, passengers, secondPassengerId } from './fixtures';
+import { firstPassengerId, passengers, secondPassengerId } from '../../support/booking-states';
 
 const tripId = '55555555-5555-4555-8555-555555555555';
 
@@ -538,9 +539,9 @@ describe('nulCharacterViolations', () => {
       readonly text = nul;
     }
     expect(nulCharacterViolations({ carrier: new Carrier() })).toEqual([]);
-    expect(nulCharacterViolations({ bare: Object.assign(Object.create(null), { text: nul }) })).toHaveLength(
-      1,
-    );
+    expect(
+      nulCharacterViolations({ bare: Object.assign(Object.create(null) as object, { text: nul }) }),
+    ).toHaveLength(1);
   });
 });
 

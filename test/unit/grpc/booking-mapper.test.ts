@@ -7,7 +7,7 @@ import {
   BookingStatus,
   PaymentStatus,
 } from '../../../src/generated/com/example/bookings/v1/booking';
-import { bookingState, confirmedState, euros } from '../domain/fixtures';
+import { bookingState, confirmedState, euros } from '../../support/booking-states';
 
 function view(state = bookingState()): BookingView {
   const { paymentAttempts: _paymentAttempts, refundRule: _refundRule, ...rest } = state;

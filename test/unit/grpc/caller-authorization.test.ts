@@ -26,11 +26,11 @@ async function codeOf(work: () => unknown): Promise<string> {
   return 'OK';
 }
 
-const verify = async (token: string): Promise<Actor> => {
-  if (token === 'customer') return customer;
-  if (token === 'payer') return { ...customer, scopes: ['payments:write'] };
-  if (token === 'roleless') return { ...customer, roles: [] };
-  throw unauthenticated('bad token');
+const verify = (token: string): Promise<Actor> => {
+  if (token === 'customer') return Promise.resolve(customer);
+  if (token === 'payer') return Promise.resolve({ ...customer, scopes: ['payments:write'] });
+  if (token === 'roleless') return Promise.resolve({ ...customer, roles: [] });
+  return Promise.reject(unauthenticated('bad token'));
 };
 
 describe('bearerTokenOf', () => {

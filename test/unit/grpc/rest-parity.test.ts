@@ -3,8 +3,8 @@ import { toBookingMessage } from '../../../src/api/grpc/booking-mapper';
 import { bookingJson } from '../../../src/api/rest/contract-mapping';
 import type { BookingView } from '../../../src/application/interface';
 import type { BookingState } from '../../../src/domain/booking';
-import { bookingState, confirmedState, euros } from '../domain/fixtures';
-import { asRestJson } from './rest-shape';
+import { bookingState, confirmedState, euros } from '../../support/booking-states';
+import { asRestJson } from '../../support/rest-json';
 
 function view(state: BookingState): BookingView {
   const { paymentAttempts: _paymentAttempts, refundRule: _refundRule, ...rest } = state;

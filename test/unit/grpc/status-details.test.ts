@@ -1,4 +1,4 @@
-// Unit tests: every error code becomes its DESIGN §5 gRPC status with ErrorInfo, BadRequest and RetryInfo details.
+// Unit tests: every error code becomes its gRPC status with ErrorInfo, BadRequest and RetryInfo details.
 import { Metadata, status } from '@grpc/grpc-js';
 import {
   decodeStatusDetails,

@@ -13,7 +13,7 @@ import {
 import { createOpenApiAjv, documentSchemaId } from '../../../src/api/rest/openapi-validation';
 import type { BookingView, RouteView } from '../../../src/application/interface';
 import type { BookingState } from '../../../src/domain/booking';
-import { bookingState, confirmedState } from '../domain/fixtures';
+import { bookingState, confirmedState } from '../../support/booking-states';
 
 const ajv = createOpenApiAjv();
 

@@ -1,4 +1,5 @@
 // U+0000 in any string of a REST request is bad input named by field, and the document says so for every string.
+import { expect } from '@jest/globals';
 import type { ValidateFunction } from 'ajv/dist/2020';
 import {
   openApiDocument,
@@ -83,7 +84,7 @@ function requestStringSchemas(): { where: string; schema: object; sample: string
   const found: { where: string; schema: object; sample: string }[] = [];
   const visit = (node: unknown, where: string, example?: unknown): void => {
     const schema = resolveDocumentReference(openApiDocument, node) as Record<string, unknown>;
-    const sample = (schema.example ?? example ?? (schema.enum as unknown[] | undefined)?.[0]) as unknown;
+    const sample = schema.example ?? example ?? (schema.enum as unknown[] | undefined)?.[0];
     if (schema.type === 'string' || (Array.isArray(schema.type) && schema.type.includes('string'))) {
       // A base64 `byte` string without an example: any short base64 text is one.
       found.push({ where, schema: node as object, sample: typeof sample === 'string' ? sample : 'e30=' });

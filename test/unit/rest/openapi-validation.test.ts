@@ -1,4 +1,5 @@
 // Request validation compiled from the OpenAPI document: what it refuses, how it names fields, what it coerces.
+import { expect } from '@jest/globals';
 import type { ErrorObject } from 'ajv';
 import { openApiDocument, openApiOperationsById } from '../../../src/contracts/openapi-document';
 import {

@@ -1,4 +1,5 @@
 // Log capture: personal data and credentials in any logged object never reach the output; the list comes from the contracts.
+import { expect } from '@jest/globals';
 import { Writable } from 'node:stream';
 import { createLogger, redactedFieldNames } from '../../../src/logger';
 import { DomainError } from '../../../src/domain/errors';

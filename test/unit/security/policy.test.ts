@@ -1,4 +1,5 @@
 // Authorization policy: the contracts agree with each other, scopes and roles are enforced, ownership hides others' data.
+import { expect } from '@jest/globals';
 import type { Actor } from '../../../src/domain/actor';
 import { openApiOperations, type OpenApiOperation } from '../../../src/contracts/openapi-document';
 import { bookingServiceAuthorization } from '../../../src/contracts/proto-options';

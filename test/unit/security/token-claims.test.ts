@@ -84,9 +84,9 @@ describe('actorFromClaims', () => {
       ...baseOptions,
       defaultRole: 'customer',
       localAccounts: {
-        localUserIdFor: async (tokenClaims, roles) => {
+        localUserIdFor: (tokenClaims, roles) => {
           asked.push({ subject: tokenClaims.sub, roles });
-          return '0b6f6c1e-7a55-4c1e-9a36-2f0f5b1c8d21';
+          return Promise.resolve('0b6f6c1e-7a55-4c1e-9a36-2f0f5b1c8d21');
         },
       },
     });

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { ServiceSupervisor, type RestartPolicy } from '../../../src/stack/supervisor';
 
-const fakeService = path.resolve(__dirname, '../../fixtures/stack/fake-service.sh');
+const fakeService = path.resolve(__dirname, '../../support/fake-service.sh');
 
 const quickPolicy: RestartPolicy = {
   initialDelayMs: 10,
@@ -79,10 +79,10 @@ describe('service supervisor', () => {
     supervisor.start();
     await waitFor('the first start', () => startedPids().length === 1);
     const [first] = startedPids();
-    process.kill(first!, 'SIGKILL');
+    process.kill(first, 'SIGKILL');
 
     await waitFor('the restart', () => startedPids().length === 2);
-    const second = startedPids()[1]!;
+    const second = startedPids()[1];
     expect(second).not.toBe(first);
     expect(isRunning(second)).toBe(true);
     expect(lines).toEqual([
@@ -116,7 +116,7 @@ describe('service supervisor', () => {
     await waitFor('the third start', () => startedPids().length === 3);
     // Longer than the stable period however slow the machine: the run began before its start was recorded.
     await new Promise((resolve) => setTimeout(resolve, policy.stableAfterMs + 100));
-    process.kill(startedPids()[2]!, 'SIGKILL');
+    process.kill(startedPids()[2], 'SIGKILL');
     await waitFor('the fourth start', () => startedPids().length === 4);
 
     expect(restartLines()).toEqual([
@@ -133,7 +133,7 @@ describe('service supervisor', () => {
     const [pid] = startedPids();
 
     await supervisor.stop(2000);
-    expect(isRunning(pid!)).toBe(false);
+    expect(isRunning(pid)).toBe(false);
     // Many restart delays later, still nothing was started again.
     await new Promise((resolve) => setTimeout(resolve, 20 * quickPolicy.initialDelayMs));
     expect(startedPids()).toEqual([pid]);

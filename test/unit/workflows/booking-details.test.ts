@@ -1,7 +1,7 @@
 // What operators see in the Web UI names seats, money and status, and never a passenger's personal data.
 import { bookingDetails, notBookedDetails } from '../../../src/workflows/booking-details';
 import { bookingSummary } from '../../../src/workflows/shared';
-import { bookingState } from '../domain/fixtures';
+import { bookingState } from '../../support/booking-states';
 
 test('details show status, seats and money, without names, emails or phones', () => {
   const booking = bookingState({

@@ -16,9 +16,9 @@ function recordingSteps(): { steps: BookingSteps; calls: ActivityCall[] } {
   const calls: ActivityCall[] = [];
   const recording =
     (activity: string, answer: (input: Record<string, unknown>) => unknown = () => undefined) =>
-    async (input: Record<string, unknown>) => {
+    (input: Record<string, unknown>) => {
       calls.push({ activity, input });
-      return answer(input);
+      return Promise.resolve(answer(input));
     };
   const activities = {
     seats: {

@@ -77,11 +77,11 @@ describe('CapturedPayments', () => {
     const refunds: { refundNumber: number; transactionId: string; amountMinor: number }[] = [];
     let charges = 0;
     const steps = {
-      processPayment: async (_attemptNumber: number, amount: { amountMinor: number; currency: string }) => {
+      processPayment: (_attemptNumber: number, amount: { amountMinor: number; currency: string }) => {
         charges += 1;
-        return { transactionId: `txn-${charges}`, methodMasked: 'visa •••• 4242', amount };
+        return Promise.resolve({ transactionId: `txn-${charges}`, methodMasked: 'visa •••• 4242', amount });
       },
-      refundPayment: async (
+      refundPayment: (
         refundNumber: number,
         portion: { transactionId: string; amount: { amountMinor: number; currency: string } },
       ) => {
@@ -90,7 +90,7 @@ describe('CapturedPayments', () => {
           transactionId: portion.transactionId,
           amountMinor: portion.amount.amountMinor,
         });
-        return { refundId: `refund-${refundNumber}`, amount: portion.amount };
+        return Promise.resolve({ refundId: `refund-${refundNumber}`, amount: portion.amount });
       },
     };
     return { payments: new CapturedPayments(steps), refunds };

@@ -23,10 +23,8 @@ test('work runs strictly one after another, in the order it arrived', async () =
 
 test('a failure reaches its own caller only; the queue keeps going', async () => {
   const executor = new SerialExecutor();
-  const failing = executor.run(async () => {
-    throw new Error('declined');
-  });
-  const next = executor.run(async () => 'next');
+  const failing = executor.run(() => Promise.reject(new Error('declined')));
+  const next = executor.run(() => Promise.resolve('next'));
 
   await expect(failing).rejects.toThrow('declined');
   await expect(next).resolves.toBe('next');

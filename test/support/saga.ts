@@ -21,8 +21,7 @@ import {
 import { createBookingApplication } from '../../src/application/bookings';
 import type { BookingApplication } from '../../src/application/interface';
 import type { Actor } from '../../src/domain/actor';
-import { loadConfig, type Config } from '../../src/config';
-import { createDatabase } from '../../src/db/connection';
+import type { Config } from '../../src/config';
 import { createLogger } from '../../src/logger';
 import { createFieldCipherFromConfig } from '../../src/security/field-cipher-from-config';
 import type { FieldCipher } from '../../src/security/field-encryption';
@@ -34,17 +33,9 @@ import {
 } from '../../src/worker/booking-workers';
 import { taskQueues, type TaskQueueNames } from '../../src/domain/task-queues';
 import type { BookingTimings } from '../../src/workflows/shared';
-import { createSagaCustomer, createSagaTrip, type SagaTrip, type SagaTripOptions } from './saga-fixtures';
-
-/**
- * One key for every saga test file: rows of all files can be read by any of them (staff listings), and a
- * worker process started by a test decrypts what the test's own process wrote.
- */
-export const sagaTestSecrets = {
-  ENCRYPTION_KEYS: `saga:${Buffer.alloc(32, 'saga-test-encryption-key').toString('base64')}`,
-  ENCRYPTION_ACTIVE_KEY_ID: 'saga',
-  BLIND_INDEX_KEY: Buffer.alloc(32, 'saga-test-blind-index-key').toString('base64'),
-};
+import { openTestDatabase, testConfig } from './database';
+import { createCustomer } from './users';
+import { createTrip, type TestTrip, type TripOptions } from './trips';
 
 /** Retries a few hundred milliseconds apart, so transient-failure tests take about a second, not minutes. */
 export const fastSagaTimings: Partial<BookingTimings> = {
@@ -52,19 +43,6 @@ export const fastSagaTimings: Partial<BookingTimings> = {
   activityRetryInitialIntervalMs: 200,
   activityRetryMaximumIntervalMs: 2000,
 };
-
-/** Configuration as the worker and API processes would load it, pointed at the test servers. */
-export function sagaConfig(environment: Record<string, string> = {}): Config {
-  return loadConfig({
-    DATABASE_URL: process.env.DATABASE_URL,
-    TEMPORAL_ADDRESS: process.env.TEMPORAL_ADDRESS,
-    NODE_ENV: 'test',
-    LOG_LEVEL: process.env.SAGA_TEST_LOG_LEVEL ?? 'silent',
-    DATABASE_POOL_SIZE: '20',
-    ...sagaTestSecrets,
-    ...environment,
-  });
-}
 
 /** Queue names no other test file polls: workers of parallel files never pick up each other's tasks. */
 export function isolatedTaskQueues(): TaskQueueNames {
@@ -114,6 +92,8 @@ export interface SagaEnvironment {
   database: Knex;
   cipher: FieldCipher;
   client: Client;
+  /** The client's connection, which readiness checks ask for Temporal's health. */
+  connection: Connection;
   application: BookingApplication;
   taskQueueNames: TaskQueueNames;
   workflowBundle: WorkflowBundleWithSourceMap;
@@ -123,6 +103,10 @@ export interface SagaEnvironment {
   workers(): BookingWorkers | undefined;
   startWorkers(): Promise<BookingWorkers>;
   stopWorkers(): Promise<void>;
+  /** The saga's configuration with some variables changed, e.g. for an API composed over this environment. */
+  configWith(environment: Record<string, string>): Config;
+  /** The workflow timings the applications of this environment start bookings with. */
+  timings: Partial<BookingTimings>;
   /** Another application over the same workers, e.g. with a short hold: `{ BOOKING_HOLD_SECONDS: '3' }`. */
   applicationWith(environment: Record<string, string>): BookingApplication;
   stop(): Promise<void>;
@@ -132,10 +116,10 @@ export async function startSagaEnvironment(options: SagaEnvironmentOptions = {})
   quietTemporalRuntime();
   const outboxDirectory = mkdtempSync(path.join(os.tmpdir(), 'saga-outbox-'));
   const configFor = (environment: Record<string, string>) =>
-    sagaConfig({ NOTIFICATIONS_OUTBOX_DIR: outboxDirectory, ...options.environment, ...environment });
+    testConfig({ NOTIFICATIONS_OUTBOX_DIR: outboxDirectory, ...options.environment, ...environment });
   const config = configFor({});
   const logger = createLogger({ level: config.logLevel, name: 'saga-test' }, options.logDestination);
-  const database = createDatabase(config.database.url, { poolSize: 10, applicationName: 'saga-tests' });
+  const database = openTestDatabase({ poolSize: 10, applicationName: 'saga-tests' });
   const cipher = createFieldCipherFromConfig(config);
   const clientConnection = await Connection.connect({ address: config.temporal.address });
   // The workers (createBookingWorkers) encrypt with the same data converter: no plaintext reaches Temporal.
@@ -168,11 +152,14 @@ export async function startSagaEnvironment(options: SagaEnvironmentOptions = {})
     database,
     cipher,
     client,
+    connection: clientConnection,
     application: applicationWith({}),
     taskQueueNames,
     workflowBundle,
     outboxDirectory,
     workers: () => workers,
+    configWith: configFor,
+    timings,
     async startWorkers() {
       if (workers !== undefined) return workers;
       activityDependencies = createActivityDependencies(config, logger);
@@ -211,7 +198,7 @@ export async function startSagaEnvironment(options: SagaEnvironmentOptions = {})
 /** What most saga test files start from: the environment, one trip of their own and one customer. */
 export interface SagaTestBed {
   saga: SagaEnvironment;
-  trip: SagaTrip;
+  trip: TestTrip;
   customer: Actor;
 }
 
@@ -219,10 +206,7 @@ export interface SagaTestBed {
  * Starts a saga environment, a trip and a customer in the calling file's beforeAll and stops the environment in
  * its afterAll; the returned object's fields can be read from the tests on, once beforeAll has run.
  */
-export function useSagaTestBed(
-  tripOptions: SagaTripOptions,
-  options: SagaEnvironmentOptions = {},
-): SagaTestBed {
+export function useSagaTestBed(tripOptions: TripOptions, options: SagaEnvironmentOptions = {}): SagaTestBed {
   let saga: SagaEnvironment | undefined;
   let started: SagaTestBed | undefined;
   const startedTestBed = (): SagaTestBed => {
@@ -232,8 +216,8 @@ export function useSagaTestBed(
 
   beforeAll(async () => {
     saga = await startSagaEnvironment(options);
-    const trip = await createSagaTrip(saga.database, tripOptions);
-    const customer = await createSagaCustomer(saga.database, saga.cipher);
+    const trip = await createTrip(saga.database, tripOptions);
+    const customer = await createCustomer(saga.database, saga.cipher);
     started = { saga, trip, customer };
   });
 

@@ -1,9 +1,9 @@
 // The columns of the authorization matrix: one kind of caller or token defect each, minted against a real provider.
 import { randomUUID } from 'node:crypto';
 import { UnsecuredJWT, type JWTPayload } from 'jose';
-import type { IdentityProvider } from '../../../src/identity/identity-provider';
-import { scopesForRoles } from '../../../src/security/policy';
-import { mintToken, testAudience } from './identity-fixture';
+import type { IdentityProvider } from '../../src/identity/identity-provider';
+import { scopesForRoles } from '../../src/security/policy';
+import { mintToken, testAudience } from './identity-provider';
 
 /** What a cell expects: rejected before the handler, refused by policy, hidden by ownership, or served. */
 export type Outcome = 'UNAUTHENTICATED' | 'PERMISSION_DENIED' | 'NOT_FOUND' | 'OK';

@@ -1,33 +1,25 @@
-// Test fixture: a real embedded identity provider on a loopback HTTP server, its own keys, users and tokens.
-import { randomBytes, randomUUID } from 'node:crypto';
+// A real embedded identity provider on a loopback HTTP server, with its own issuer, users and tokens.
+import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { hash } from '@node-rs/argon2';
 import { generateKeyPair, SignJWT, type JWTPayload } from 'jose';
 import Koa from 'koa';
 import type { Knex } from 'knex';
-import { identityProviderRouter } from '../../../src/api/rest/auth-routes';
-import { problemDetails, requestIdentity } from '../../../src/api/rest/problem-details';
-import type { Role } from '../../../src/domain/roles';
-import { createDatabase } from '../../../src/db/connection';
-import { emailLookup } from '../../../src/db/user-email';
+import { identityProviderRouter } from '../../src/api/rest/auth-routes';
+import { problemDetails, requestIdentity } from '../../src/api/rest/problem-details';
+import type { Role } from '../../src/domain/roles';
 import {
   createIdentityProvider,
   type IdentityProvider,
   type IdentityProviderOptions,
-} from '../../../src/identity/identity-provider';
-import { createLogger } from '../../../src/logger';
-import { createFieldCipher, type FieldCipher } from '../../../src/security/field-encryption';
-import { createTokenVerifier, type TokenVerifierOptions } from '../../../src/security/token-verifier';
+} from '../../src/identity/identity-provider';
+import { createLogger } from '../../src/logger';
+import type { FieldCipher } from '../../src/security/field-encryption';
+import { createTokenVerifier, type TokenVerifierOptions } from '../../src/security/token-verifier';
+import { isolatedTestCipher, openTestDatabase } from './database';
+import { insertLoginUser, type LoginUser } from './users';
 
 export const testAudience = 'bus-booking-api';
-
-export interface TestUser {
-  id: string;
-  email: string;
-  password: string;
-  roles: Role[];
-}
 
 export interface IdentityFixture {
   issuer: string;
@@ -36,7 +28,7 @@ export interface IdentityFixture {
   identityProvider: IdentityProvider;
   /** The provider's HTTP server, for supertest and for verifiers discovering its JWKS. */
   server: http.Server;
-  createUser(roles?: Role[]): Promise<TestUser>;
+  createUser(roles?: Role[]): Promise<LoginUser>;
   verifierOptions(overrides?: Partial<TokenVerifierOptions>): TokenVerifierOptions;
   close(): Promise<void>;
 }
@@ -45,12 +37,10 @@ export interface IdentityFixture {
 export async function startIdentityFixture(
   overrides: Partial<Omit<IdentityProviderOptions, 'database' | 'cipher' | 'issuer'>> = {},
 ): Promise<IdentityFixture> {
-  const database = createDatabase(process.env.DATABASE_URL!, { poolSize: 4 });
-  const cipher = createFieldCipher({
-    keys: { idtest: randomBytes(32) },
-    activeKeyId: 'idtest',
-    blindIndexKey: randomBytes(32),
-  });
+  const database = openTestDatabase({ poolSize: 4, applicationName: 'identity-tests' });
+  // Keys of its own: login throttling counts failures per blind index of the address (127.0.0.1 for every test),
+  // so with the run's keyring other suites' failed logins would count against this provider's limits.
+  const cipher = isolatedTestCipher('idtest');
   let handler: http.RequestListener = (_request, response) => response.end();
   const server = http.createServer((request, response) => handler(request, response));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -78,7 +68,10 @@ export async function startIdentityFixture(
   const router = identityProviderRouter(identityProvider);
   app.use(router.routes());
   app.use(router.allowedMethods());
-  handler = app.callback();
+  const koaCallback = app.callback();
+  handler = (request, response) => {
+    void koaCallback(request, response);
+  };
 
   const userIds: string[] = [];
 
@@ -89,19 +82,9 @@ export async function startIdentityFixture(
     identityProvider,
     server,
     async createUser(roles = ['customer']) {
-      const email = `user-${randomUUID()}@identity.test`;
-      const password = `password-${randomUUID()}`;
-      const [row] = await database('users')
-        .insert({
-          email: cipher.encrypt(email),
-          email_lookup: emailLookup(cipher, email),
-          password_hash: await hash(password),
-          display_name: cipher.encrypt('Identity Test'),
-          roles,
-        })
-        .returning<{ id: string }[]>('id');
-      userIds.push(row.id);
-      return { id: row.id, email, password, roles };
+      const user = await insertLoginUser(database, cipher, { roles, name: 'Identity Test' });
+      userIds.push(user.id);
+      return user;
     },
     verifierOptions: (verifierOverrides = {}) => ({
       issuer,

@@ -1,6 +1,6 @@
 // Builders for booking states and prices shared by the domain unit tests.
-import type { BookingState, FarePrices, Passenger } from '../../../src/domain/booking';
-import { defaultRefundRule } from '../../../src/domain/fares';
+import type { BookingState, FarePrices, Passenger } from '../../src/domain/booking';
+import { defaultRefundRule } from '../../src/domain/fares';
 
 export const bookingId = '6f1c2a3b-4d5e-4f60-8a7b-9c0d1e2f3a4b';
 export const firstPassengerId = '11111111-1111-4111-8111-111111111111';

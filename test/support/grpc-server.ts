@@ -2,28 +2,20 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import {
-  BookingServiceCallError,
-  createBookingClient,
-  type BookingClient,
-} from '../../../src/api/grpc/client';
-import {
-  startGrpcServer,
-  type GrpcServerSettings,
-  type RunningGrpcServer,
-} from '../../../src/api/grpc/server';
-import type { AccessTokenVerifier } from '../../../src/api/grpc/caller-authorization';
-import type { BookingApplication, BookingView } from '../../../src/application/interface';
-import type { Actor } from '../../../src/domain/actor';
-import type { Readiness, ReadinessCheck } from '../../../src/application/readiness';
-import { unauthenticated } from '../../../src/domain/errors';
-import { createLogger } from '../../../src/logger';
+import { BookingServiceCallError, createBookingClient, type BookingClient } from '../../src/api/grpc/client';
+import { startGrpcServer, type GrpcServerSettings, type RunningGrpcServer } from '../../src/api/grpc/server';
+import type { AccessTokenVerifier } from '../../src/api/grpc/caller-authorization';
+import type { BookingApplication, BookingView } from '../../src/application/interface';
+import type { Actor } from '../../src/domain/actor';
+import type { Readiness, ReadinessCheck } from '../../src/application/readiness';
+import { unauthenticated } from '../../src/domain/errors';
+import { createLogger } from '../../src/logger';
 import {
   createCertificateAuthority,
   issueCertificate,
   type CertificateFiles,
-} from '../../../src/stack/development-certificates';
-import { bookingState } from '../../unit/domain/fixtures';
+} from '../../src/stack/development-certificates';
+import { bookingState } from './booking-states';
 
 export interface PemPair {
   readonly cert: Buffer;
@@ -100,10 +92,9 @@ export const actors = {
 
 export type TestToken = keyof typeof actors;
 
-export const verifyTestToken: AccessTokenVerifier = async (token) => {
+export const verifyTestToken: AccessTokenVerifier = (token) => {
   const actor = (actors as Record<string, Actor>)[token];
-  if (!actor) throw unauthenticated('The token is not valid');
-  return actor;
+  return actor ? Promise.resolve(actor) : Promise.reject(unauthenticated('The token is not valid'));
 };
 
 export function bookingView(overrides: Partial<BookingView> = {}): BookingView {
@@ -113,9 +104,8 @@ export function bookingView(overrides: Partial<BookingView> = {}): BookingView {
 
 /** An application whose every operation fails loudly unless the test supplies it. */
 export function fakeApplication(operations: Partial<BookingApplication> = {}): BookingApplication {
-  const unexpected = (name: string) => async () => {
-    throw new Error(`BookingApplication.${name} was not expected in this test`);
-  };
+  const unexpected = (name: string) => () =>
+    Promise.reject(new Error(`BookingApplication.${name} was not expected in this test`));
   return {
     createBooking: unexpected('createBooking'),
     getBooking: unexpected('getBooking'),
@@ -129,7 +119,7 @@ export function fakeApplication(operations: Partial<BookingApplication> = {}): B
 
 const ready: Readiness = { ready: true, checks: { postgres: 'ok', temporal: 'ok' } };
 
-export const alwaysReady: ReadinessCheck = async () => ready;
+export const alwaysReady: ReadinessCheck = () => Promise.resolve(ready);
 
 export interface TestServerOptions {
   readonly certificates: TestCertificates;

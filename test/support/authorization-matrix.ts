@@ -1,14 +1,15 @@
 // The real world an authorization matrix runs against: saga workers, the full REST app, accounts, a trip, bookings.
 import { randomUUID } from 'node:crypto';
 import type Koa from 'koa';
-import type { BookingView } from '../../../src/application/interface';
-import type { Actor } from '../../../src/domain/actor';
-import type { IdentityProvider } from '../../../src/identity/identity-provider';
-import { scopesForRoles } from '../../../src/security/policy';
-import { createTokenVerifier, type TokenVerifier } from '../../../src/security/token-verifier';
-import { startSagaEnvironment, type SagaEnvironment } from '../../support/saga-environment';
-import { bookingRequest, createSagaTrip, type SagaTrip } from '../../support/saga-fixtures';
-import { buildFullApp, insertLoginUser, insertUser, testAudience } from '../rest/rest-harness';
+import type { BookingView } from '../../src/application/interface';
+import type { Actor } from '../../src/domain/actor';
+import type { IdentityProvider } from '../../src/identity/identity-provider';
+import { scopesForRoles } from '../../src/security/policy';
+import type { TokenVerifier } from '../../src/security/token-verifier';
+import { startSagaEnvironment, type SagaEnvironment } from './saga';
+import { bookingRequest, createTrip, type TestTrip } from './trips';
+import { composeTestApi } from './rest-app';
+import { insertLoginUser, insertUser } from './users';
 import type { MatrixParties } from './authorization-cells';
 
 /** Room for every booking a matrix file makes: one seat each, a few dozen in all. */
@@ -16,13 +17,13 @@ const tripSeatCount = 64;
 
 export interface MatrixEnvironment {
   saga: SagaEnvironment;
-  /** The REST app exactly as main.ts wires it, embedded identity provider included. */
+  /** The REST app exactly as main.ts composes it, embedded identity provider included. */
   app: Koa;
   identityProvider: IdentityProvider;
-  /** Configured like the REST app's, for the gRPC server. */
+  /** The REST app's own verifier, for the gRPC server. */
   verifier: TokenVerifier;
   parties: MatrixParties;
-  trip: SagaTrip;
+  trip: TestTrip;
   /** The trip's departure date at its origin, as the availability operation takes it. */
   tripDate: string;
   /** A seat of the trip that no other request of this environment names. */
@@ -36,22 +37,16 @@ export async function startMatrixEnvironment(): Promise<MatrixEnvironment> {
   // The owner holds a booking for every cell that changes one; the default cap of open holds would refuse them.
   const saga = await startSagaEnvironment({ environment: { BOOKING_MAX_OPEN_HOLDS_PER_CUSTOMER: '200' } });
   try {
-    const full = await buildFullApp({ saga });
-    const { identityProvider } = full;
-    const verifier = createTokenVerifier({
-      issuer: identityProvider.issuer,
-      audience: testAudience,
-      algorithms: ['RS256'],
-      clockToleranceSeconds: 5,
-      keySetSource: () => identityProvider.jsonWebKeySet(),
-    });
+    // OIDC_DEFAULT_ROLE=none: the matrix's "no role of ours" column is refused, not given the default role.
+    const full = await composeTestApi(saga, { OIDC_DEFAULT_ROLE: 'none' });
+    const { identityProvider, verifier } = full;
     const ownerCredentials = { email: `owner-${randomUUID()}@matrix.test`, password: `pw-${randomUUID()}` };
     const [owner, anotherCustomer, agent, admin, trip] = await Promise.all([
       insertLoginUser(saga.database, saga.cipher, { ...ownerCredentials, roles: ['customer'] }),
       insertUser(saga.database, saga.cipher, { roles: ['customer'] }),
       insertUser(saga.database, saga.cipher, { roles: ['agent'] }),
       insertUser(saga.database, saga.cipher, { roles: ['admin'] }),
-      createSagaTrip(saga.database, { seatCount: tripSeatCount }),
+      createTrip(saga.database, { seatCount: tripSeatCount }),
     ]);
     const customer = (userId: string): Actor => ({
       userId,

@@ -1,7 +1,7 @@
 // A small route network of the suite's own (unique stop and route codes), so searches see only what it made.
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import type { FieldCipher } from '../../../src/security/field-encryption';
+import type { FieldCipher } from '../../src/security/field-encryption';
 
 export interface NetworkFixture {
   suffix: string;

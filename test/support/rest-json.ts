@@ -1,5 +1,5 @@
 // The proto Booking rewritten in the REST contract's JSON terms, to compare the two fronts field for field.
-import { BookingStatus, PaymentStatus } from '../../../src/generated/com/example/bookings/v1/booking';
+import { BookingStatus, PaymentStatus } from '../../src/generated/com/example/bookings/v1/booking';
 
 function snakeCase(name: string): string {
   return name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);

@@ -1,13 +1,13 @@
 // Checks an observed response against the OpenAPI document: documented status, required headers, body schema.
 import type { ValidateFunction } from 'ajv';
-import { openApiDocument, openApiOperationsById } from '../../../src/contracts/openapi-document';
+import { openApiDocument, openApiOperationsById } from '../../src/contracts/openapi-document';
 import {
   anchorSchema,
   createOpenApiAjv,
   operationDefinition,
   resolveDocumentReference,
   toFieldViolations,
-} from '../../../src/api/rest/openapi-validation';
+} from '../../src/api/rest/openapi-validation';
 
 export interface ObservedResponse {
   status: number;

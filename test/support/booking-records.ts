@@ -1,0 +1,90 @@
+// What PostgreSQL holds about a booking, read straight from its tables: seats, the payment ledger, notifications.
+import type { Knex } from 'knex';
+
+/** A row of the payment simulator's ledger of charges (bigint amounts read as numbers by the pool's parser). */
+export interface SimulatorChargeRow {
+  id: string;
+  transaction_id: string;
+  idempotency_key: string;
+  amount_minor: number;
+  currency: string;
+  payment_token: string;
+  card_brand: string | null;
+  card_last4: string | null;
+  description: string;
+  status: 'APPROVED' | 'DECLINED';
+  decline_reason: string | null;
+  refunded_minor: number;
+  created_at: Date;
+}
+
+/** The booking's seats that are held or booked, as `seat:STATE`, sorted. */
+export async function activeSeatsOf(database: Knex, bookingId: string): Promise<string[]> {
+  const rows: { seat_number: string; state: string }[] = await database('seat_allocations')
+    .where({ booking_id: bookingId })
+    .whereIn('state', ['HELD', 'BOOKED'])
+    .select('seat_number', 'state');
+  return rows.map((row) => `${row.seat_number}:${row.state}`).sort();
+}
+
+/** Seat number → the booking holding or having booked it, for every active seat of the trip. */
+export async function seatHolders(database: Knex, tripId: string): Promise<Record<string, string>> {
+  const rows: { seat_number: string; booking_id: string }[] = await database('seat_allocations')
+    .where({ trip_id: tripId })
+    .whereIn('state', ['HELD', 'BOOKED'])
+    .select('seat_number', 'booking_id');
+  return Object.fromEntries(rows.map((row) => [row.seat_number, row.booking_id]));
+}
+
+/** The trip's seats held or booked by two bookings at once (invariant 1): always empty. */
+export async function doublyHeldSeats(database: Knex, tripId: string): Promise<string[]> {
+  return database('seat_allocations')
+    .where({ trip_id: tripId })
+    .whereIn('state', ['HELD', 'BOOKED'])
+    .groupBy('seat_number')
+    .havingRaw('count(*) > 1')
+    .pluck('seat_number');
+}
+
+export interface PaymentLedger {
+  /** Approved charges at the gateway, oldest first, in minor units. */
+  charges: number[];
+  declinedCharges: number;
+  refunds: number[];
+  capturedMinor: number;
+  refundedMinor: number;
+}
+
+/** What the payment gateway (simulator) holds for the booking: the money that really moved. */
+export async function paymentLedger(database: Knex, bookingId: string): Promise<PaymentLedger> {
+  const keyPattern = `${bookingId}:%`;
+  const charges: { amount_minor: number; status: string }[] = await database('payment_simulator.charges')
+    .where('idempotency_key', 'like', keyPattern)
+    .orderBy('created_at')
+    .select('amount_minor', 'status');
+  const refunds: { amount_minor: number }[] = await database('payment_simulator.refunds')
+    .where('idempotency_key', 'like', keyPattern)
+    .orderBy('created_at')
+    .select('amount_minor');
+  const approved = charges
+    .filter((charge) => charge.status === 'APPROVED')
+    .map((charge) => charge.amount_minor);
+  const refunded = refunds.map((refund) => refund.amount_minor);
+  const sum = (amounts: number[]) => amounts.reduce((total, amount) => total + amount, 0);
+  return {
+    charges: approved,
+    declinedCharges: charges.length - approved.length,
+    refunds: refunded,
+    capturedMinor: sum(approved),
+    refundedMinor: sum(refunded),
+  };
+}
+
+/** Templates of the notifications recorded for the booking, by channel, e.g. `EMAIL:booking-confirmed`. */
+export async function notificationsOf(database: Knex, bookingId: string): Promise<string[]> {
+  const rows: { channel: string; template: string }[] = await database('notifications')
+    .where({ booking_id: bookingId })
+    .orderBy('created_at')
+    .select('channel', 'template');
+  return rows.map((row) => `${row.channel}:${row.template}`);
+}

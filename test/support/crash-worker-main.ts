@@ -1,0 +1,70 @@
+// Worker process for the crash test: serves a test's queues and, when told to, dies the moment a charge is taken.
+//
+// Started by startCrashWorker (crash-worker.ts), which documents its environment variables.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { NativeConnection } from '@temporalio/worker';
+import { createActivities, createActivityDependencies } from '../../src/activities';
+import { createLogger } from '../../src/logger';
+import type { PaymentGateway } from '../../src/ports/payment-gateway';
+import { createBookingWorkers } from '../../src/worker/booking-workers';
+import type { TaskQueueNames } from '../../src/domain/task-queues';
+import { crashWorkerReadyLine, crashWorkerVariables, workflowBundleFileName } from './crash-worker';
+import { quietTemporalRuntime } from './saga';
+import { testConfig } from './database';
+
+function requiredVariable(name: string): string {
+  const value = process.env[name];
+  if (value === undefined || value === '') throw new Error(`${name} is required`);
+  return value;
+}
+
+/** The gateway as is, except that the process dies right after an approved charge reached the ledger. */
+function dyingAfterCharge(gateway: PaymentGateway): PaymentGateway {
+  return {
+    async charge(request) {
+      const result = await gateway.charge(request);
+      // SIGKILL: no cleanup, no answer to Temporal — as if the machine lost power mid-activity.
+      if (result.status === 'approved') process.kill(process.pid, 'SIGKILL');
+      return result;
+    },
+    refund: (request) => gateway.refund(request),
+  };
+}
+
+async function main(): Promise<void> {
+  quietTemporalRuntime();
+  const taskQueueNames = JSON.parse(requiredVariable(crashWorkerVariables.taskQueues)) as TaskQueueNames;
+  const bundleDirectory = requiredVariable(crashWorkerVariables.bundleDirectory);
+  const config = testConfig({
+    NOTIFICATIONS_OUTBOX_DIR: requiredVariable(crashWorkerVariables.outboxDirectory),
+  });
+  const logger = createLogger({ level: config.logLevel, name: 'crash-worker' });
+  const dependencies = createActivityDependencies(config, logger);
+  const paymentGateway =
+    process.env[crashWorkerVariables.killAfterCharge] === '1'
+      ? dyingAfterCharge(dependencies.paymentGateway)
+      : dependencies.paymentGateway;
+  const connection = await NativeConnection.connect({ address: config.temporal.address });
+  const workers = await createBookingWorkers({
+    config,
+    connection,
+    activities: createActivities({ ...dependencies, paymentGateway }),
+    logger,
+    taskQueueNames,
+    workflowBundle: {
+      code: readFileSync(path.join(bundleDirectory, workflowBundleFileName), 'utf8'),
+      sourceMap: readFileSync(path.join(bundleDirectory, `${workflowBundleFileName}.map`), 'utf8'),
+    },
+  });
+  const running = workers.run();
+  process.stdout.write(`${crashWorkerReadyLine}\n`);
+  await running;
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(
+    `crash worker failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );
+  process.exit(1);
+});
