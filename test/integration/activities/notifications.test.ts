@@ -115,11 +115,15 @@ interface NotificationRow {
   body: string;
 }
 
-async function notificationRow(idempotencyKey: string): Promise<NotificationRow> {
-  const row = await testBed
+async function findNotificationRow(idempotencyKey: string): Promise<NotificationRow | undefined> {
+  return testBed
     .database<NotificationRow>('notifications')
     .where({ idempotency_key: idempotencyKey })
     .first();
+}
+
+async function notificationRow(idempotencyKey: string): Promise<NotificationRow> {
+  const row = await findNotificationRow(idempotencyKey);
   if (row === undefined) throw new Error(`no notification ${idempotencyKey}`);
   return row;
 }
@@ -207,7 +211,7 @@ describe('SendEmailNotification', () => {
     );
     expect(orphan).toMatchObject({ type: 'NOT_FOUND', nonRetryable: true });
     expect(sentEmails.length).toBe(sentBefore);
-    expect(await notificationRow(input.idempotencyKey)).toBeUndefined();
+    expect(await findNotificationRow(input.idempotencyKey)).toBeUndefined();
   });
 });
 
