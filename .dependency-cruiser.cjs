@@ -6,6 +6,7 @@
 //   generated     nothing of ours (code buf generates from proto/)
 //   project-root  nothing of ours (where the checkout or image keeps openapi/ and proto/)
 //   config        domain
+//   observability domain, config (metrics registry and tracing set-up; any layer from adapters up may use it)
 //   contracts     domain, generated, project-root (run-time readers of openapi/ and proto/)
 //   ports         domain
 //   adapters      ports, domain, config
@@ -16,7 +17,8 @@
 //   identity      domain, config, security, db, logger
 //   activities    domain, config, ports, adapters, db, security, logger, project-root
 //   workflows     domain, activities/interface.ts (the activity contract, which itself imports only domain and
-//                 @temporalio/common); npm: @temporalio/workflow and @temporalio/common only, no Node built-ins
+//                 @temporalio/common); npm: @temporalio/workflow, @temporalio/common and the tracing interceptors
+//                 (@temporalio/interceptors-opentelemetry, @opentelemetry/api) only, no Node built-ins
 //   application   domain, config, db, security, workflows/shared.ts; types only from workflows/booking.ts
 //   api           application, identity, security, contracts, generated, domain, config, runtime, logger,
 //                 project-root; only its composition roots (api/main.ts, api/composition.ts) open the db
@@ -35,18 +37,30 @@ const layers = {
   generated: [],
   'project-root.ts': [],
   'config.ts': ['domain'],
+  observability: ['domain', 'config.ts'],
   contracts: ['domain', 'generated', 'project-root.ts'],
   ports: ['domain'],
-  adapters: ['ports', 'domain', 'config.ts'],
-  security: ['domain', 'config.ts', 'contracts', 'generated'],
-  'logger.ts': ['config.ts', 'security'],
-  runtime: ['logger.ts'],
-  db: ['domain', 'config.ts', 'security'],
-  identity: ['domain', 'config.ts', 'security', 'db', 'logger.ts'],
-  activities: ['domain', 'config.ts', 'ports', 'adapters', 'db', 'security', 'logger.ts', 'project-root.ts'],
+  adapters: ['ports', 'domain', 'config.ts', 'observability'],
+  security: ['domain', 'config.ts', 'contracts', 'generated', 'observability'],
+  'logger.ts': ['config.ts', 'security', 'observability'],
+  runtime: ['logger.ts', 'observability'],
+  db: ['domain', 'config.ts', 'security', 'observability'],
+  identity: ['domain', 'config.ts', 'security', 'db', 'logger.ts', 'observability'],
+  activities: [
+    'domain',
+    'config.ts',
+    'ports',
+    'adapters',
+    'db',
+    'security',
+    'logger.ts',
+    'project-root.ts',
+    'observability',
+  ],
   workflows: ['domain'],
-  application: ['domain', 'config.ts', 'db', 'security'],
+  application: ['domain', 'config.ts', 'db', 'security', 'observability'],
   api: [
+    'observability',
     'application',
     'db',
     'identity',
@@ -59,7 +73,16 @@ const layers = {
     'logger.ts',
     'project-root.ts',
   ],
-  worker: ['activities', 'workflows', 'security', 'config.ts', 'domain', 'runtime', 'logger.ts'],
+  worker: [
+    'activities',
+    'workflows',
+    'security',
+    'config.ts',
+    'domain',
+    'runtime',
+    'logger.ts',
+    'observability',
+  ],
 };
 
 /** Single modules of another folder a layer may import although the rest of that folder is off limits to it. */
@@ -121,7 +144,8 @@ module.exports = {
       from: { path: '^src/workflows/' },
       to: {
         dependencyTypes: ['npm', 'npm-dev', 'npm-optional', 'npm-peer', 'npm-no-pkg', 'npm-unknown', 'core'],
-        pathNot: '(^|/)node_modules/@temporalio/(workflow|common)/',
+        pathNot:
+          '(^|/)node_modules/(@temporalio/(workflow|common|interceptors-opentelemetry)|@opentelemetry/api)/',
       },
     },
     {
