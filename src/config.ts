@@ -76,6 +76,13 @@ export interface Config {
     maxConcurrentActivities: number;
     maxConcurrentWorkflowTasks: number;
   };
+  /** Prometheus /metrics listeners, apart from the public ports: loopback unless a deployment opens them. */
+  metrics: {
+    /** The API process's (METRICS_HOST, METRICS_PORT). */
+    api: { host: string; port: number };
+    /** The worker process's, with its /healthz and /readyz (WORKER_METRICS_HOST, WORKER_METRICS_PORT). */
+    worker: { host: string; port: number };
+  };
   booking: {
     holdDurationSeconds: number;
     changeCutoffSeconds: number;
@@ -492,6 +499,16 @@ export function loadConfig(environment: Environment = process.env): Config {
         max: 1000,
       }),
     },
+    metrics: {
+      api: {
+        host: text(environment, 'METRICS_HOST', '127.0.0.1'),
+        port: port(environment, 'METRICS_PORT', 9464),
+      },
+      worker: {
+        host: text(environment, 'WORKER_METRICS_HOST', '127.0.0.1'),
+        port: port(environment, 'WORKER_METRICS_PORT', 9465),
+      },
+    },
     booking: {
       holdDurationSeconds: integer(environment, 'BOOKING_HOLD_SECONDS', 15 * 60, { min: 1, max: 24 * 3600 }),
       changeCutoffSeconds: integer(environment, 'BOOKING_CHANGE_CUTOFF_SECONDS', 3600, {
@@ -530,6 +547,8 @@ export interface StackConfig {
   temporalUiPort: number;
   httpPort: number;
   grpcPort: number;
+  metricsPort: number;
+  workerMetricsPort: number;
   namespace: string;
 }
 
@@ -543,6 +562,8 @@ export function loadStackConfig(environment: Environment = process.env, projectR
     temporalUiPort: port(environment, 'TEMPORAL_UI_PORT', 8233),
     httpPort: port(environment, 'HTTP_PORT', 8080),
     grpcPort: port(environment, 'GRPC_PORT', 50051),
+    metricsPort: port(environment, 'METRICS_PORT', 9464),
+    workerMetricsPort: port(environment, 'WORKER_METRICS_PORT', 9465),
     namespace: text(environment, 'TEMPORAL_NAMESPACE', 'default'),
   };
 }
