@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# Checks the monitoring files under deploy/: the Prometheus config and alert rules (promtool check config, check
+# rules, test rules) and the Grafana dashboard (valid JSON, every query parses, every metric it names exists).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+promtool() { bash scripts/promtool.sh "$@"; }
+
+echo '-- promtool check config (scrape config and the rule files it loads)'
+promtool check config deploy/prometheus/prometheus.yml
+echo '-- promtool check rules'
+promtool check rules deploy/prometheus/alerts.yml
+echo '-- promtool test rules (a firing and a quiet case per alert)'
+promtool test rules deploy/prometheus/alerts.test.yml
+
+# The metrics the rules and dashboards may name: the metric contract of the API and worker processes (see
+# docs/operations.md, "Metrics"), the Temporal SDK's and server's metrics we use, the process metrics and `up`.
+# A name outside this list is a typo or a metric nobody exports, and its panel or alert would stay silent.
+known_metrics=$(
+  cat <<'NAMES'
+histogram bus_booking_http_request_duration_seconds
+histogram bus_booking_grpc_request_duration_seconds
+gauge bus_booking_http_requests_in_flight
+gauge bus_booking_grpc_requests_in_flight
+counter bus_booking_idempotent_replays_total
+counter bus_booking_request_refusals_total
+counter bus_booking_token_verification_failures_total
+counter bus_booking_booking_transitions_total
+counter bus_booking_seats_held_total
+counter bus_booking_seats_released_total
+counter bus_booking_payments_total
+counter bus_booking_refunds_total
+counter bus_booking_refunded_amount_minor_total
+counter bus_booking_compensations_total
+counter bus_booking_notifications_total
+gauge bus_booking_pending_payment_overdue_bookings
+histogram temporal_activity_schedule_to_start_latency
+histogram temporal_workflow_task_schedule_to_start_latency
+histogram temporal_activity_execution_latency
+histogram temporal_workflow_task_execution_latency
+counter temporal_activity_execution_failed
+gauge temporal_num_pollers
+gauge temporal_worker_task_slots_available
+gauge temporal_sticky_cache_size
+counter no_poller_tasks
+gauge approximate_backlog_count
+counter process_cpu_seconds_total
+gauge process_resident_memory_bytes
+gauge nodejs_eventloop_lag_p99_seconds
+gauge up
+NAMES
+)
+
+echo '-- Grafana dashboards: JSON, PromQL syntax, metric names'
+queries_file=$(mktemp --suffix=.yml)
+trap 'rm -f "$queries_file"' EXIT
+KNOWN_METRICS="$known_metrics" QUERIES_FILE="$queries_file" node - <<'JS'
+const fs = require('node:fs');
+const path = require('node:path');
+const YAML = require('yaml');
+
+const known = new Map(
+  process.env.KNOWN_METRICS.trim()
+    .split('\n')
+    .map((line) => line.trim().split(/\s+/))
+    .map(([kind, name]) => [name, kind]),
+);
+const rules = YAML.parse(fs.readFileSync('deploy/prometheus/alerts.yml', 'utf8'));
+const recorded = new Set(rules.groups.flatMap((group) => group.rules.filter((rule) => rule.record).map((rule) => rule.record)));
+
+const keywords = new Set(['and', 'or', 'unless', 'bool', 'offset', 'inf', 'nan', 'Inf', 'NaN']);
+/** Metric names in a PromQL expression: identifiers that are not functions, keywords, labels or durations. */
+function metricNames(expression) {
+  const bare = expression
+    .replace(/"(?:[^"\\]|\\.)*"/g, '""')
+    .replace(/\{[^}]*\}/g, ' ')
+    .replace(/\[[^\]]*\]/g, ' ')
+    .replace(/\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)/g, ' ')
+    .replace(/\boffset\s+[0-9]+[smhdwy]+/g, ' ');
+  const names = [];
+  for (const match of bare.matchAll(/(?<![0-9.A-Za-z_:])[A-Za-z_:][A-Za-z0-9_:]*/g)) {
+    const rest = bare.slice(match.index + match[0].length).trimStart();
+    if (rest.startsWith('(') || keywords.has(match[0])) continue;
+    names.push(match[0]);
+  }
+  return names;
+}
+function isKnown(name) {
+  if (known.has(name) || recorded.has(name)) return true;
+  const histogram = name.match(/^(.*)_(bucket|count|sum)$/);
+  return histogram !== null && known.get(histogram[1]) === 'histogram';
+}
+
+const problems = [];
+for (const group of rules.groups) {
+  for (const rule of group.rules) {
+    for (const name of metricNames(rule.expr)) {
+      if (!isKnown(name)) problems.push(`alerts.yml ${rule.alert ?? rule.record}: unknown metric ${name}`);
+    }
+  }
+}
+
+const dashboardsDirectory = 'deploy/grafana/dashboards';
+const queryRules = [];
+let panelCount = 0;
+for (const file of fs.readdirSync(dashboardsDirectory).filter((name) => name.endsWith('.json'))) {
+  let dashboard;
+  try {
+    dashboard = JSON.parse(fs.readFileSync(path.join(dashboardsDirectory, file), 'utf8'));
+  } catch (error) {
+    problems.push(`${file}: not valid JSON (${error.message})`);
+    continue;
+  }
+  const panels = (dashboard.panels ?? []).flatMap((panel) => [panel, ...(panel.panels ?? [])]);
+  for (const panel of panels.filter((candidate) => candidate.type !== 'row')) {
+    panelCount += 1;
+    if (!Array.isArray(panel.targets) || panel.targets.length === 0) problems.push(`${file} "${panel.title}": no query`);
+    for (const target of panel.targets ?? []) {
+      for (const name of metricNames(target.expr)) {
+        if (!isKnown(name)) problems.push(`${file} "${panel.title}": unknown metric ${name}`);
+      }
+      // Grafana's interval variables stand for a duration; promtool parses the query with one in their place.
+      const expr = target.expr.replace(/\$__(rate_interval|interval|range)/g, '5m');
+      queryRules.push({ record: `dashboard:query:${queryRules.length}`, expr });
+    }
+  }
+  console.log(`${file}: ${panelCount} panels, ${queryRules.length} queries`);
+}
+fs.writeFileSync(process.env.QUERIES_FILE, YAML.stringify({ groups: [{ name: 'dashboard-queries', rules: queryRules }] }));
+if (problems.length > 0) {
+  console.error(problems.join('\n'));
+  process.exit(1);
+}
+console.log('every metric named by alerts.yml and the dashboards is a known metric');
+JS
+# promtool parses each dashboard query as if it were a recording rule: a syntax error fails here, not on screen.
+promtool check rules "$queries_file" >/dev/null
+echo 'every dashboard query parses'
+echo 'monitoring: ok'
