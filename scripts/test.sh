@@ -21,6 +21,9 @@ bash scripts/check-contracts.sh
 step 'OpenAPI lint (redocly)'
 npx redocly lint openapi/openapi.yaml --format=summary
 
+step 'monitoring (promtool check config, check rules, test rules; Grafana dashboard queries)'
+bash scripts/check-monitoring.sh
+
 step 'unit and integration tests (jest, real PostgreSQL and Temporal)'
 mkdir -p .data
 results=.data/jest-results.json
