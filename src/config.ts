@@ -120,6 +120,32 @@ export const tokenAlgorithms = [
   'RS512',
   'PS256',
   'PS384',
+  tracing: TracingConfig;
+}
+
+export const tracesSamplers = [
+  'always_on',
+  'always_off',
+  'traceidratio',
+  'parentbased_always_on',
+  'parentbased_always_off',
+  'parentbased_traceidratio',
+] as const;
+
+/** OpenTelemetry tracing, from the standard OTEL_* variables; off unless an exporter or endpoint is named. */
+export interface TracingConfig {
+  enabled: boolean;
+  /** OTEL_SERVICE_NAME (or `service.name` among the resource attributes); each process has its own default. */
+  serviceName?: string;
+  /** OTEL_RESOURCE_ATTRIBUTES: `key=value` pairs describing the deployment (environment, version, region). */
+  resourceAttributes: Record<string, string>;
+  /** The OTLP/HTTP protobuf traces URL, `/v1/traces` included. */
+  endpoint: string;
+  /** Sent with every export, e.g. a backend's API key. */
+  headers: Record<string, string>;
+  sampler: (typeof tracesSamplers)[number];
+  /** The ratio of the `traceidratio` samplers, 0 to 1. */
+  samplerRatio: number;
   'PS512',
   'ES256',
   'ES384',
@@ -462,6 +488,80 @@ export function loadConfig(environment: Environment = process.env): Config {
         max: 10 * 1024 * 1024,
       }),
       requestTimeoutMs,
+/** OTEL_RESOURCE_ATTRIBUTES and OTEL_EXPORTER_OTLP_*HEADERS: comma-separated `key=value`, values percent-encoded. */
+function keyValuePairs(environment: Environment, variable: string): Record<string, string> {
+  const pairs: Record<string, string> = {};
+  for (const item of list(environment, variable, [])) {
+    const separator = item.indexOf('=');
+    const key = item.slice(0, separator).trim();
+    if (separator <= 0 || key === '') {
+      throw new ConfigError(variable, 'must be comma-separated key=value pairs');
+    }
+    try {
+      pairs[key] = decodeURIComponent(item.slice(separator + 1).trim());
+    } catch {
+      throw new ConfigError(variable, `has a badly percent-encoded value for "${key}"`);
+    }
+  }
+  return pairs;
+}
+
+function fraction(environment: Environment, variable: string, fallback: number): number {
+  const raw = environment[variable]?.trim();
+  if (!raw) return fallback;
+  const value = Number(raw);
+  if (!/^\d*\.?\d+$/.test(raw) || value > 1) {
+    throw new ConfigError(variable, `must be a number from 0 to 1, got "${raw}"`);
+  }
+  return value;
+}
+
+/**
+ * The OpenTelemetry specification's variables, read here so this module stays the one reader of the environment.
+ * Unlike the specification's default exporter (`otlp`), tracing stays off until OTEL_TRACES_EXPORTER=otlp or an
+ * OTLP endpoint is set: no process sends spans to a collector nobody configured.
+ */
+export function loadTracingConfig(environment: Environment = process.env): TracingConfig {
+  const disabled = flag(environment, 'OTEL_SDK_DISABLED', false);
+  const exporter = environment.OTEL_TRACES_EXPORTER?.trim() ?? '';
+  if (!['otlp', 'none', ''].includes(exporter)) {
+    throw new ConfigError('OTEL_TRACES_EXPORTER', `must be otlp or none, got "${exporter}"`);
+  }
+  for (const variable of ['OTEL_EXPORTER_OTLP_TRACES_PROTOCOL', 'OTEL_EXPORTER_OTLP_PROTOCOL']) {
+    const protocol = environment[variable]?.trim();
+    if (protocol && protocol !== 'http/protobuf') {
+      throw new ConfigError(
+        variable,
+        `must be http/protobuf (the exporter this service ships), got "${protocol}"`,
+      );
+    }
+  }
+  const tracesEndpoint = httpUrl(environment, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT');
+  const baseEndpoint = httpUrl(environment, 'OTEL_EXPORTER_OTLP_ENDPOINT');
+  const endpoint =
+    tracesEndpoint ??
+    (baseEndpoint === undefined
+      ? 'http://localhost:4318/v1/traces'
+      : `${baseEndpoint.replace(/\/+$/, '')}/v1/traces`);
+  const sampler = oneOf(environment, 'OTEL_TRACES_SAMPLER', tracesSamplers, 'parentbased_always_on');
+  const attributes = keyValuePairs(environment, 'OTEL_RESOURCE_ATTRIBUTES');
+  const serviceName = environment.OTEL_SERVICE_NAME?.trim() || attributes['service.name'];
+  return {
+    enabled:
+      !disabled &&
+      (exporter === 'otlp' || (exporter === '' && (tracesEndpoint ?? baseEndpoint) !== undefined)),
+    ...(serviceName === undefined ? {} : { serviceName }),
+    resourceAttributes: attributes,
+    endpoint,
+    headers: {
+      ...keyValuePairs(environment, 'OTEL_EXPORTER_OTLP_HEADERS'),
+      ...keyValuePairs(environment, 'OTEL_EXPORTER_OTLP_TRACES_HEADERS'),
+    },
+    sampler,
+    samplerRatio: fraction(environment, 'OTEL_TRACES_SAMPLER_ARG', 1),
+  };
+}
+
       corsOrigins: list(environment, 'CORS_ORIGINS', []),
       trustProxy: flag(environment, 'HTTP_TRUST_PROXY', false),
       ...(httpTls !== undefined ? { tls: httpTls } : {}),
@@ -567,3 +667,4 @@ export function loadStackConfig(environment: Environment = process.env, projectR
     namespace: text(environment, 'TEMPORAL_NAMESPACE', 'default'),
   };
 }
+    tracing: loadTracingConfig(environment),

@@ -1,6 +1,7 @@
 // The process-wide structured logger (pino); sensitive fields are redacted before any line is written.
 import pino, { type DestinationStream, type Logger } from 'pino';
 import type { LogLevel } from './config';
+import { correlationFields } from './observability/request-context';
 import { redactSensitive, sensitiveLogKeys } from './security/sensitive-fields';
 
 export type { Logger };
@@ -29,6 +30,8 @@ export function createLogger(
     name: options.name,
     level: options.level,
     formatters: { log: redactLogObject },
+    // Every line written while a request runs names it (request_id) and, when traced, its trace and span.
+    mixin: correlationFields,
     // Errors were already turned into redacted plain objects by the log formatter.
     serializers: { err: (value: unknown) => (value instanceof Error ? redactLogObject(value) : value) },
   };

@@ -7,6 +7,7 @@ const pinoLevels: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'
   DEBUG: 'debug',
   INFO: 'info',
   WARN: 'warn',
+import { currentTracing } from '../observability/tracing';
   ERROR: 'error',
 };
 
@@ -39,11 +40,23 @@ export function withoutPayloadData(value: unknown, depth = 0): unknown {
   );
 }
 
-export function temporalLoggerFor(logger: Logger): TemporalLogger {
+/** What the OpenTelemetry interceptors add to workflow and activity lines (snake_case, as our own lines). */
+const traceFields = ['trace_id', 'span_id', 'trace_flags'] as const;
+
+/**
+ * `tracing: false` drops the trace ids the workflow interceptors add anyway (the workflow sandbox cannot know
+ * whether this process exports spans): a trace id no backend holds would send operators looking for nothing.
+ */
+export function temporalLoggerFor(
+  logger: Logger,
+  options: { tracing: boolean } = { tracing: true },
+): TemporalLogger {
   const log = (level: LogLevel, message: string, meta?: LogMetadata) => {
     const pinoLevel = pinoLevels[level];
     if (!logger.isLevelEnabled(pinoLevel)) return;
-    logger[pinoLevel](withoutPayloadData({ ...meta }) as Record<string, unknown>, message);
+    const fields: LogMetadata = { ...meta };
+    if (!options.tracing) for (const field of traceFields) delete fields[field];
+    logger[pinoLevel](withoutPayloadData(fields) as Record<string, unknown>, message);
   };
   return {
     log,
@@ -72,7 +85,9 @@ function coreLevelFor(level: string): LogLevel {
  */
 export function installTemporalRuntime(logger: Logger): void {
   Runtime.install({
-    logger: temporalLoggerFor(logger.child({ component: 'temporal-sdk' })),
+    logger: temporalLoggerFor(logger.child({ component: 'temporal-sdk' }), {
+      tracing: currentTracing().enabled,
+    }),
     telemetryOptions: {
       logging: { forward: {}, filter: { core: coreLevelFor(logger.level), other: 'WARN' } },
     },

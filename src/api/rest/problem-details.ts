@@ -9,10 +9,10 @@ import {
   type ErrorCode,
 } from '../../domain/errors';
 import type { Logger } from '../../logger';
+import { runWithRequestId } from '../../observability/request-context';
+import { isWellFormedRequestId } from '../../domain/request-correlation';
 import { bearerRealm } from '../../security/token-verifier';
 import { sendResponse, type RestResponse } from './responses';
-
-const requestIdPattern = /^[!-~]{1,128}$/;
 
 /** HTTP statuses that carry VALIDATION_FAILED but tell a different story than 400 (see ErrorCode in the document). */
 const protocolProblemTitles: Readonly<Record<number, string>> = {
@@ -73,10 +73,11 @@ export function unsupportedMediaType(): DomainError {
 export function requestIdentity(): Koa.Middleware {
   return async (context, next) => {
     const offered = context.get('X-Request-Id');
-    const requestId = requestIdPattern.test(offered) ? offered : crypto.randomUUID();
+    const requestId = isWellFormedRequestId(offered) ? offered : crypto.randomUUID();
     context.state.requestId = requestId;
     context.set('X-Request-Id', requestId);
-    await next();
+    // Log lines, the workflow update and its activities all name it from here on (src/observability).
+    await runWithRequestId(requestId, next);
   };
 }
 
@@ -84,13 +85,13 @@ export function requestIdentity(): Koa.Middleware {
 export function accessLog(logger: Logger): Koa.Middleware {
   return async (context, next) => {
     const started = process.hrtime.bigint();
-    const requestLogger = logger.child({ requestId: context.state.requestId as string });
-    context.state.logger = requestLogger;
+    // The request id is no binding of its own: the logger's mixin adds request_id to every line of the request.
+    context.state.logger = logger;
     try {
       await next();
     } finally {
       const durationMs = Number((process.hrtime.bigint() - started) / 1000n) / 1000;
-      requestLogger.info(
+      logger.info(
         { method: context.method, path: context.path, status: context.status, durationMs },
         'request',
       );
