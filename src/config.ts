@@ -1,4 +1,5 @@
 // Typed configuration for every process, read once from the environment at start, failing fast by variable name.
+import { getHeapStatistics } from 'node:v8';
 import { taskQueues as bookingTaskQueues } from './domain/task-queues';
 
 export class ConfigError extends Error {
@@ -74,7 +75,15 @@ export interface Config {
     /** Task queues this worker process serves; all of them unless narrowed for separate scaling. */
     taskQueues: string[];
     maxConcurrentActivities: number;
+    /** Local activity slots: the seat hold of a create runs as one, inside the workflow task. */
+    maxConcurrentLocalActivities: number;
     maxConcurrentWorkflowTasks: number;
+    /** Open bookings kept in the worker's memory at most (0: none); evicted ones are replayed when they next have work. */
+    maxCachedWorkflows: number;
+  };
+  catalog: {
+    /** How long a page of the route catalogue is answered again without PostgreSQL; 0 asks every time. */
+    routeCacheSeconds: number;
   };
   /** Prometheus /metrics listeners, apart from the public ports: loopback unless a deployment opens them. */
   metrics: {
@@ -215,6 +224,54 @@ function integer(
     throw new ConfigError(variable, `must be between ${bounds.min} and ${bounds.max}, got ${value}`);
   }
   return value;
+}
+
+/**
+ * A cached booking costs the worker about a third of a MiB; by default a quarter of the V8 heap limit is spent on
+ * the cache (100 to 1,000 bookings), and never fewer than the workflow tasks that may run at once.
+ */
+export function defaultMaxCachedWorkflows(heapLimitMiB: number, maxConcurrentWorkflowTasks: number): number {
+  const byMemory = Math.min(1000, Math.max(100, Math.floor(heapLimitMiB / 4)));
+  return Math.max(byMemory, maxConcurrentWorkflowTasks);
+}
+
+function workerConfig(environment: Environment, taskQueues: string[]): Config['worker'] {
+  const maxConcurrentWorkflowTasks = integer(environment, 'WORKER_MAX_CONCURRENT_WORKFLOW_TASKS', 40, {
+    min: 1,
+    max: 1000,
+  });
+  const maxCachedWorkflows = integer(
+    environment,
+    'WORKER_MAX_CACHED_WORKFLOWS',
+    defaultMaxCachedWorkflows(getHeapStatistics().heap_size_limit / 2 ** 20, maxConcurrentWorkflowTasks),
+    { min: 0, max: 100_000 },
+  );
+  // The SDK would quietly change either number to fit the other; say so instead.
+  if (maxCachedWorkflows !== 0 && maxConcurrentWorkflowTasks < 2) {
+    throw new ConfigError(
+      'WORKER_MAX_CONCURRENT_WORKFLOW_TASKS',
+      'must be at least 2 while workflows are cached (WORKER_MAX_CACHED_WORKFLOWS is not 0)',
+    );
+  }
+  if (maxCachedWorkflows !== 0 && maxCachedWorkflows < maxConcurrentWorkflowTasks) {
+    throw new ConfigError(
+      'WORKER_MAX_CACHED_WORKFLOWS',
+      `must be 0 or at least WORKER_MAX_CONCURRENT_WORKFLOW_TASKS (${maxConcurrentWorkflowTasks}), got ${maxCachedWorkflows}`,
+    );
+  }
+  return {
+    taskQueues,
+    maxConcurrentActivities: integer(environment, 'WORKER_MAX_CONCURRENT_ACTIVITIES', 50, {
+      min: 1,
+      max: 1000,
+    }),
+    maxConcurrentLocalActivities: integer(environment, 'WORKER_MAX_CONCURRENT_LOCAL_ACTIVITIES', 50, {
+      min: 1,
+      max: 1000,
+    }),
+    maxConcurrentWorkflowTasks,
+    maxCachedWorkflows,
+  };
 }
 
 function port(environment: Environment, variable: string, fallback: number): number {
@@ -588,16 +645,9 @@ export function loadTracingConfig(environment: Environment = process.env): Traci
       address: text(environment, 'TEMPORAL_ADDRESS', '127.0.0.1:7233'),
       namespace: text(environment, 'TEMPORAL_NAMESPACE', 'default'),
     },
-    worker: {
-      taskQueues,
-      maxConcurrentActivities: integer(environment, 'WORKER_MAX_CONCURRENT_ACTIVITIES', 50, {
-        min: 1,
-        max: 1000,
-      }),
-      maxConcurrentWorkflowTasks: integer(environment, 'WORKER_MAX_CONCURRENT_WORKFLOW_TASKS', 40, {
-        min: 1,
-        max: 1000,
-      }),
+    worker: workerConfig(environment, taskQueues),
+    catalog: {
+      routeCacheSeconds: integer(environment, 'CATALOG_ROUTE_CACHE_SECONDS', 30, { min: 0, max: 3600 }),
     },
     metrics: {
       api: {
