@@ -120,15 +120,6 @@ export interface Config {
   };
   auth: AuthConfig;
   notifications: NotificationsConfig;
-}
-
-/** Signature algorithms a verifier may accept; symmetric ones and `none` are never allowed. */
-export const tokenAlgorithms = [
-  'RS256',
-  'RS384',
-  'RS512',
-  'PS256',
-  'PS384',
   tracing: TracingConfig;
 }
 
@@ -155,6 +146,15 @@ export interface TracingConfig {
   sampler: (typeof tracesSamplers)[number];
   /** The ratio of the `traceidratio` samplers, 0 to 1. */
   samplerRatio: number;
+}
+
+/** Signature algorithms a verifier may accept; symmetric ones and `none` are never allowed. */
+export const tokenAlgorithms = [
+  'RS256',
+  'RS384',
+  'RS512',
+  'PS256',
+  'PS384',
   'PS512',
   'ES256',
   'ES384',
@@ -491,60 +491,6 @@ function notificationsConfig(environment: Environment): NotificationsConfig {
   };
 }
 
-/** The Temporal dev server's Web UI, under both names a developer may type. */
-export const defaultTemporalUiOrigins = ['http://localhost:8233', 'http://127.0.0.1:8233'] as const;
-
-/**
- * A create must answer before the REST request timeout turns it into a 503 for a booking that goes on to exist;
- * by default it keeps a fifth of the timeout for the work before and after the wait.
- */
-function createAnswerTimeoutMs(environment: Environment, requestTimeoutMs: number): number {
-  const variable = 'BOOKING_CREATE_ANSWER_TIMEOUT_MS';
-  const value = integer(environment, variable, Math.floor(requestTimeoutMs * 0.8), {
-    min: 1,
-    max: 300_000,
-  });
-  if (value >= requestTimeoutMs) {
-    throw new ConfigError(
-      variable,
-      `must be below HTTP_REQUEST_TIMEOUT_MS (${requestTimeoutMs}), got ${value}`,
-    );
-  }
-  return value;
-}
-
-const allTaskQueues: string[] = Object.values(bookingTaskQueues);
-
-/** Reads the whole configuration; call once in each process's entry point and pass the result down. */
-export function loadConfig(environment: Environment = process.env): Config {
-  const taskQueues = list(environment, 'WORKER_TASK_QUEUES', allTaskQueues);
-  const unknownQueue = taskQueues.find((queue) => !allTaskQueues.includes(queue));
-  if (unknownQueue) {
-    throw new ConfigError('WORKER_TASK_QUEUES', `names unknown queue "${unknownQueue}"`);
-  }
-  const httpPort = port(environment, 'HTTP_PORT', 8080);
-  const httpTls = httpTlsConfig(environment);
-  const requestTimeoutMs = integer(environment, 'HTTP_REQUEST_TIMEOUT_MS', 10_000, {
-    min: 100,
-    max: 300_000,
-  });
-  const runtimeEnvironment = oneOf(
-    environment,
-    'NODE_ENV',
-    ['development', 'production', 'test'],
-    'development',
-  );
-  return {
-    environment: runtimeEnvironment,
-    logLevel: oneOf(environment, 'LOG_LEVEL', logLevels, 'info'),
-    http: {
-      host: text(environment, 'HTTP_HOST', '0.0.0.0'),
-      port: httpPort,
-      bodyLimitBytes: integer(environment, 'HTTP_BODY_LIMIT_BYTES', 64 * 1024, {
-        min: 1024,
-        max: 10 * 1024 * 1024,
-      }),
-      requestTimeoutMs,
 /** OTEL_RESOURCE_ATTRIBUTES and OTEL_EXPORTER_OTLP_*HEADERS: comma-separated `key=value`, values percent-encoded. */
 function keyValuePairs(environment: Environment, variable: string): Record<string, string> {
   const pairs: Record<string, string> = {};
@@ -619,6 +565,60 @@ export function loadTracingConfig(environment: Environment = process.env): Traci
   };
 }
 
+/** The Temporal dev server's Web UI, under both names a developer may type. */
+export const defaultTemporalUiOrigins = ['http://localhost:8233', 'http://127.0.0.1:8233'] as const;
+
+/**
+ * A create must answer before the REST request timeout turns it into a 503 for a booking that goes on to exist;
+ * by default it keeps a fifth of the timeout for the work before and after the wait.
+ */
+function createAnswerTimeoutMs(environment: Environment, requestTimeoutMs: number): number {
+  const variable = 'BOOKING_CREATE_ANSWER_TIMEOUT_MS';
+  const value = integer(environment, variable, Math.floor(requestTimeoutMs * 0.8), {
+    min: 1,
+    max: 300_000,
+  });
+  if (value >= requestTimeoutMs) {
+    throw new ConfigError(
+      variable,
+      `must be below HTTP_REQUEST_TIMEOUT_MS (${requestTimeoutMs}), got ${value}`,
+    );
+  }
+  return value;
+}
+
+const allTaskQueues: string[] = Object.values(bookingTaskQueues);
+
+/** Reads the whole configuration; call once in each process's entry point and pass the result down. */
+export function loadConfig(environment: Environment = process.env): Config {
+  const taskQueues = list(environment, 'WORKER_TASK_QUEUES', allTaskQueues);
+  const unknownQueue = taskQueues.find((queue) => !allTaskQueues.includes(queue));
+  if (unknownQueue) {
+    throw new ConfigError('WORKER_TASK_QUEUES', `names unknown queue "${unknownQueue}"`);
+  }
+  const httpPort = port(environment, 'HTTP_PORT', 8080);
+  const httpTls = httpTlsConfig(environment);
+  const requestTimeoutMs = integer(environment, 'HTTP_REQUEST_TIMEOUT_MS', 10_000, {
+    min: 100,
+    max: 300_000,
+  });
+  const runtimeEnvironment = oneOf(
+    environment,
+    'NODE_ENV',
+    ['development', 'production', 'test'],
+    'development',
+  );
+  return {
+    environment: runtimeEnvironment,
+    logLevel: oneOf(environment, 'LOG_LEVEL', logLevels, 'info'),
+    http: {
+      host: text(environment, 'HTTP_HOST', '0.0.0.0'),
+      port: httpPort,
+      bodyLimitBytes: integer(environment, 'HTTP_BODY_LIMIT_BYTES', 64 * 1024, {
+        min: 1024,
+        max: 10 * 1024 * 1024,
+      }),
+      requestTimeoutMs,
       corsOrigins: list(environment, 'CORS_ORIGINS', []),
       trustProxy: flag(environment, 'HTTP_TRUST_PROXY', false),
       ...(httpTls !== undefined ? { tls: httpTls } : {}),
@@ -687,6 +687,7 @@ export function loadTracingConfig(environment: Environment = process.env): Traci
     },
     auth: authConfig(environment, httpPort),
     notifications: notificationsConfig(environment),
+    tracing: loadTracingConfig(environment),
   };
 }
 
@@ -717,4 +718,3 @@ export function loadStackConfig(environment: Environment = process.env, projectR
     namespace: text(environment, 'TEMPORAL_NAMESPACE', 'default'),
   };
 }
-    tracing: loadTracingConfig(environment),
