@@ -60,7 +60,7 @@ export function activitiesForTaskQueue(
 ): Partial<BookingActivities> {
   if (!Object.hasOwn(activityNamesByTaskQueue, queue)) throw new RangeError(`unknown task queue ${queue}`);
   const names: readonly (keyof BookingActivities)[] = activityNamesByTaskQueue[queue as TaskQueue];
-  return Object.fromEntries(names.map((name) => [name, activities[name]])) as Partial<BookingActivities>;
+  return Object.fromEntries(names.map((name) => [name, activities[name]] as const));
 }
 
 function senders(config: Config, logger: Logger): { email: EmailSender; sms: SmsSender; close(): void } {

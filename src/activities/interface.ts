@@ -107,24 +107,24 @@ export interface SendSmsNotificationInput {
  * The workflow proxies each family on its own queue, so seats, payments and notifications scale apart.
  */
 export interface SeatActivities {
-  ReserveSeats(input: ReserveSeatsInput): Promise<void>;
-  ConfirmSeats(input: ConfirmSeatsInput): Promise<void>;
-  ReleaseSeats(input: ReleaseSeatsInput): Promise<void>;
+  ReserveSeats: (input: ReserveSeatsInput) => Promise<void>;
+  ConfirmSeats: (input: ConfirmSeatsInput) => Promise<void>;
+  ReleaseSeats: (input: ReleaseSeatsInput) => Promise<void>;
 }
 
 export interface PaymentActivities {
-  ProcessPayment(input: ProcessPaymentInput): Promise<ProcessPaymentResult>;
-  RefundPayment(input: RefundPaymentInput): Promise<RefundPaymentResult>;
+  ProcessPayment: (input: ProcessPaymentInput) => Promise<ProcessPaymentResult>;
+  RefundPayment: (input: RefundPaymentInput) => Promise<RefundPaymentResult>;
 }
 
 export interface NotificationActivities {
-  SendEmailNotification(input: SendEmailNotificationInput): Promise<void>;
-  SendSMSNotification(input: SendSmsNotificationInput): Promise<void>;
+  SendEmailNotification: (input: SendEmailNotificationInput) => Promise<void>;
+  SendSMSNotification: (input: SendSmsNotificationInput) => Promise<void>;
 }
 
 /** Runs on the workflow queue: writes the booking read model that REST and gRPC read from. */
 export interface ReadModelActivities {
-  RecordBooking(snapshot: BookingState): Promise<void>;
+  RecordBooking: (snapshot: BookingState) => Promise<void>;
 }
 
 export type BookingActivities = SeatActivities &

@@ -3,6 +3,11 @@ import type { Knex } from 'knex';
 import { notFound, validationFailed, type FieldViolation } from '../domain/errors';
 import { isE164Phone, isEmail } from '../domain/validation';
 import { PermanentDeliveryError, type EmailSender, type SmsSender } from '../ports/notification-senders';
+import {
+  createBusinessMetrics,
+  type BusinessMetrics,
+  type NotificationChannel,
+} from '../observability/metrics';
 import type { FieldCipher } from '../security/field-encryption';
 import { isPostgresError, permanentFailure, postgresErrorCodes, transientFailure } from './failures';
 import {
@@ -23,9 +28,12 @@ export interface NotificationActivityDependencies {
   cipher: FieldCipher;
   emailSender: EmailSender;
   smsSender: SmsSender;
+  metrics?: BusinessMetrics;
 }
 
 type Channel = 'EMAIL' | 'SMS';
+
+const channelLabels: Readonly<Record<Channel, NotificationChannel>> = { EMAIL: 'email', SMS: 'sms' };
 
 interface NotificationRequest {
   bookingId: string;
@@ -60,14 +68,13 @@ function validate(channel: Channel, input: NotificationRequest): RenderedNotific
   }
 }
 
-interface DeliveryOutcome {
-  failure?: unknown;
-}
+type DeliveryOutcome = { delivered: true } | { delivered: false; failure: unknown };
 
 export function createNotificationActivities(
   dependencies: NotificationActivityDependencies,
 ): NotificationActivities {
   const { database, cipher, emailSender, smsSender } = dependencies;
+  const metrics = dependencies.metrics ?? createBusinessMetrics();
 
   function deliver(channel: Channel, input: NotificationRequest, message: RenderedNotification) {
     return channel === 'EMAIL'
@@ -104,10 +111,11 @@ export function createNotificationActivities(
           .where({ idempotency_key: input.idempotencyKey })
           .forUpdate()
           .first('id', 'status');
-        if (row.status === 'SENT') return {};
+        if (row.status === 'SENT') return { delivered: true };
         try {
           await deliver(channel, input, message);
         } catch (failure) {
+          metrics.notification(channelLabels[channel], 'failed');
           const permanent = failure instanceof PermanentDeliveryError;
           await transaction('notifications')
             .where({ id: row.id })
@@ -119,8 +127,10 @@ export function createNotificationActivities(
                 MAXIMUM_ERROR_LENGTH,
               ),
             });
-          return { failure };
+          return { delivered: false, failure };
         }
+        // Counted as the provider accepts it; a retry finds the row SENT and sends nothing.
+        metrics.notification(channelLabels[channel], 'sent');
         await transaction('notifications')
           .where({ id: row.id })
           .update({
@@ -129,7 +139,7 @@ export function createNotificationActivities(
             attempts: transaction.raw('attempts + 1'),
             last_error: null,
           });
-        return {};
+        return { delivered: true };
       })
       .catch((error: unknown) => {
         if (isPostgresError(error, postgresErrorCodes.foreignKeyViolation)) {
@@ -137,7 +147,7 @@ export function createNotificationActivities(
         }
         throw error;
       });
-    if (outcome.failure === undefined) return;
+    if (outcome.delivered) return;
     const { failure } = outcome;
     const reason = failure instanceof Error ? failure.message : String(failure);
     throw failure instanceof PermanentDeliveryError

@@ -61,6 +61,7 @@ interface ChargeRow {
   payment_token: string;
   card_brand: string | null;
   card_last4: string | null;
+  description: string;
   status: 'APPROVED' | 'DECLINED';
   decline_reason: string | null;
   refunded_minor: number;
@@ -117,7 +118,7 @@ function sameChargeRequest(row: ChargeRow, request: ChargeRequest): boolean {
 }
 
 export function createPaymentGatewaySimulator(database: Knex): PaymentGateway {
-  const charges = () => database(simulatorLedgerTables.charges);
+  const charges = () => database<ChargeRow>(simulatorLedgerTables.charges);
 
   /** True only for the first caller per key: the "fail once" tokens fail exactly that call. */
   async function firstAttempt(idempotencyKey: string, failure: TransientFailure): Promise<boolean> {

@@ -199,7 +199,9 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
   /** Bookings reference users: a token whose subject has no account here cannot book. */
   async function assertCustomerAccount(actor: Actor): Promise<string> {
     const customerId = actor.userId.toLowerCase();
-    const exists = isUuid(customerId) && (await database('users').where('id', customerId).first('id'));
+    const exists =
+      isUuid(customerId) &&
+      (await database('users').where('id', customerId).first<{ id: string } | undefined>('id'));
     if (!exists) throw permissionDenied('Bookings need a customer account; this sign-in has none');
     return customerId;
   }

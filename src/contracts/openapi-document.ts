@@ -109,7 +109,7 @@ function readOperation(pathTemplate: string, method: HttpMethod, operation: unkn
   const canonical = operation['x-canonical-operation-id'];
   const ownership = operation['x-ownership'];
   if (ownership !== undefined && ownership !== 'owner-or-staff') {
-    throw new OpenApiContractError(where, `has unknown x-ownership "${String(ownership)}"`);
+    throw new OpenApiContractError(where, `has unknown x-ownership ${JSON.stringify(ownership)}`);
   }
   if (scopes === null && ownership !== undefined) {
     throw new OpenApiContractError(where, 'is public, so it cannot carry x-ownership');

@@ -43,13 +43,16 @@ export function parseNumeric(text: string): number {
   return Number(text);
 }
 
+/** Turns one column value, as PostgreSQL sends it, into its JS value. */
+type ValueParser = (value: string) => unknown;
+
 export interface TypeParserTable {
-  getTypeParser(oid: number, format: string): (value: string) => unknown;
+  getTypeParser(oid: number, format: string): ValueParser;
 }
 
 /** Overrides scoped to our connections only; pg's global parser table stays untouched for other libraries. */
 export function createTypeParsers(): TypeParserTable {
-  const textOverrides = new Map<number, (value: string) => unknown>([
+  const textOverrides = new Map<number, ValueParser>([
     [INT8_OID, parseInt8],
     [NUMERIC_OID, parseNumeric],
     // A calendar date has no time zone; pg's default turns it into local midnight, which shifts dates.
@@ -58,7 +61,9 @@ export function createTypeParsers(): TypeParserTable {
   return {
     getTypeParser(oid, format) {
       const override = format === 'text' ? textOverrides.get(oid) : undefined;
-      return override ?? pgTypes.getTypeParser(oid, format === 'binary' ? 'binary' : 'text');
+      if (override !== undefined) return override;
+      // pg-types declares its parsers as `any`; each one parses a single text (or binary) value.
+      return pgTypes.getTypeParser(oid, format === 'binary' ? 'binary' : 'text') as ValueParser;
     },
   };
 }

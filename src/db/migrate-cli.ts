@@ -25,6 +25,12 @@ async function main(): Promise<number> {
   }
 }
 
-main().then((exitCode) => {
-  process.exitCode = exitCode;
-});
+main().then(
+  (exitCode) => {
+    process.exitCode = exitCode;
+  },
+  (error: unknown) => {
+    process.stderr.write(`migration failed: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exitCode = 1;
+  },
+);

@@ -119,6 +119,11 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** Array.isArray, with items left unknown (its own guard says `any[]`). */
+function isList(value: unknown): value is unknown[] {
+  return Array.isArray(value);
+}
+
 /** Parsed JSON and generated messages; not Dates, Buffers or other class instances. */
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   if (typeof value !== 'object' || value === null) return false;
@@ -197,7 +202,7 @@ function readUuid(value: unknown, field: string, violations: ViolationList): str
 
 function readList(value: unknown, field: string, violations: ViolationList): unknown[] | undefined {
   if (isAbsent(value)) return [];
-  if (!Array.isArray(value)) {
+  if (!isList(value)) {
     violations.add(field, 'must be a list');
     return undefined;
   }

@@ -147,6 +147,7 @@ export function createSigningKeyStore(options: SigningKeyStoreOptions): SigningK
     const readPublished = () =>
       database('identity_signing_keys')
         .where({ issuer: options.issuer })
+        // eslint-disable-next-line @typescript-eslint/no-misused-promises -- a knex builder is a lazy thenable; returning it runs no query
         .andWhere((published) =>
           published.whereNull('retired_at').orWhere('published_until', '>', database.fn.now()),
         )

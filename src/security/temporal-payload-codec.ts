@@ -73,9 +73,10 @@ export function createPayloadEncryptionCodec(keyring: AesKeyring): PayloadCodec 
     }
   }
 
+  // The Promise constructor turns a payload's failure into a rejection, as the codec contract expects.
   return {
-    encode: async (payloads) => payloads.map(encrypt),
-    decode: async (payloads) => payloads.map(decrypt),
+    encode: (payloads) => new Promise((resolve) => resolve(payloads.map(encrypt))),
+    decode: (payloads) => new Promise((resolve) => resolve(payloads.map(decrypt))),
   };
 }
 

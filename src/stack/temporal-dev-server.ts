@@ -53,7 +53,8 @@ async function waitUntilServing(
       await connection.close();
       return;
     } catch (error) {
-      if (Date.now() > deadline) throw new Error(`temporal dev server not reachable at ${address}: ${error}`);
+      if (Date.now() > deadline)
+        throw new Error(`temporal dev server not reachable at ${address}: ${String(error)}`);
       await new Promise((resolve) => setTimeout(resolve, 300));
     }
   }

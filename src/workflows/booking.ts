@@ -345,13 +345,14 @@ class BookingSaga {
     setHandler(bookingStateQuery, () => this.state);
     setHandler(createBookingUpdate, () => this.answerCreateBooking());
     setHandler(confirmPaymentUpdate, (request) => requests.answer(() => this.confirmPayment(request)), {
-      validator: (request) => requests.validate(() => this.checkConfirmPayment(request)),
+      validator: (request: ConfirmPaymentRequest) =>
+        requests.validate(() => this.checkConfirmPayment(request)),
     });
     setHandler(updateBookingUpdate, (request) => requests.answer(() => this.changeBooking(request)), {
-      validator: (request) => requests.validate(() => this.planChange(request, false)),
+      validator: (request: UpdateBookingRequest) => requests.validate(() => this.planChange(request, false)),
     });
     setHandler(cancelBookingUpdate, (request) => requests.answer(() => this.cancelBooking(request)), {
-      validator: (request) => requests.validate(() => this.checkCancel(request)),
+      validator: (request: CancelBookingRequest) => requests.validate(() => this.checkCancel(request)),
     });
   }
 

@@ -74,9 +74,9 @@ export function createBookingServiceHandlers(dependencies: BookingServiceDepende
   ) {
     const methodName = method.path.slice(method.path.lastIndexOf('/') + 1);
     return (call: ServerUnaryCall<Request, Response>, callback: sendUnaryData<Response>): void => {
-      const answerBy = answerByFor(call as ServerUnaryCall<unknown, unknown>);
+      const answerBy = answerByFor(call);
       const startedAt = Date.now();
-      const serviceIdentity = dependencies.serviceIdentityOf(call as ServerUnaryCall<unknown, unknown>);
+      const serviceIdentity = dependencies.serviceIdentityOf(call);
       let userId: string | undefined;
       const finish = (code: status, error?: unknown) => {
         const line = {
@@ -103,7 +103,7 @@ export function createBookingServiceHandlers(dependencies: BookingServiceDepende
         assertWellFormedRequest(call.request as object);
         // A change once started is seen through (a create answers by `answerBy` with the booking id), so the
         // last moment to honour the deadline by doing nothing is before the call.
-        if (call.cancelled || deadlineMs(call as ServerUnaryCall<unknown, unknown>) <= Date.now()) {
+        if (call.cancelled || deadlineMs(call) <= Date.now()) {
           return undefined;
         }
         const response = await run(caller.actor, call.request, answerBy);
@@ -119,7 +119,7 @@ export function createBookingServiceHandlers(dependencies: BookingServiceDepende
       work().then(
         (response) => {
           if (response === undefined) {
-            const expired = deadlineMs(call as ServerUnaryCall<unknown, unknown>) <= Date.now();
+            const expired = deadlineMs(call) <= Date.now();
             finish(expired ? status.DEADLINE_EXCEEDED : status.CANCELLED);
             // grpc-js has usually answered the caller already; this covers a deadline that passed moments ago.
             callback({

@@ -128,7 +128,7 @@ export function createBookingClient(options: BookingClientOptions): BookingClien
       callOptions.deadline ??
       (callOptions.timeoutMs === undefined ? undefined : new Date(Date.now() + callOptions.timeoutMs));
     return new Promise<Response>((resolve, reject) => {
-      method.call(raw, request, metadata, deadline ? { deadline } : {}, (error, response) => {
+      method(request, metadata, deadline ? { deadline } : {}, (error, response) => {
         if (error) reject(new BookingServiceCallError(error));
         else resolve(response);
       });
@@ -137,17 +137,17 @@ export function createBookingClient(options: BookingClientOptions): BookingClien
 
   return {
     createBooking: (request, callOptions) =>
-      call(raw.createBooking, CreateBookingRequest.fromPartial(request), callOptions),
+      call(raw.createBooking.bind(raw), CreateBookingRequest.fromPartial(request), callOptions),
     getBooking: (request, callOptions) =>
-      call(raw.getBooking, GetBookingRequest.fromPartial(request), callOptions),
+      call(raw.getBooking.bind(raw), GetBookingRequest.fromPartial(request), callOptions),
     updateBooking: (request, callOptions) =>
-      call(raw.updateBooking, UpdateBookingRequest.fromPartial(request), callOptions),
+      call(raw.updateBooking.bind(raw), UpdateBookingRequest.fromPartial(request), callOptions),
     cancelBooking: (request, callOptions) =>
-      call(raw.cancelBooking, CancelBookingRequest.fromPartial(request), callOptions),
+      call(raw.cancelBooking.bind(raw), CancelBookingRequest.fromPartial(request), callOptions),
     confirmPayment: (request, callOptions) =>
-      call(raw.confirmPayment, ConfirmPaymentRequest.fromPartial(request), callOptions),
+      call(raw.confirmPayment.bind(raw), ConfirmPaymentRequest.fromPartial(request), callOptions),
     listBookings: (request, callOptions) =>
-      call(raw.listBookings, ListBookingsRequest.fromPartial(request), callOptions),
+      call(raw.listBookings.bind(raw), ListBookingsRequest.fromPartial(request), callOptions),
     raw,
     close: () => raw.close(),
   };

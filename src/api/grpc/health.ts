@@ -26,7 +26,7 @@ export function startHealthReporting(options: {
 }): HealthReporter {
   const names = ['', ...options.serviceNames];
   const implementation = new HealthImplementation(
-    Object.fromEntries(names.map((name) => [name, 'NOT_SERVING' as ServingStatus])),
+    Object.fromEntries(names.map((name) => [name, 'NOT_SERVING'])),
   );
   let current: ServingStatus = 'NOT_SERVING';
   let stopped = false;

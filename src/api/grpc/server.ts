@@ -19,7 +19,7 @@ import { PortInUseError } from '../../runtime/process';
 import { createBookingServiceHandlers } from './booking-service';
 import type { AccessTokenVerifier } from './caller-authorization';
 import { healthServiceName, startHealthReporting, type HealthReporter } from './health';
-import { checkPeer, type PeerAuthContext } from './peer-identity';
+import { checkPeer } from './peer-identity';
 import { createReflectionService } from './reflection';
 import { grpcStatusOf } from './status-details';
 
@@ -191,7 +191,7 @@ export async function startGrpcServer(
 
   const serviceIdentityOf = (call: ServerUnaryCall<unknown, unknown>): string | undefined => {
     if (transport.kind !== 'mutual-tls') return undefined;
-    const check = checkPeer(call.getAuthContext() as PeerAuthContext, transport.allowedClients);
+    const check = checkPeer(call.getAuthContext(), transport.allowedClients);
     return check.outcome === 'allowed' ? check.identity : undefined;
   };
   server.addService(

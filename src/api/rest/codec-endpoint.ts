@@ -36,8 +36,10 @@ export function isDirectLoopbackRequest(context: Koa.Context): boolean {
  * token. A request that carries a token is still verified, and a bad one still answers 401.
  */
 export function allowingLoopbackWithoutToken(guard: Koa.Middleware): Koa.Middleware {
-  return (context, next) =>
-    context.get('Authorization') === '' && isDirectLoopbackRequest(context) ? next() : guard(context, next);
+  return async (context, next) => {
+    if (context.get('Authorization') === '' && isDirectLoopbackRequest(context)) await next();
+    else await guard(context, next);
+  };
 }
 
 type Transform = (payloads: Payload[]) => Promise<Payload[]>;

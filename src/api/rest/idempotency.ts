@@ -201,11 +201,11 @@ export function createIdempotencyStore(dependencies: {
   async function purgeExpired(): Promise<number> {
     let purged = 0;
     for (;;) {
-      const result = await database.raw(
+      const result = await database.raw<{ rowCount: number }>(
         `DELETE FROM idempotency_keys WHERE ctid IN (
            SELECT ctid FROM idempotency_keys WHERE expires_at < now() LIMIT ${purgeBatchSize})`,
       );
-      const count = (result as { rowCount: number }).rowCount;
+      const count = result.rowCount;
       purged += count;
       if (count < purgeBatchSize) return purged;
     }

@@ -161,7 +161,9 @@ export function createOperationHandlers(applications: Applications): Record<stri
  * create (or a read) answers it when the booking's seats are still being held; GET on Location tells the outcome.
  */
 export function bookingProcessingResponse(error: DomainError, prefix: string): RestResponse {
-  const bookingId = String(error.details.bookingId);
+  const { bookingId } = error.details;
+  // bookingProcessing() always names the booking; without an id there is no Location to answer with.
+  if (typeof bookingId !== 'string') throw error;
   const retryAfterSeconds = Number(error.details.retryAfterSeconds);
   return {
     status: 202,

@@ -48,14 +48,15 @@ export function jsonRequestBody(options: { limitBytes: number; required: boolean
       if (options.required) {
         throw validationFailed([{ field: '', message: 'a JSON request body is required' }]);
       }
-      return next();
+      await next();
+      return;
     }
     if (matchedType === false) throw unsupportedMediaType();
     try {
-      await parse(context, async () => undefined);
+      await parse(context, () => Promise.resolve());
     } catch (error) {
       throw bodyError(error, options.limitBytes);
     }
-    return next();
+    await next();
   };
 }

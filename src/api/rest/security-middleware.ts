@@ -55,5 +55,9 @@ export function securityMiddleware(options: SecurityMiddlewareOptions): Koa.Midd
   // HSTS, nosniff, frame denial, no referrer leakage and no X-Powered-By.
   const headers = helmet();
   const crossOrigin = corsMiddleware(options.corsOrigins, options.codecCorsOrigins ?? []);
-  return (context, next) => headers(context, () => crossOrigin(context, next));
+  return async (context, next) => {
+    await headers(context, async () => {
+      await crossOrigin(context, next);
+    });
+  };
 }

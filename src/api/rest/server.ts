@@ -19,8 +19,11 @@ export function createRestServer(
   app: Koa,
   options: { tls?: TlsFiles; requestTimeoutMs: number },
 ): RestServer {
+  const handle = app.callback();
+  // Koa's handler answers its own failures (context.onerror), so the promise it returns is left to settle.
+  const handleRequest = (...request: Parameters<typeof handle>): void => void handle(...request);
   if (options.tls === undefined) {
-    const server = http.createServer(app.callback());
+    const server = http.createServer(handleRequest);
     // Receiving a request may take this long at most; the app's own timeout bounds the work after that.
     server.requestTimeout = options.requestTimeoutMs;
     return server;
@@ -31,6 +34,6 @@ export function createRestServer(
       key: fs.readFileSync(options.tls.keyFile),
       allowHTTP1: true,
     },
-    app.callback(),
+    handleRequest,
   );
 }
