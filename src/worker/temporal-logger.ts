@@ -1,13 +1,13 @@
 // Routes the Temporal SDK's log lines, native core included, into the pino logger, without payload data.
 import { Runtime, type LogLevel, type LogMetadata, type Logger as TemporalLogger } from '@temporalio/worker';
 import type { Logger } from '../logger';
+import { currentTracing } from '../observability/tracing';
 
 const pinoLevels: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'> = {
   TRACE: 'trace',
   DEBUG: 'debug',
   INFO: 'info',
   WARN: 'warn',
-import { currentTracing } from '../observability/tracing';
   ERROR: 'error',
 };
 
