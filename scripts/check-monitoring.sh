@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Checks the monitoring files under deploy/: the Prometheus config and alert rules (promtool check config, check
-# rules, test rules) and the Grafana dashboard (valid JSON, every query parses, every metric it names exists).
+# rules, test rules; each alert's severity, annotations and runbook section in docs/operations.md) and the Grafana
+# dashboards (valid JSON, every query parses, every metric they name exists).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -92,11 +93,30 @@ function isKnown(name) {
   return histogram !== null && known.get(histogram[1]) === 'histogram';
 }
 
+/** GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens. */
+const runbookAnchors = new Set(
+  [...fs.readFileSync('docs/operations.md', 'utf8').matchAll(/^#{2,4} (.+)$/gm)].map((heading) =>
+    heading[1].toLowerCase().replace(/[^a-z0-9 -]/g, '').replace(/ /g, '-'),
+  ),
+);
+
 const problems = [];
 for (const group of rules.groups) {
   for (const rule of group.rules) {
     for (const name of metricNames(rule.expr)) {
       if (!isKnown(name)) problems.push(`alerts.yml ${rule.alert ?? rule.record}: unknown metric ${name}`);
+    }
+    if (rule.alert === undefined) continue;
+    // An operator paged at night needs to know how bad it is, what it means and where the steps are.
+    if (!['critical', 'warning'].includes(rule.labels?.severity)) {
+      problems.push(`alerts.yml ${rule.alert}: severity label must be critical or warning`);
+    }
+    for (const annotation of ['summary', 'description', 'runbook_url']) {
+      if (!rule.annotations?.[annotation]) problems.push(`alerts.yml ${rule.alert}: no ${annotation} annotation`);
+    }
+    const anchor = /^docs\/operations\.md#([a-z0-9-]+)$/.exec(rule.annotations?.runbook_url ?? '')?.[1];
+    if (anchor === undefined || !runbookAnchors.has(anchor)) {
+      problems.push(`alerts.yml ${rule.alert}: runbook_url names no section of docs/operations.md`);
     }
   }
 }
@@ -132,7 +152,7 @@ if (problems.length > 0) {
   console.error(problems.join('\n'));
   process.exit(1);
 }
-console.log('every metric named by alerts.yml and the dashboards is a known metric');
+console.log('every metric named by alerts.yml and the dashboards is known; every alert has its runbook section');
 JS
 # promtool parses each dashboard query as if it were a recording rule: a syntax error fails here, not on screen.
 promtool check rules "$queries_file" >/dev/null
