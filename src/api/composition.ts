@@ -89,7 +89,7 @@ export async function composeApi(
     settings: restSettingsFromConfig(config),
     applications: {
       bookings,
-      catalog: createCatalogApplication({ database }),
+      catalog: createCatalogApplication({ database, routeCacheSeconds: config.catalog.routeCacheSeconds }),
       users: createUserApplication({ database, cipher }),
     },
     idempotency,

@@ -1,6 +1,7 @@
 // Route catalogue reads from PostgreSQL: route search with AIP-158 paging, and seat availability per local date.
 import type { Knex } from 'knex';
-import { pageWindow, readPage, type KeysetListing } from '../db/paging';
+import { parseInt8 } from '../db/connection';
+import { pageWindow, readPage, type KeysetListing, type PageWindow } from '../db/paging';
 import { seatTakenColumn } from '../db/seat-allocations';
 import type { FareClass, Money } from '../domain/booking';
 import { notFound, validationFailed } from '../domain/errors';
@@ -15,6 +16,7 @@ import type {
   StopView,
   TripAvailabilityView,
 } from './interface';
+import { ReadThroughCache } from './read-through-cache';
 
 const maximumSearchTermLength = 100;
 /** A route code as the routes table allows it (routes_code_format). */
@@ -51,27 +53,22 @@ interface RouteRow {
   destination_city: string;
   destination_country_code: string;
   destination_time_zone: string;
+  /** The route's stops in order, as JSON built by PostgreSQL. */
+  intermediate_stops: StopRow[];
 }
 
-interface IntermediateStopRow extends StopRow {
-  route_id: string;
-}
-
-interface TripRow {
-  id: string;
-  departure_time: Date;
-  arrival_time: Date;
-}
-
-interface SeatRow {
-  trip_id: string;
-  seat_number: string;
-  fare_class: FareClass;
-  taken: boolean;
+/** One row per trip of the route on the date; one row with a null trip when the route has none that day. */
+interface TripAvailabilityRow {
+  trip_id: string | null;
+  departure_time: Date | null;
+  arrival_time: Date | null;
+  /** [fare class, amount in minor units as text (bigint), currency]. */
+  fares: [FareClass, string, string][];
+  /** [seat number, fare class, taken], in the bus's seat order. */
+  seats: [string, FareClass, boolean][];
 }
 
 interface FareRow {
-  trip_id: string;
   fare_class: FareClass;
   amount_minor: number;
   currency: string;
@@ -153,27 +150,27 @@ function whereStopMatches(query: Knex.QueryBuilder, alias: string, term: string)
 const localDateRangeSql = `trip.departure_time >= (CAST(? AS date)::timestamp AT TIME ZONE origin.time_zone)
   AND trip.departure_time < ((CAST(? AS date) + 1)::timestamp AT TIME ZONE origin.time_zone)`;
 
-export function createCatalogApplication(dependencies: { database: Knex }): CatalogApplication {
-  const { database } = dependencies;
+export interface CatalogApplicationDependencies {
+  database: Knex;
+  /**
+   * How long a page of the route catalogue is served again without asking PostgreSQL (routes and timetables change
+   * rarely, and only by operators); 0 asks every time. Seat availability is never kept.
+   */
+  routeCacheSeconds?: number;
+  /** Epoch milliseconds; tests move it. */
+  now?: () => number;
+}
 
-  async function intermediateStopsByRoute(routeIds: string[]): Promise<Map<string, StopView[]>> {
-    const stopsByRoute = new Map<string, StopView[]>(routeIds.map((id) => [id, []]));
-    if (routeIds.length === 0) return stopsByRoute;
-    const rows: IntermediateStopRow[] = await database('route_stops as route_stop')
-      .join('stops as stop', 'stop.code', 'route_stop.stop_code')
-      .whereIn('route_stop.route_id', routeIds)
-      .orderBy([{ column: 'route_stop.route_id' }, { column: 'route_stop.position' }])
-      .select(
-        'route_stop.route_id',
-        'stop.code',
-        'stop.name',
-        'stop.city',
-        'stop.country_code',
-        'stop.time_zone',
-      );
-    for (const row of rows) stopsByRoute.get(row.route_id)?.push(toStop(row));
-    return stopsByRoute;
-  }
+/** Distinct route searches kept at once; each is a page of at most a hundred routes. */
+const maximumCachedRoutePages = 1000;
+
+export function createCatalogApplication(dependencies: CatalogApplicationDependencies): CatalogApplication {
+  const { database } = dependencies;
+  const routePages = new ReadThroughCache<Page<RouteView>>({
+    timeToLiveMs: (dependencies.routeCacheSeconds ?? 0) * 1000,
+    maximumEntries: maximumCachedRoutePages,
+    ...(dependencies.now === undefined ? {} : { now: dependencies.now }),
+  });
 
   async function listRoutes(request: RouteSearch): Promise<Page<RouteView>> {
     const origin = readSearchTerm(request.origin, 'origin');
@@ -188,7 +185,22 @@ export function createCatalogApplication(dependencies: { database: Knex }): Cata
       destination: destination?.toLowerCase() ?? null,
       date: date ?? null,
     });
+    // The same search (stops in any letter case) from the same position answers the same page.
+    const searchKey = JSON.stringify([
+      origin?.toLowerCase() ?? null,
+      destination?.toLowerCase() ?? null,
+      date ?? null,
+      window.pageSize,
+      window.after ?? null,
+    ]);
+    return routePages.read(searchKey, () => readRoutePage(window, { origin, destination, date }));
+  }
 
+  async function readRoutePage(
+    window: PageWindow<RouteRow, string>,
+    search: { origin?: string; destination?: string; date?: string },
+  ): Promise<Page<RouteView>> {
+    const { origin, destination, date } = search;
     const query = database('routes as route')
       .join('stops as origin', 'origin.code', 'route.origin_stop_code')
       .join('stops as destination', 'destination.code', 'route.destination_stop_code')
@@ -208,6 +220,12 @@ export function createCatalogApplication(dependencies: { database: Knex }): Cata
         'destination.city as destination_city',
         'destination.country_code as destination_country_code',
         'destination.time_zone as destination_time_zone',
+        // The route's stops in the same round trip, so a page is one query.
+        database.raw(`(SELECT coalesce(json_agg(json_build_object('code', stop.code, 'name', stop.name,
+                         'city', stop.city, 'country_code', stop.country_code, 'time_zone', stop.time_zone)
+                         ORDER BY route_stop.position), '[]'::json)
+                         FROM route_stops AS route_stop JOIN stops AS stop ON stop.code = route_stop.stop_code
+                        WHERE route_stop.route_id = route.id) AS intermediate_stops`),
       )
       .orderBy('route.code');
     if (origin !== undefined) whereStopMatches(query, 'origin', origin);
@@ -223,14 +241,13 @@ export function createCatalogApplication(dependencies: { database: Knex }): Cata
     }
     if (window.after !== undefined) query.where('route.code', '>', window.after);
 
-    const { rows: pageRows, nextPageToken } = await readPage(window, query);
-    const stopsByRoute = await intermediateStopsByRoute(pageRows.map((row) => row.id));
+    const { rows: pageRows, nextPageToken } = await readPage<RouteRow, string>(window, query);
     const items = pageRows.map((row): RouteView => ({
       id: row.id,
       code: row.code,
       origin: endStop(row, 'origin'),
       destination: endStop(row, 'destination'),
-      intermediateStops: stopsByRoute.get(row.id) ?? [],
+      intermediateStops: row.intermediate_stops.map(toStop),
       operatorName: row.operator_name,
       distanceKm: row.distance_km,
       typicalDurationMinutes: row.typical_duration_minutes,
@@ -243,50 +260,52 @@ export function createCatalogApplication(dependencies: { database: Knex }): Cata
     if (!isCalendarDate(date)) {
       throw validationFailed([{ field: 'date', message: 'must be a calendar date YYYY-MM-DD' }]);
     }
-    const route = await database('routes').where('id', routeId).first('id');
-    if (route === undefined) throw notFound('Route', routeId);
-
-    const trips: TripRow[] = await database('trips as trip')
-      .join('routes as route', 'route.id', 'trip.route_id')
+    // One round trip: the route (no row when it does not exist), its trips that day, each with its fares and
+    // its seat map, served by the trips (route_id, departure_time), seats and one-active-per-seat indexes.
+    const rows: TripAvailabilityRow[] = await database('routes as route')
       .join('stops as origin', 'origin.code', 'route.origin_stop_code')
-      .where('trip.route_id', routeId)
-      .where('trip.status', 'SCHEDULED')
-      .whereRaw(localDateRangeSql, [date, date])
+      .leftJoin('trips as trip', (join) => {
+        join
+          .on('trip.route_id', 'route.id')
+          .andOnVal('trip.status', 'SCHEDULED')
+          .andOn(database.raw(localDateRangeSql, [date, date]));
+      })
+      .where('route.id', routeId)
       .orderBy('trip.departure_time')
-      .select('trip.id', 'trip.departure_time', 'trip.arrival_time');
-    const tripIds = trips.map((trip) => trip.id);
-    if (tripIds.length === 0) return { routeId, date, trips: [] };
+      .select(
+        'trip.id as trip_id',
+        'trip.departure_time',
+        'trip.arrival_time',
+        database.raw(`(SELECT coalesce(json_agg(json_build_array(fare.fare_class, fare.amount_minor::text,
+                         fare.currency)), '[]'::json)
+                         FROM trip_fares AS fare WHERE fare.trip_id = trip.id) AS fares`),
+        database.raw(
+          `(SELECT coalesce(json_agg(json_build_array(seat.seat_number, seat.fare_class, seat.taken)
+                                     ORDER BY seat.row_number, seat.seat_number), '[]'::json)
+              FROM (SELECT seat.seat_number, seat.fare_class, seat.row_number, ?
+                      FROM seats AS seat WHERE seat.layout_id = trip.layout_id) AS seat) AS seats`,
+          [seatTakenColumn(database, { trip: 'trip', seat: 'seat' })],
+        ),
+      );
+    if (rows.length === 0) throw notFound('Route', routeId);
 
-    const [seats, fares] = await Promise.all([
-      database('trips as trip')
-        .join('seats as seat', 'seat.layout_id', 'trip.layout_id')
-        .whereIn('trip.id', tripIds)
-        .orderBy([{ column: 'trip.id' }, { column: 'seat.row_number' }, { column: 'seat.seat_number' }])
-        .select(
-          'trip.id as trip_id',
-          'seat.seat_number',
-          'seat.fare_class',
-          seatTakenColumn(database, { trip: 'trip', seat: 'seat' }),
-        ) as Promise<SeatRow[]>,
-      database('trip_fares')
-        .whereIn('trip_id', tripIds)
-        .select('trip_id', 'fare_class', 'amount_minor', 'currency') as Promise<FareRow[]>,
-    ]);
-
-    const seatsByTrip = groupBy(seats, (seat) => seat.trip_id);
-    const faresByTrip = groupBy(fares, (fare) => fare.trip_id);
-    const availability = trips.flatMap((trip): TripAvailabilityView[] => {
-      const tripFares = faresByTrip.get(trip.id) ?? [];
+    const availability = rows.flatMap((trip): TripAvailabilityView[] => {
+      if (trip.trip_id === null || trip.departure_time === null || trip.arrival_time === null) return [];
+      const tripFares = trip.fares.map(([fareClass, amountMinor, currency]): FareRow => ({
+        fare_class: fareClass,
+        amount_minor: parseInt8(amountMinor),
+        currency,
+      }));
       // A trip without fares is not on sale, so it has no price to show.
       if (tripFares.length === 0) return [];
-      const seatMap = (seatsByTrip.get(trip.id) ?? []).map((seat): SeatMapEntryView => ({
-        seatNumber: seat.seat_number,
-        fareClass: seat.fare_class,
-        status: seat.taken ? 'TAKEN' : 'FREE',
+      const seatMap = trip.seats.map(([seatNumber, fareClass, taken]): SeatMapEntryView => ({
+        seatNumber,
+        fareClass,
+        status: taken ? 'TAKEN' : 'FREE',
       }));
       return [
         {
-          tripId: trip.id,
+          tripId: trip.trip_id,
           departureTime: trip.departure_time.toISOString(),
           arrivalTime: trip.arrival_time.toISOString(),
           seatsTotal: seatMap.length,
@@ -300,17 +319,6 @@ export function createCatalogApplication(dependencies: { database: Knex }): Cata
   }
 
   return { listRoutes, getRouteAvailability };
-}
-
-function groupBy<T>(items: readonly T[], keyOf: (item: T) => string): Map<string, T[]> {
-  const groups = new Map<string, T[]>();
-  for (const item of items) {
-    const key = keyOf(item);
-    const group = groups.get(key);
-    if (group === undefined) groups.set(key, [item]);
-    else group.push(item);
-  }
-  return groups;
 }
 
 /** The cheapest fare a traveller can still buy; on a full trip, the cheapest fare of the trip. */

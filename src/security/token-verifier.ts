@@ -5,6 +5,7 @@ import type { AuthConfig, TokenAlgorithm } from '../config';
 import type { Actor } from '../domain/actor';
 import { DomainError } from '../domain/errors';
 import { knownRoles, type Role } from '../domain/roles';
+import { VerifiedTokenCache } from './verified-token-cache';
 
 export interface TokenVerifierOptions {
   /** Exact `iss` every token must carry. */
@@ -33,6 +34,13 @@ export interface TokenVerifierOptions {
    * local id, as in the embedded identity provider's tokens.
    */
   localAccounts?: LocalAccountDirectory;
+  /**
+   * Verified tokens whose caller is remembered until the token expires (default 10,000; 0 remembers none), so a
+   * client's repeated calls skip the signature check and the account lookup. Failures are never remembered.
+   */
+  verifiedTokenCacheSize?: number;
+  /** Epoch milliseconds, for expiry checks and the cache; tests move it. */
+  now?: () => number;
 }
 
 /** Finds or creates the local account of a verified token's subject. */
@@ -46,7 +54,7 @@ export interface AccessTokenClaims extends JwtPayload {
   exp: number;
 }
 
-/** Options handed to jsonwebtoken, by koa-jwt on REST and directly on gRPC, so both apply the same rules. */
+/** Options handed to jsonwebtoken, for REST and gRPC alike, so both apply the same rules. */
 export interface SharedVerifyOptions {
   readonly algorithms: TokenAlgorithm[];
   readonly issuer: string;
@@ -63,7 +71,11 @@ export interface TokenVerifier {
   checkClaims(payload: unknown): AccessTokenClaims;
   /** Verifies `Bearer <token>` (an HTTP header or the gRPC `authorization` metadata value). */
   verifyBearerToken(authorization: string | undefined): Promise<AccessTokenClaims>;
-  /** Verifies a bare token (already taken out of `Bearer <token>`) and returns its caller. */
+  /**
+   * Verifies a bare token (already taken out of `Bearer <token>`) and returns its caller; a token verified before
+   * answers from the cache until it expires. Token defects throw DomainErrors (UNAUTHENTICATED, or UNAVAILABLE
+   * when the issuer cannot be reached); a failure to find the caller's local account is thrown as it is.
+   */
   verifyAccessToken(token: string): Promise<Actor>;
   /** The caller of verified claims, for REST and gRPC alike: scopes, roles and the local user id. */
   actorFromClaims(claims: AccessTokenClaims): Promise<Actor>;
@@ -154,6 +166,15 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
   const rolesClaim = options.rolesClaim ?? 'roles';
   const defaultRole = options.defaultRole ?? null;
   const httpTimeoutMs = options.httpTimeoutMs ?? 5000;
+  const now = options.now ?? Date.now;
+  const keyCacheMaxAgeMs = options.keyCacheMaxAgeMs ?? 10 * 60_000;
+  const verifiedTokens = new VerifiedTokenCache<Actor>({
+    maximumEntries: options.verifiedTokenCacheSize ?? 10_000,
+    // Never trusted longer than the key set itself is cached: a key the issuer withdrew stops its tokens here
+    // no later than it would stop a fresh verification.
+    maximumAgeMs: keyCacheMaxAgeMs,
+    now,
+  });
   const allowedAlgorithms: readonly string[] = options.algorithms;
   if (
     allowedAlgorithms.length === 0 ||
@@ -198,7 +219,7 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
     return jwksClient({
       jwksUri,
       cache: true,
-      cacheMaxAge: options.keyCacheMaxAgeMs ?? 10 * 60_000,
+      cacheMaxAge: keyCacheMaxAgeMs,
       rateLimit: true,
       jwksRequestsPerMinute: options.keySetRequestsPerMinute ?? 10,
       timeout: httpTimeoutMs,
@@ -253,12 +274,16 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
   }
 
   async function verifyToken(token: string): Promise<AccessTokenClaims> {
-    // The same steps koa-jwt takes: decode the header, fetch its key, verify with the shared options.
+    // Decode the header, fetch its key, verify with the shared options.
     const decoded = jwt.decode(token, { complete: true });
     if (!decoded || typeof decoded.payload === 'string') throw tokenRejected('The access token is invalid');
     const key = await signingKeyFor(decoded.header);
     return checkClaims(
-      jwt.verify(token, key, { ...verifyOptions, algorithms: [...verifyOptions.algorithms] }),
+      jwt.verify(token, key, {
+        ...verifyOptions,
+        algorithms: [...verifyOptions.algorithms],
+        clockTimestamp: Math.floor(now() / 1000),
+      }),
     );
   }
 
@@ -289,6 +314,8 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
       }
     },
     async verifyAccessToken(token) {
+      const remembered = verifiedTokens.get(token);
+      if (remembered !== undefined) return remembered;
       let claims: AccessTokenClaims;
       try {
         claims = await verifyToken(token);
@@ -296,7 +323,10 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
         throw authenticationFailure(error);
       }
       // Outside the try: a database failure while finding the account is not the token's fault (no 401).
-      return actorFromClaims(claims);
+      // Frozen: the same object answers every later request with this token.
+      const actor = Object.freeze(await actorFromClaims(claims));
+      verifiedTokens.remember(token, actor, claims.exp * 1000);
+      return actor;
     },
     actorFromClaims,
   };

@@ -1,6 +1,5 @@
-// Koa middleware for the REST front: bearer authentication (koa-jwt + JWKS) and each operation's contract policy.
+// Koa middleware for the REST front: bearer authentication (the shared token verifier) and each operation's contract policy.
 import type Koa from 'koa';
-import koaJwt from 'koa-jwt';
 import type { Actor } from '../../domain/actor';
 import { DomainError } from '../../domain/errors';
 import { assertAllowed, restOperation } from '../../security/policy';
@@ -9,7 +8,6 @@ import {
   bearerChallenge,
   missingTokenError,
   parseBearerAuthorization,
-  type AccessTokenClaims,
   type TokenVerifier,
 } from '../../security/token-verifier';
 
@@ -22,46 +20,26 @@ function rejecting(context: Koa.Context, error: unknown): never {
 }
 
 /**
- * Verifies `Authorization: Bearer <token>` with koa-jwt (jsonwebtoken) and the verifier's JWKS keys, then sets
- * `context.state.actor`. Any missing, malformed, expired, mis-addressed, unsigned or unknown-key token answers
- * 401 UNAUTHENTICATED with a Bearer challenge.
+ * Verifies `Authorization: Bearer <token>` with the verifier gRPC uses too (jsonwebtoken and the issuer's JWKS
+ * keys, a token verified before answered from its cache until it expires), then sets `context.state.actor`. Any
+ * missing, malformed, expired, mis-addressed, unsigned or unknown-key token answers 401 UNAUTHENTICATED with a
+ * Bearer challenge.
  */
 export function authenticateRequest(verifier: TokenVerifier): Koa.Middleware {
-  const readBearerToken: Koa.Middleware = async (context, next) => {
+  return async (context, next) => {
+    let actor: Actor;
     try {
-      context.state.bearerToken = parseBearerAuthorization(context.get('Authorization') || undefined);
+      const token = parseBearerAuthorization(context.get('Authorization') || undefined);
+      actor = await verifier.verifyAccessToken(token);
     } catch (error) {
-      rejecting(context, error);
+      // Token defects arrive as DomainErrors; a database failure while finding the local account is not the
+      // token's fault (no 401) and goes on as it is.
+      if (error instanceof DomainError) rejecting(context, error);
+      throw error;
     }
+    context.state.actor = actor;
     await next();
   };
-
-  const verifyWithKoaJwt = koaJwt({
-    secret: (header: Parameters<TokenVerifier['signingKeyFor']>[0]) => verifier.signingKeyFor(header),
-    ...verifier.verifyOptions,
-    algorithms: [...verifier.verifyOptions.algorithms],
-    key: 'tokenClaims',
-    // Failures are left in state, so this module (not koa-jwt's plain 401) shapes the answer.
-    passthrough: true,
-    getToken: (context) => (context.state.bearerToken as string | undefined) ?? null,
-  });
-
-  const establishActor: Koa.Middleware = async (context, next) => {
-    let claims: AccessTokenClaims;
-    try {
-      if (context.state.jwtOriginalError !== undefined) throw context.state.jwtOriginalError;
-      if (context.state.tokenClaims === undefined) throw missingTokenError();
-      claims = verifier.checkClaims(context.state.tokenClaims);
-    } catch (error) {
-      rejecting(context, error);
-    }
-    // Outside the try: a database failure while finding the local account is not the token's fault (no 401).
-    context.state.actor = await verifier.actorFromClaims(claims);
-    await next();
-  };
-
-  return (context, next) =>
-    readBearerToken(context, () => verifyWithKoaJwt(context, () => establishActor(context, next)));
 }
 
 /**
@@ -96,6 +74,10 @@ export function createOperationGuard(verifier: TokenVerifier): (operationId: str
   return (operationId) => {
     const authorize = authorizeOperation(operationId);
     if (restOperation(operationId).public) return authorize;
-    return (context, next) => authenticate(context, () => authorize(context, next));
+    return async (context, next) => {
+      await authenticate(context, async () => {
+        await authorize(context, next);
+      });
+    };
   };
 }

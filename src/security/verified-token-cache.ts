@@ -1,0 +1,67 @@
+// Remembers what verifying an access token gave (its claims and caller) until the token expires, in a bounded LRU.
+
+export interface VerifiedTokenCacheOptions {
+  /** Tokens remembered at most; the least recently used leave first. */
+  maximumEntries: number;
+  /**
+   * How long a verification is trusted at most, whatever the token's own expiry: no longer than the key set is
+   * cached, so a signing key taken out of the issuer's key set stops its tokens as soon as a fresh verification
+   * would.
+   */
+  maximumAgeMs: number;
+  /** Epoch milliseconds; tests move it. */
+  now?: () => number;
+}
+
+interface Entry<Value> {
+  value: Value;
+  /** Epoch milliseconds after which the entry is never answered. */
+  expiresAt: number;
+}
+
+/**
+ * Keyed by the token string itself: two tokens with the same claims are still two entries. Only successful
+ * verifications are ever remembered (the verifier never calls `remember` for a failure), so a bad token is
+ * checked in full every time.
+ */
+export class VerifiedTokenCache<Value> {
+  // A Map iterates in insertion order: re-inserting on a hit makes its first key the least recently used.
+  private readonly entries = new Map<string, Entry<Value>>();
+  private readonly now: () => number;
+
+  constructor(private readonly options: VerifiedTokenCacheOptions) {
+    if (!Number.isInteger(options.maximumEntries) || options.maximumEntries < 0) {
+      throw new RangeError('maximumEntries must be a whole number from 0');
+    }
+    this.now = options.now ?? Date.now;
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** The remembered value, or undefined when the token is unknown or its entry has expired. */
+  get(token: string): Value | undefined {
+    const entry = this.entries.get(token);
+    if (entry === undefined) return undefined;
+    this.entries.delete(token);
+    if (entry.expiresAt <= this.now()) return undefined;
+    this.entries.set(token, entry);
+    return entry.value;
+  }
+
+  /** Remembers a verified token until `tokenExpiresAt` (epoch milliseconds), or `maximumAgeMs` if sooner. */
+  remember(token: string, value: Value, tokenExpiresAt: number): void {
+    if (this.options.maximumEntries === 0) return;
+    const now = this.now();
+    const expiresAt = Math.min(tokenExpiresAt, now + this.options.maximumAgeMs);
+    if (!(expiresAt > now)) return;
+    this.entries.delete(token);
+    this.entries.set(token, { value, expiresAt });
+    while (this.entries.size > this.options.maximumEntries) {
+      const oldest = this.entries.keys().next();
+      if (oldest.done === true) break;
+      this.entries.delete(oldest.value);
+    }
+  }
+}

@@ -1,0 +1,49 @@
+// ReadThroughCache: answers kept for their time to live, bounded, identical reads in flight sharing one load.
+import { ReadThroughCache } from '../../../src/application/read-through-cache';
+
+describe('ReadThroughCache', () => {
+  let clock = 0;
+  const now = () => clock;
+  beforeEach(() => {
+    clock = 1_000_000;
+  });
+
+  it('answers a kept value until its time to live passes, then loads again', async () => {
+    const cache = new ReadThroughCache<string>({ timeToLiveMs: 1000, maximumEntries: 10, now });
+    const load = jest.fn().mockResolvedValueOnce('first').mockResolvedValueOnce('second');
+    expect(await cache.read('key', load)).toBe('first');
+    clock += 999;
+    expect(await cache.read('key', load)).toBe('first');
+    clock += 1;
+    expect(await cache.read('key', load)).toBe('second');
+    expect(load).toHaveBeenCalledTimes(2);
+  });
+
+  it('shares one load among identical reads in flight, even when it keeps nothing', async () => {
+    const cache = new ReadThroughCache<string>({ timeToLiveMs: 0, maximumEntries: 10, now });
+    let finish: (value: string) => void = () => undefined;
+    const load = jest.fn(() => new Promise<string>((resolve) => (finish = resolve)));
+    const reads = [cache.read('key', load), cache.read('key', load)];
+    finish('shared');
+    expect(await Promise.all(reads)).toEqual(['shared', 'shared']);
+    expect(load).toHaveBeenCalledTimes(1);
+    await cache.read('key', () => Promise.resolve('later'));
+    expect(await cache.read('key', () => Promise.resolve('again'))).toBe('again');
+  });
+
+  it('never keeps a failed load', async () => {
+    const cache = new ReadThroughCache<string>({ timeToLiveMs: 1000, maximumEntries: 10, now });
+    await expect(cache.read('key', () => Promise.reject(new Error('down')))).rejects.toThrow('down');
+    expect(await cache.read('key', () => Promise.resolve('up'))).toBe('up');
+  });
+
+  it('keeps at most maximumEntries answers, the least recently used leaving first', async () => {
+    const cache = new ReadThroughCache<string>({ timeToLiveMs: 1000, maximumEntries: 2, now });
+    await cache.read('a', () => Promise.resolve('a1'));
+    await cache.read('b', () => Promise.resolve('b1'));
+    await cache.read('a', () => Promise.resolve('a2'));
+    await cache.read('c', () => Promise.resolve('c1'));
+    expect(await cache.read('b', () => Promise.resolve('b2'))).toBe('b2');
+    expect(await cache.read('c', () => Promise.resolve('c2'))).toBe('c1');
+  });
+});
