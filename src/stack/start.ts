@@ -224,7 +224,11 @@ async function main(): Promise<void> {
     const database = createDatabase(postgres.url, { poolSize: 2 });
     try {
       await migrateWithDatabase(database);
-      await seedDemoData(database, { cipher: createFieldCipherFromConfig(config), today: new Date() });
+      await seedDemoData(database, {
+        cipher: createFieldCipherFromConfig(config),
+        today: new Date(),
+        environment: config.environment,
+      });
     } finally {
       await database.destroy();
     }
