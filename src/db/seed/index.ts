@@ -3,12 +3,10 @@ import { hash } from '@node-rs/argon2';
 import type { Knex } from 'knex';
 import type { FieldCipher } from '../../security/field-encryption';
 import { emailLookup } from '../user-email';
-import { demoUsers, type DemoUser } from './demo-users';
-import { loadTestUsers, seedsLoadTestUsers } from './load-test-users';
+import { demoUsers } from './demo-users';
 import { demoLayouts, demoRoutes, demoStops, premiumFareMinor, SEAT_LETTERS } from './network';
 
 export * from './demo-users';
-export * from './load-test-users';
 export * from './network';
 
 export const DEFAULT_SEED_DAYS = 60;
@@ -19,8 +17,6 @@ export interface SeedOptions {
   today: string | Date;
   /** Number of timetable days from `today`, `today` included. */
   days?: number;
-  /** Where the data goes: development and test also get the load-test accounts; production, or none given, does not. */
-  environment?: 'development' | 'production' | 'test';
 }
 
 export interface SeedSummary {
@@ -43,8 +39,7 @@ export async function seedDemoData(database: Knex, options: SeedOptions): Promis
   if (!Number.isInteger(days) || days < 1)
     throw new RangeError(`days must be a positive integer, got ${days}`);
 
-  const accounts = seedsLoadTestUsers(options.environment) ? [...demoUsers, ...loadTestUsers] : demoUsers;
-  const newUsers = await prepareMissingUsers(database, options.cipher, accounts);
+  const newUsers = await prepareMissingUsers(database, options.cipher);
 
   return database.transaction(async (transaction) => {
     const stopsInserted = await insertIgnoringExisting(
@@ -139,7 +134,7 @@ export async function seedDemoData(database: Knex, options: SeedOptions): Promis
       layout_code: route.layoutCode,
       departure_times: route.departureTimes,
     }));
-    const tripsResult = await transaction.raw(
+    const tripsResult = await transaction.raw<{ rowCount: number }>(
       `INSERT INTO trips (route_id, layout_id, departure_time, arrival_time)
        SELECT route.id, layout.id, departure.instant,
               departure.instant + make_interval(mins => route.typical_duration_minutes)
@@ -171,7 +166,7 @@ export async function seedDemoData(database: Knex, options: SeedOptions): Promis
         currency: route.currency,
       },
     ]);
-    const faresResult = await transaction.raw(
+    const faresResult = await transaction.raw<{ rowCount: number }>(
       `INSERT INTO trip_fares (trip_id, fare_class, amount_minor, currency)
        SELECT trip.id, fare.fare_class, fare.amount_minor, fare.currency
          FROM json_to_recordset(CAST(? AS json)) AS fare(route_code text, fare_class text, amount_minor bigint, currency text)
@@ -192,22 +187,22 @@ export async function seedDemoData(database: Knex, options: SeedOptions): Promis
       stopsInserted,
       routesInserted,
       layoutsInserted,
-      tripsInserted: (tripsResult as { rowCount: number }).rowCount,
-      faresInserted: (faresResult as { rowCount: number }).rowCount,
+      tripsInserted: tripsResult.rowCount,
+      faresInserted: faresResult.rowCount,
       usersInserted,
     };
   });
 }
 
 /** Argon2 is slow on purpose, so only accounts that do not exist yet are hashed, before the transaction opens. */
-async function prepareMissingUsers(database: Knex, cipher: FieldCipher, accounts: readonly DemoUser[]) {
-  const lookups = accounts.map((user) => emailLookup(cipher, user.email));
+async function prepareMissingUsers(database: Knex, cipher: FieldCipher) {
+  const lookups = demoUsers.map((user) => emailLookup(cipher, user.email));
   const existing = new Set(
     (await database('users').whereIn('email_lookup', lookups).select('email_lookup')).map(
       (row: { email_lookup: string }) => row.email_lookup,
     ),
   );
-  const missing = accounts.filter((_, index) => !existing.has(lookups[index]!));
+  const missing = demoUsers.filter((_, index) => !existing.has(lookups[index]));
   return Promise.all(
     missing.map(async (user) => ({
       email: cipher.encrypt(user.email),
@@ -220,8 +215,9 @@ async function prepareMissingUsers(database: Knex, cipher: FieldCipher, accounts
   );
 }
 
-async function insertIgnoringExisting(query: Knex.QueryBuilder): Promise<number> {
-  const insertedRows: unknown[] = await query;
+/** `query` is an insert that returns its inserted rows, so their count is what it added. */
+async function insertIgnoringExisting(query: PromiseLike<unknown[]>): Promise<number> {
+  const insertedRows = await query;
   return insertedRows.length;
 }
 
