@@ -3,10 +3,12 @@ import { hash } from '@node-rs/argon2';
 import type { Knex } from 'knex';
 import type { FieldCipher } from '../../security/field-encryption';
 import { emailLookup } from '../user-email';
-import { demoUsers } from './demo-users';
+import { demoUsers, type DemoUser } from './demo-users';
+import { loadTestUsers, seedsLoadTestUsers } from './load-test-users';
 import { demoLayouts, demoRoutes, demoStops, premiumFareMinor, SEAT_LETTERS } from './network';
 
 export * from './demo-users';
+export * from './load-test-users';
 export * from './network';
 
 export const DEFAULT_SEED_DAYS = 60;
@@ -17,6 +19,8 @@ export interface SeedOptions {
   today: string | Date;
   /** Number of timetable days from `today`, `today` included. */
   days?: number;
+  /** Where the data goes: development and test also get the load-test accounts; production, or none given, does not. */
+  environment?: 'development' | 'production' | 'test';
 }
 
 export interface SeedSummary {
@@ -39,7 +43,8 @@ export async function seedDemoData(database: Knex, options: SeedOptions): Promis
   if (!Number.isInteger(days) || days < 1)
     throw new RangeError(`days must be a positive integer, got ${days}`);
 
-  const newUsers = await prepareMissingUsers(database, options.cipher);
+  const accounts = seedsLoadTestUsers(options.environment) ? [...demoUsers, ...loadTestUsers] : demoUsers;
+  const newUsers = await prepareMissingUsers(database, options.cipher, accounts);
 
   return database.transaction(async (transaction) => {
     const stopsInserted = await insertIgnoringExisting(
@@ -195,14 +200,14 @@ export async function seedDemoData(database: Knex, options: SeedOptions): Promis
 }
 
 /** Argon2 is slow on purpose, so only accounts that do not exist yet are hashed, before the transaction opens. */
-async function prepareMissingUsers(database: Knex, cipher: FieldCipher) {
-  const lookups = demoUsers.map((user) => emailLookup(cipher, user.email));
+async function prepareMissingUsers(database: Knex, cipher: FieldCipher, accounts: readonly DemoUser[]) {
+  const lookups = accounts.map((user) => emailLookup(cipher, user.email));
   const existing = new Set(
     (await database('users').whereIn('email_lookup', lookups).select('email_lookup')).map(
       (row: { email_lookup: string }) => row.email_lookup,
     ),
   );
-  const missing = demoUsers.filter((_, index) => !existing.has(lookups[index]));
+  const missing = accounts.filter((_, index) => !existing.has(lookups[index]));
   return Promise.all(
     missing.map(async (user) => ({
       email: cipher.encrypt(user.email),
