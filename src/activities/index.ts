@@ -3,8 +3,11 @@ import path from 'node:path';
 import type { Knex } from 'knex';
 import type { Config } from '../config';
 import { taskQueues } from '../domain/task-queues';
+import type { Registry } from 'prom-client';
+import { countOverduePendingPayments } from '../db/booking-read-model';
 import { createDatabase } from '../db/connection';
 import type { Logger } from '../logger';
+import { createBusinessMetrics, type BusinessMetrics } from '../observability/metrics';
 import { createHttpSmsSender } from '../adapters/http-sms-sender';
 import { createOutboxEmailSender, createOutboxSmsSender } from '../adapters/outbox-senders';
 import { createPaymentGatewaySimulator } from '../adapters/payment-gateway-simulator';
@@ -28,6 +31,8 @@ export interface ActivityDependencies {
   smsSender: SmsSender;
   /** See SeatActivityDependencies; Config's booking.lapsedHoldGraceSeconds. */
   lapsedHoldGraceSeconds: number;
+  /** Where the activities count the facts they make happen; an unexported registry's when absent. */
+  metrics?: BusinessMetrics;
 }
 
 export interface OwnedActivityDependencies extends ActivityDependencies {
@@ -35,7 +40,12 @@ export interface OwnedActivityDependencies extends ActivityDependencies {
   close(): Promise<void>;
 }
 
-export function createActivities(dependencies: ActivityDependencies): BookingActivities {
+export function createActivities(activityDependencies: ActivityDependencies): BookingActivities {
+  // One set of counters for all of them, so each fact lands once in the process's registry.
+  const dependencies = {
+    ...activityDependencies,
+    metrics: activityDependencies.metrics ?? createBusinessMetrics(),
+  };
   return {
     ...createSeatActivities(dependencies),
     ...createPaymentActivities(dependencies),
@@ -90,8 +100,15 @@ function senders(config: Config, logger: Logger): { email: EmailSender; sms: Sms
   };
 }
 
-/** The real dependencies from configuration: PostgreSQL, the field cipher, the gateway simulator, the senders. */
-export function createActivityDependencies(config: Config, logger: Logger): OwnedActivityDependencies {
+/**
+ * The real dependencies from configuration: PostgreSQL, the field cipher, the gateway simulator, the senders, and
+ * the business counters in `metricsRegistry` (the worker's /metrics), with the gauge of overdue unpaid bookings.
+ */
+export function createActivityDependencies(
+  config: Config,
+  logger: Logger,
+  metricsRegistry?: Registry,
+): OwnedActivityDependencies {
   const cipher = createFieldCipherFromConfig(config);
   const database = createDatabase(config.database.url, {
     poolSize: config.database.poolSize,
@@ -105,6 +122,11 @@ export function createActivityDependencies(config: Config, logger: Logger): Owne
     emailSender: notificationSenders.email,
     smsSender: notificationSenders.sms,
     lapsedHoldGraceSeconds: config.booking.lapsedHoldGraceSeconds,
+    metrics: createBusinessMetrics(metricsRegistry, {
+      overduePendingPayments: () =>
+        countOverduePendingPayments(database, config.booking.lapsedHoldGraceSeconds),
+      onCollectFailure: (error) => logger.warn({ err: error }, 'counting overdue unpaid bookings failed'),
+    }),
     async close() {
       notificationSenders.close();
       await database.destroy();

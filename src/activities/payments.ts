@@ -16,6 +16,7 @@ import {
   RefundRejectedError,
   type PaymentGateway,
 } from '../ports/payment-gateway';
+import { createBusinessMetrics, type BusinessMetrics } from '../observability/metrics';
 import type { FieldCipher } from '../security/field-encryption';
 import { permanentFailure, transientFailure } from './failures';
 import {
@@ -31,6 +32,7 @@ export interface PaymentActivityDependencies {
   database: Knex;
   cipher: FieldCipher;
   paymentGateway: PaymentGateway;
+  metrics?: BusinessMetrics;
 }
 
 function amountViolations(amount: Money | undefined): FieldViolation[] {
@@ -67,6 +69,7 @@ function gatewayFailure(error: unknown): unknown {
 
 export function createPaymentActivities(dependencies: PaymentActivityDependencies): PaymentActivities {
   const { database, cipher, paymentGateway } = dependencies;
+  const metrics = dependencies.metrics ?? createBusinessMetrics();
 
   /**
    * Charges once per idempotency key (the gateway deduplicates) and records the attempt in `payments`.
@@ -101,7 +104,7 @@ export function createPaymentActivities(dependencies: PaymentActivityDependencie
         throw gatewayFailure(error);
       });
 
-    await database('payments')
+    const recorded: { id: string }[] = await database('payments')
       .insert({
         booking_id: input.bookingId,
         idempotency_key: input.idempotencyKey,
@@ -113,7 +116,10 @@ export function createPaymentActivities(dependencies: PaymentActivityDependencie
         method_masked: outcome.status === 'approved' ? cipher.encrypt(outcome.methodMasked) : null,
       })
       .onConflict('idempotency_key')
-      .ignore();
+      .ignore()
+      .returning('id');
+    // A new gateway result only: a retry gets the gateway's replay of it and finds its ledger row in place.
+    if (recorded.length > 0) metrics.payment(outcome.status);
 
     if (outcome.status === 'declined') throw businessFailure(paymentDeclined(outcome.reason));
     return { transactionId: outcome.transactionId, methodMasked: outcome.methodMasked, amount: input.amount };
@@ -121,6 +127,16 @@ export function createPaymentActivities(dependencies: PaymentActivityDependencie
 
   /** Refunds against a captured charge of this booking, once per idempotency key, and records it in `refunds`. */
   async function RefundPayment(input: RefundPaymentInput): Promise<RefundPaymentResult> {
+    try {
+      return await refund(input);
+    } catch (error) {
+      metrics.refund('failed');
+      metrics.compensation('refund_payment', 'failed');
+      throw error;
+    }
+  }
+
+  async function refund(input: RefundPaymentInput): Promise<RefundPaymentResult> {
     rejectInvalid([...amountViolations(input.amount), ...keyViolations(input.idempotencyKey)]);
     const payment: { id: string } | undefined = await database('payments')
       .where({ booking_id: input.bookingId, gateway_transaction_id: input.transactionId, status: 'APPROVED' })
@@ -137,7 +153,7 @@ export function createPaymentActivities(dependencies: PaymentActivityDependencie
         throw gatewayFailure(error);
       });
 
-    await database('refunds')
+    const recorded: { id: string }[] = await database('refunds')
       .insert({
         booking_id: input.bookingId,
         payment_id: payment.id,
@@ -148,7 +164,12 @@ export function createPaymentActivities(dependencies: PaymentActivityDependencie
         gateway_refund_id: refundId,
       })
       .onConflict('idempotency_key')
-      .ignore();
+      .ignore()
+      .returning('id');
+    if (recorded.length > 0) {
+      metrics.refund('succeeded', input.amount);
+      metrics.compensation('refund_payment', 'succeeded');
+    }
     return { refundId, amount: input.amount };
   }
 

@@ -1,4 +1,5 @@
 // ReserveSeats, ConfirmSeats and ReleaseSeats: the seat inventory's rules, its SQL and constraints in db/seat-allocations.
+import { ApplicationFailure } from '@temporalio/common';
 import type { Knex } from 'knex';
 import {
   DomainError,
@@ -9,7 +10,12 @@ import {
   type FieldViolation,
 } from '../domain/errors';
 import { isSeatNumber, isUuid } from '../domain/validation';
-import { bookingTripKey, tripOfBooking, writeBookingSnapshot } from '../db/booking-read-model';
+import {
+  bookingTripKey,
+  tripOfBooking,
+  writeBookingSnapshot,
+  type SnapshotWrite,
+} from '../db/booking-read-model';
 import {
   bookHeldSeats,
   insertHolds,
@@ -21,6 +27,8 @@ import {
   seatNamedByLayoutViolation,
   seatsTakenByOthers,
 } from '../db/seat-allocations';
+import { createBusinessMetrics, type BusinessMetrics } from '../observability/metrics';
+import { notBookedReasonOf } from '../observability/metrics-labels';
 import type { FieldCipher } from '../security/field-encryption';
 import { isPostgresError, postgresErrorCodes } from './failures';
 import {
@@ -30,6 +38,7 @@ import {
   type ReserveSeatsInput,
   type SeatActivities,
 } from './interface';
+import { countBookingTransition } from './read-model';
 
 export interface SeatActivityDependencies {
   database: Knex;
@@ -40,6 +49,7 @@ export interface SeatActivityDependencies {
    * will, with a margin for a confirmation racing its own deadline.
    */
   lapsedHoldGraceSeconds: number;
+  metrics?: BusinessMetrics;
 }
 
 /** A concurrent reservation can win the unique index between our check and our insert; a rerun sees its row. */
@@ -90,28 +100,36 @@ function validateSeatNumbers(seatNumbers: readonly string[] | undefined): void {
   if (violations.length > 0) seatsFailure(violations);
 }
 
+/** Writes the booking's first snapshot unless its row exists; returns that write, if it made one. */
 async function ensureBookingRow(
   transaction: Knex.Transaction,
   input: ReserveSeatsInput,
   cipher: FieldCipher,
-): Promise<void> {
+): Promise<SnapshotWrite | undefined> {
   const tripId = await tripOfBooking(transaction, input.bookingId);
   if (tripId !== undefined) {
     if (tripId !== input.tripId) {
       seatsFailure([{ field: 'trip_id', message: 'the booking is for another trip' }]);
     }
-    return;
+    return undefined;
   }
   if (input.booking === undefined) throw businessFailure(notFound('Booking', input.bookingId));
-  await writeBookingSnapshot(transaction, input.booking, cipher);
+  return writeBookingSnapshot(transaction, input.booking, cipher);
+}
+
+/** What a committed reservation changed: the booking row it created, seats newly held, lapsed holds released. */
+interface Reservation {
+  bookingWrite?: SnapshotWrite;
+  seatsHeld: number;
+  lapsedHoldsReleased: number;
 }
 
 async function reserveInTransaction(
   transaction: Knex.Transaction,
   input: ReserveSeatsInput,
   dependencies: SeatActivityDependencies,
-): Promise<void> {
-  await ensureBookingRow(transaction, input, dependencies.cipher);
+): Promise<Reservation> {
+  const bookingWrite = await ensureBookingRow(transaction, input, dependencies.cipher);
   const active = await lockActiveAllocations(transaction, {
     tripId: input.tripId,
     seatNumbers: input.seats.map((seat) => seat.seatNumber),
@@ -134,13 +152,22 @@ async function reserveInTransaction(
       .map((allocation) => allocation.seat_number),
   );
   const missing = input.seats.filter((seat) => !alreadyOwned.has(seat.seatNumber));
-  if (missing.length === 0) return;
+  const reservation = { bookingWrite, seatsHeld: missing.length, lapsedHoldsReleased: lapsedIds.length };
+  if (missing.length === 0) return reservation;
   await insertHolds(transaction, {
     bookingId: input.bookingId,
     tripId: input.tripId,
     holdExpiresAt: input.holdExpiresAt,
     seats: missing,
   });
+  return reservation;
+}
+
+/** The error code a business failure carries (its type), undefined for other failures. */
+function businessFailureCode(error: unknown): string | undefined {
+  return error instanceof ApplicationFailure && error.nonRetryable && typeof error.type === 'string'
+    ? error.type
+    : undefined;
 }
 
 /**
@@ -172,6 +199,7 @@ function reservationRefusal(input: ReserveSeatsInput, error: unknown): DomainErr
 
 export function createSeatActivities(dependencies: SeatActivityDependencies): SeatActivities {
   const { database } = dependencies;
+  const metrics = dependencies.metrics ?? createBusinessMetrics();
 
   /**
    * Holds every requested seat or none (one transaction). A seat held or booked by another booking fails with
@@ -179,11 +207,31 @@ export function createSeatActivities(dependencies: SeatActivityDependencies): Se
    * Creates the booking's read-model row from `input.booking` when it does not exist yet (allocations reference it).
    */
   async function ReserveSeats(input: ReserveSeatsInput): Promise<void> {
+    try {
+      const reservation = await reserve(input);
+      // Counted once committed: a retry finds the row and its seats and reports nothing new.
+      if (reservation.bookingWrite !== undefined && input.booking !== undefined) {
+        countBookingTransition(metrics, reservation.bookingWrite, input.booking);
+      }
+      metrics.seatsHeld(reservation.seatsHeld);
+      metrics.seatsReleased(reservation.lapsedHoldsReleased);
+    } catch (error) {
+      // A creating reservation that fails for a business reason ends the request without a booking.
+      const code = businessFailureCode(error);
+      if (code !== undefined && input.booking !== undefined) {
+        metrics.bookingTransition('not_booked', notBookedReasonOf(code));
+      }
+      throw error;
+    }
+  }
+
+  async function reserve(input: ReserveSeatsInput): Promise<Reservation> {
     validateReserveInput(input);
     for (let attempt = 1; attempt <= MAXIMUM_RESERVE_ATTEMPTS; attempt += 1) {
       try {
-        await database.transaction((transaction) => reserveInTransaction(transaction, input, dependencies));
-        return;
+        return await database.transaction((transaction) =>
+          reserveInTransaction(transaction, input, dependencies),
+        );
       } catch (error) {
         const refusal = reservationRefusal(input, error);
         if (refusal !== undefined) throw businessFailure(refusal);
@@ -217,8 +265,17 @@ export function createSeatActivities(dependencies: SeatActivityDependencies): Se
 
   /** The given seats (all of the booking's when `seatNumbers` is absent) become RELEASED; already released is fine. */
   async function ReleaseSeats(input: ReleaseSeatsInput): Promise<void> {
-    validateSeatNumbers(input.seatNumbers);
-    await releaseBookingSeats(database, input);
+    let released: number;
+    try {
+      validateSeatNumbers(input.seatNumbers);
+      released = await releaseBookingSeats(database, input);
+    } catch (error) {
+      metrics.compensation('release_seats', 'failed');
+      throw error;
+    }
+    // A retry that finds the seats released already releases none and counts nothing.
+    if (released > 0) metrics.compensation('release_seats', 'succeeded');
+    metrics.seatsReleased(released);
   }
 
   return { ReserveSeats, ConfirmSeats, ReleaseSeats };

@@ -27,6 +27,9 @@ import { createIdempotencyStore, schedulePurge, type IdempotencyStore } from './
 import { createOperationGuard } from './rest/request-authorization';
 import { createRestServer } from './rest/server';
 import { grpcServerSettingsFromConfig, startGrpcServer } from './grpc/server';
+import { countingLoginThrottle, countingOpenHoldRefusals } from './rest/request-metrics';
+import { createApiMetrics, createProcessMetricsRegistry, type ApiMetrics } from '../observability/metrics';
+import { createPlainHttpServer, registryMetrics } from '../observability/metrics-http';
 import { listen } from '../runtime/process';
 
 /** The outside services the API talks to; `startApi` opens them, tests may hand in their own. */
@@ -42,6 +45,8 @@ export interface ApiConnections {
 export type ApiOptions = Pick<BookingApplicationDependencies, 'taskQueues' | 'timings'> & {
   /** Keys of an external issuer, read without discovery (the embedded provider's are always read in-process). */
   keySetSource?: () => Promise<{ keys: unknown[] }>;
+  /** Where both fronts report (startApi's process registry); an unexported registry of its own when absent. */
+  metrics?: ApiMetrics;
 };
 
 /** The API before anything listens: the REST app and what the gRPC front is built from. */
@@ -53,6 +58,7 @@ export interface ApiComposition {
   /** Undefined when tokens come from an external issuer (`OIDC_ISSUER`). */
   identityProvider: IdentityProvider | undefined;
   idempotency: IdempotencyStore;
+  metrics: ApiMetrics;
 }
 
 export async function composeApi(
@@ -83,12 +89,14 @@ export async function composeApi(
   });
   const checkReadiness = createReadinessCheck({ database, temporal: connection });
   const idempotency = createIdempotencyStore({ database, cipher, settings: config.idempotency });
+  const metrics = options.metrics ?? createApiMetrics();
   const app = createRestApp({
+    metrics,
     logger,
     checkReadiness,
     settings: restSettingsFromConfig(config),
     applications: {
-      bookings,
+      bookings: countingOpenHoldRefusals(metrics, bookings),
       catalog: createCatalogApplication({ database, routeCacheSeconds: config.catalog.routeCacheSeconds }),
       users: createUserApplication({ database, cipher }),
     },
@@ -96,15 +104,20 @@ export async function composeApi(
     operationGuard: createOperationGuard(verifier),
     // The codec endpoint decodes what the client encodes: the same keyring, from the same configuration.
     dataConverter: createBookingDataConverter(config),
-    additionalRouters: identityProvider === undefined ? [] : [identityProviderRouter(identityProvider)],
+    additionalRouters:
+      identityProvider === undefined
+        ? []
+        : [identityProviderRouter(countingLoginThrottle(metrics, identityProvider))],
   });
-  return { app, bookings, checkReadiness, verifier, identityProvider, idempotency };
+  return { app, bookings, checkReadiness, verifier, identityProvider, idempotency, metrics };
 }
 
 /** The running API process: the ports it listens on (useful when configured as 0) and its orderly stop. */
 export interface RunningApi {
   readonly httpPort: number;
   readonly grpcPort: number;
+  /** The port of the Prometheus /metrics listener (METRICS_PORT). */
+  readonly metricsPort: number;
   /** Stops listening on both fronts, lets calls in flight finish, then closes PostgreSQL and Temporal. */
   stop(): Promise<void>;
 }
@@ -130,11 +143,11 @@ export async function startApi(
     dataConverter: createBookingDataConverter(config),
   });
 
-  const { app, bookings, checkReadiness, verifier, idempotency } = await composeApi(
+  const { app, bookings, checkReadiness, verifier, idempotency, metrics } = await composeApi(
     config,
     logger,
     { database, cipher, connection, temporal },
-    options,
+    { metrics: createApiMetrics(createProcessMetricsRegistry()), ...options },
   );
   const stopPurge = schedulePurge(idempotency, config.idempotency.purgeIntervalSeconds * 1000, (error) =>
     logger.warn({ err: error }, 'purging expired idempotency keys failed'),
@@ -156,15 +169,29 @@ export async function startApi(
     verifyAccessToken: (token) => verifier.verifyAccessToken(token),
     checkReadiness,
     logger,
+    metrics,
   });
   logger.info({ port: grpcServer.port, transport: grpcSettings.transport.kind }, 'gRPC API listening');
+
+  // Its own listener, so the public ports never serve it; loopback unless the deployment opens it.
+  const metricsServer = createPlainHttpServer({ '/metrics': registryMetrics(metrics.registry) }, (error) =>
+    logger.warn({ err: error }, 'collecting the metrics failed'),
+  );
+  await listen(metricsServer, { ...config.metrics.api, variable: 'METRICS_PORT' });
+  const metricsPort = (metricsServer.address() as AddressInfo).port;
+  logger.info({ host: config.metrics.api.host, port: metricsPort }, 'metrics listening on /metrics');
 
   return {
     httpPort,
     grpcPort: grpcServer.port,
+    metricsPort,
     async stop() {
       stopPurge();
-      await Promise.all([new Promise<void>((resolve) => server.close(() => resolve())), grpcServer.stop()]);
+      await Promise.all([
+        new Promise<void>((resolve) => server.close(() => resolve())),
+        grpcServer.stop(),
+        new Promise<void>((resolve) => metricsServer.close(() => resolve())),
+      ]);
       await Promise.allSettled([database.destroy(), connection.close()]);
     },
   };

@@ -169,24 +169,55 @@ async function replacePassengers(
   await linkSeatsToPassengers(transaction, snapshot.id);
 }
 
+/** What a snapshot write did: whether it wrote, and the row it replaced (none when it created the row). */
+export interface SnapshotWrite {
+  written: boolean;
+  previous?: { status: BookingStatus; version: number; paymentLastAttemptAt: Date | null };
+}
+
 /**
  * Upserts the booking and its passengers when the snapshot is at least as new as the stored row (compare-and-set
- * on version in SQL, so an out-of-order retry never moves the read model backwards). Returns whether it wrote.
+ * on version in SQL, so an out-of-order retry never moves the read model backwards). The replaced row is read
+ * under the row lock first, so the caller can tell which transition the write made.
  */
 export async function writeBookingSnapshot(
   transaction: Knex.Transaction,
   snapshot: BookingState,
   cipher: FieldCipher,
-): Promise<boolean> {
-  const written = await transaction('bookings')
+): Promise<SnapshotWrite> {
+  const stored: Pick<BookingRow, 'status' | 'version' | 'payment_last_attempt_at'> | undefined =
+    await transaction('bookings')
+      .where({ id: snapshot.id })
+      .forUpdate()
+      .first('status', 'version', 'payment_last_attempt_at');
+  const written: { id: string; xmax: string }[] = await transaction('bookings')
     .insert(bookingRowOf(snapshot, cipher))
     .onConflict('id')
     .merge(bookingColumns.filter((column) => !immutableBookingColumns.has(column)))
     .where('bookings.version', '<=', snapshot.version)
-    .returning('id');
-  if (written.length === 0) return false;
+    // xmax is 0 on a row this statement inserted; a concurrent first write may have inserted it since the read.
+    .returning(['id', 'xmax']);
+  if (written.length === 0) return { written: false };
   await replacePassengers(transaction, snapshot, cipher);
-  return true;
+  const inserted = String(written[0].xmax) === '0';
+  if (inserted) return { written: true };
+  return {
+    written: true,
+    previous: {
+      status: stored?.status ?? snapshot.status,
+      version: stored?.version ?? snapshot.version,
+      paymentLastAttemptAt: stored?.payment_last_attempt_at ?? null,
+    },
+  };
+}
+
+/** PENDING_PAYMENT bookings whose hold expired more than `graceSeconds` ago: their workflow did not end them. */
+export async function countOverduePendingPayments(database: Knex, graceSeconds: number): Promise<number> {
+  const row: { overdue: string | number } | undefined = await database('bookings')
+    .where({ status: 'PENDING_PAYMENT' })
+    .where('hold_expires_at', '<', database.raw('now() - make_interval(secs => ?)', [graceSeconds]))
+    .first(database.raw('count(*) AS overdue'));
+  return Number(row?.overdue ?? 0);
 }
 
 // ---- Readers: the application's reads and the activities' existence checks ----

@@ -126,15 +126,16 @@ export async function bookHeldSeats(
 }
 
 /** The given seats of the booking (all of them when `seatNumbers` is absent) become RELEASED. */
+/** Returns how many seats it released (none when a retry finds them released already). */
 export async function releaseBookingSeats(
   database: Knex,
   input: { bookingId: string; tripId: string; seatNumbers?: readonly string[] },
-): Promise<void> {
+): Promise<number> {
   const query = database('seat_allocations')
     .where({ booking_id: input.bookingId, trip_id: input.tripId })
     .whereIn('state', activeAllocationStates);
   if (input.seatNumbers !== undefined) query.whereIn('seat_number', input.seatNumbers);
-  await query.update({ state: 'RELEASED', released_at: database.fn.now() });
+  return query.update({ state: 'RELEASED', released_at: database.fn.now() });
 }
 
 /** Seats of passengers about to be deleted keep their allocation, without the passenger link. */

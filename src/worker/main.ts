@@ -4,7 +4,14 @@ import { createActivities, createActivityDependencies } from '../activities';
 import { loadConfig, type Config } from '../config';
 import { createLogger, type Logger } from '../logger';
 import { exitOnStartupFailure, onShutdownSignal } from '../runtime/process';
-import { createBookingWorkers } from './booking-workers';
+import { createProcessMetricsRegistry } from '../observability/metrics';
+import { createBookingWorkers, type BookingWorkers } from './booking-workers';
+import {
+  createWorkerReadinessCheck,
+  freeLoopbackAddress,
+  sdkMetricsExporter,
+  startWorkerMetricsServer,
+} from './metrics-server';
 import { installTemporalRuntime } from './temporal-logger';
 
 const connectAttempts = 30;
@@ -38,20 +45,37 @@ async function connectWithRetry(config: Config, logger: Logger): Promise<NativeC
 
 /** Connects and registers the workers; returns their run, which settles only when they stop. */
 async function start(logger: Logger, config: Config): Promise<{ running: Promise<void> }> {
-  installTemporalRuntime(logger);
+  const sdkMetricsAddress = await freeLoopbackAddress();
+  installTemporalRuntime(logger, sdkMetricsExporter(sdkMetricsAddress));
+  // Listening before Temporal is reached: /healthz answers, /readyz says what is missing while it connects.
+  const observed: { connection?: NativeConnection; workers?: BookingWorkers } = {};
+  const metricsRegistry = createProcessMetricsRegistry();
+  const metricsServer = await startWorkerMetricsServer({
+    ...config.metrics.worker,
+    registry: metricsRegistry,
+    sdkMetricsAddress,
+    checkReadiness: createWorkerReadinessCheck({
+      workers: () => observed.workers?.workers ?? [],
+      temporal: () => observed.connection,
+    }),
+    logger,
+  });
   // Installed first, so a signal while Temporal is still unreachable stops the process too.
   let stopEverything = async (): Promise<void> => {};
   onShutdownSignal(logger, () => stopEverything());
   const connection = await connectWithRetry(config, logger);
-  const dependencies = createActivityDependencies(config, logger);
+  observed.connection = connection;
+  const dependencies = createActivityDependencies(config, logger, metricsRegistry);
   const workers = await createBookingWorkers({
     config,
     connection,
     activities: createActivities(dependencies),
     logger,
   });
+  observed.workers = workers;
   stopEverything = async () => {
     await workers.shutdown();
+    await metricsServer.close();
     await dependencies.close();
     await connection.close();
   };

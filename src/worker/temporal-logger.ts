@@ -1,5 +1,11 @@
 // Routes the Temporal SDK's log lines, native core included, into the pino logger, without payload data.
-import { Runtime, type LogLevel, type LogMetadata, type Logger as TemporalLogger } from '@temporalio/worker';
+import {
+  Runtime,
+  type LogLevel,
+  type LogMetadata,
+  type Logger as TemporalLogger,
+  type MetricsExporterConfig,
+} from '@temporalio/worker';
 import type { Logger } from '../logger';
 import { currentTracing } from '../observability/tracing';
 
@@ -83,13 +89,18 @@ function coreLevelFor(level: string): LogLevel {
  * its own: the process's shutdown handler stops the workers, also while it is still connecting. The native
  * core's lines are forwarded too: by default it prints to stderr itself, past the redacting logger.
  */
-export function installTemporalRuntime(logger: Logger): void {
+export function installTemporalRuntime(
+  logger: Logger,
+  /** The SDK's metrics exporter (the worker's metrics server serves what it exports). */
+  metrics?: MetricsExporterConfig,
+): void {
   Runtime.install({
     logger: temporalLoggerFor(logger.child({ component: 'temporal-sdk' }), {
       tracing: currentTracing().enabled,
     }),
     telemetryOptions: {
       logging: { forward: {}, filter: { core: coreLevelFor(logger.level), other: 'WARN' } },
+      ...(metrics === undefined ? {} : { metrics }),
     },
     shutdownSignals: [],
   });

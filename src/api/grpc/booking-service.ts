@@ -3,7 +3,12 @@ import { status, type sendUnaryData, type ServerUnaryCall } from '@grpc/grpc-js'
 import type { BookingApplication } from '../../application/interface';
 import { bookingIdForRequest, paymentAttemptIdForRequest } from '../../application/request-ids';
 import type { Actor } from '../../domain/actor';
-import { toDomainError, unauthenticated, validationFailed } from '../../domain/errors';
+import {
+  toDomainError,
+  unauthenticated,
+  validationFailed,
+  type DomainError,
+} from '../../domain/errors';
 import {
   BookingServiceService,
   type BookingServiceServer,
@@ -27,6 +32,8 @@ export interface BookingServiceDependencies {
   readonly logger: Logger;
   /** The allow-listed name of the call's client certificate; undefined on a plaintext server. */
   readonly serviceIdentityOf: (call: ServerUnaryCall<unknown, unknown>) => string | undefined;
+  /** Hears the error each failed call ends with (the API's metrics count token failures and refusals). */
+  readonly onCallFailure?: (error: DomainError) => void;
 }
 
 /** Whether a call may leave a change behind; one that outlives its caller is worth a warning to operators. */
@@ -134,6 +141,7 @@ export function createBookingServiceHandlers(dependencies: BookingServiceDepende
         (error: unknown) => {
           const domainError = toDomainError(error);
           const grpcStatus = grpcStatusOf(domainError);
+          dependencies.onCallFailure?.(domainError);
           finish(grpcStatus.code, domainError.code === 'INTERNAL' ? error : undefined);
           callback(grpcStatus);
         },

@@ -15,6 +15,7 @@ import { ConfigError, type Config } from '../../config';
 import { permissionDenied, unauthenticated } from '../../domain/errors';
 import { BookingServiceService } from '../../generated/com/example/bookings/v1/booking_service';
 import type { Logger } from '../../logger';
+import type { ApiMetrics } from '../../observability/metrics';
 import { PortInUseError } from '../../runtime/process';
 import { createBookingServiceHandlers } from './booking-service';
 import type { AccessTokenVerifier } from './caller-authorization';
@@ -22,6 +23,7 @@ import { healthServiceName, startHealthReporting, type HealthReporter } from './
 import { checkPeer } from './peer-identity';
 import { createReflectionService } from './reflection';
 import { grpcStatusOf } from './status-details';
+import { callMetricsInterceptor, countingCallFailures } from './call-metrics';
 
 /** Fully qualified name of BookingService, as health checks and reflection name it. */
 export const bookingServiceName = BookingServiceService.createBooking.path.split('/')[1];
@@ -54,6 +56,8 @@ export interface GrpcServerDependencies {
   readonly verifyAccessToken: AccessTokenVerifier;
   readonly checkReadiness: ReadinessCheck;
   readonly logger: Logger;
+  /** Where the BookingService calls are timed and their refusals counted; none in tests that do not look. */
+  readonly metrics?: ApiMetrics;
 }
 
 export interface RunningGrpcServer {
@@ -185,8 +189,13 @@ export async function startGrpcServer(
     'grpc.max_send_message_length': settings.maxSendMessageBytes,
     'grpc.keepalive_time_ms': settings.keepaliveTimeMs,
     'grpc.keepalive_timeout_ms': settings.keepaliveTimeoutMs,
-    interceptors:
-      transport.kind === 'mutual-tls' ? [allowListInterceptor(transport.allowedClients, logger)] : [],
+    // The metrics interceptor first: it also times the calls the allow-list refuses.
+    interceptors: [
+      ...(dependencies.metrics === undefined
+        ? []
+        : [callMetricsInterceptor(dependencies.metrics, bookingServiceName)]),
+      ...(transport.kind === 'mutual-tls' ? [allowListInterceptor(transport.allowedClients, logger)] : []),
+    ],
   });
 
   const serviceIdentityOf = (call: ServerUnaryCall<unknown, unknown>): string | undefined => {
@@ -201,6 +210,9 @@ export async function startGrpcServer(
       verifyAccessToken: dependencies.verifyAccessToken,
       logger,
       serviceIdentityOf,
+      ...(dependencies.metrics === undefined
+        ? {}
+        : { onCallFailure: countingCallFailures(dependencies.metrics) }),
     }),
   );
   const health = startHealthReporting({

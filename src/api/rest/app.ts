@@ -6,6 +6,7 @@ import type { DataConverter } from '@temporalio/common';
 import type { Config } from '../../config';
 import type { Logger } from '../../logger';
 import type { ReadinessCheck } from '../../application/readiness';
+import { createApiMetrics, type ApiMetrics } from '../../observability/metrics';
 import { createApiRouter } from './api-router';
 import { allowingLoopbackWithoutToken, codecOperationIds, createCodecHandlers } from './codec-endpoint';
 import { documentationRouter } from './docs';
@@ -13,6 +14,7 @@ import type { IdempotencyStore } from './idempotency';
 import { createOperationHandlers, type Applications } from './operation-handlers';
 import { accessLog, problemDetails, requestIdentity } from './problem-details';
 import { createRateLimits, type RateLimitSettings } from './rate-limits';
+import { countingRateLimitRefusals, countingTokenFailures, requestMetrics } from './request-metrics';
 import { requestTimeout } from './request-timeout';
 import { securityMiddleware } from './security-middleware';
 
@@ -43,6 +45,8 @@ export interface RestDependencies {
   dataConverter: DataConverter;
   /** Routers of other parts (the embedded identity provider), mounted behind the same middleware. */
   additionalRouters?: Router[];
+  /** Where requests are timed and refusals counted (the process's registry); a registry of its own when absent. */
+  metrics?: ApiMetrics;
 }
 
 export function restSettingsFromConfig(config: Pick<Config, 'http' | 'rateLimit' | 'codec'>): RestSettings {
@@ -77,7 +81,9 @@ export function createRestApp(dependencies: RestDependencies): Koa {
   // Behind a proxy only the address the nearest proxy saw is trusted; earlier hops are client-supplied.
   app.maxIpsCount = settings.trustProxy ? 1 : 0;
   const rateLimits = createRateLimits(settings.rateLimits);
+  const metrics = dependencies.metrics ?? createApiMetrics();
 
+  app.use(requestMetrics(metrics));
   app.use(requestIdentity());
   app.use(accessLog(dependencies.logger));
   app.use(compress({ threshold: 1024, filter: (contentType) => compressibleType.test(contentType) }));
@@ -89,19 +95,22 @@ export function createRestApp(dependencies: RestDependencies): Koa {
     }),
   );
   app.use(requestTimeout(settings.requestTimeoutMs));
-  app.use(rateLimits.addressLimit);
+  app.use(countingRateLimitRefusals(metrics, 'rate_limit_address', rateLimits.addressLimit));
 
   const operationGuard = (operationId: string): Koa.Middleware =>
-    settings.codec?.allowLoopbackWithoutToken === true && codecOperationIds.has(operationId)
-      ? allowingLoopbackWithoutToken(dependencies.operationGuard(operationId))
-      : dependencies.operationGuard(operationId);
+    countingTokenFailures(
+      metrics,
+      settings.codec?.allowLoopbackWithoutToken === true && codecOperationIds.has(operationId)
+        ? allowingLoopbackWithoutToken(dependencies.operationGuard(operationId))
+        : dependencies.operationGuard(operationId),
+    );
   const apiRouter = createApiRouter({
     handlers: {
       ...createOperationHandlers(dependencies.applications),
       ...createCodecHandlers(dependencies.dataConverter),
     },
     operationGuard,
-    userRateLimit: rateLimits.userLimit,
+    userRateLimit: countingRateLimitRefusals(metrics, 'rate_limit_user', rateLimits.userLimit),
     idempotency: dependencies.idempotency,
     bodyLimitBytes: settings.bodyLimitBytes,
   });
