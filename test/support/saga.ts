@@ -13,6 +13,7 @@ import {
 } from '@temporalio/worker';
 import type { Knex } from 'knex';
 import type { DestinationStream } from 'pino';
+import type { Registry } from 'prom-client';
 import {
   createActivities,
   createActivityDependencies,
@@ -84,6 +85,8 @@ export interface SagaEnvironmentOptions {
   startWorkers?: boolean;
   /** Where the workers' and activities' logger writes (stdout by default); its level is LOG_LEVEL's. */
   logDestination?: DestinationStream;
+  /** Where the activities count business facts, as the worker process's registry does (unexported otherwise). */
+  metricsRegistry?: Registry;
 }
 
 export interface SagaEnvironment {
@@ -162,7 +165,7 @@ export async function startSagaEnvironment(options: SagaEnvironmentOptions = {})
     timings,
     async startWorkers() {
       if (workers !== undefined) return workers;
-      activityDependencies = createActivityDependencies(config, logger);
+      activityDependencies = createActivityDependencies(config, logger, options.metricsRegistry);
       workers = await createBookingWorkers({
         config,
         connection: workerConnection,
