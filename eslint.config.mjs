@@ -1,12 +1,28 @@
-// Lint rules for the whole project; generated code is the contracts' business, not ours.
+// Lint rules for the whole project, type-checked; generated code is the contracts' business, not ours.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import prettier from 'eslint-config-prettier';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'src/generated/**', '.data/**', '.tools/**', 'coverage/**'] },
+  {
+    ignores: [
+      'dist/**',
+      'node_modules/**',
+      'src/generated/**',
+      '.data/**',
+      '.tools/**',
+      'coverage/**',
+      '.stryker-tmp/**',
+      'reports/**',
+      'bench/results/**',
+    ],
+  },
   js.configs.recommended,
-  ...tseslint.configs.recommended,
+  ...tseslint.configs.recommendedTypeChecked,
+  // Every linted TypeScript file belongs to tsconfig.json, so the project service finds its types there.
+  { languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } } },
+  // Plain JavaScript (tool configs, jest global setup, k6 scripts) is in no TypeScript project.
+  { files: ['**/*.{js,mjs,cjs}'], ...tseslint.configs.disableTypeChecked },
   prettier,
   {
     languageOptions: {
