@@ -123,6 +123,16 @@ for (const group of rules.groups) {
   }
 }
 
+// Every alert is proven to fire by at least one case of alerts.test.yml.
+const ruleTests = YAML.parse(fs.readFileSync('deploy/prometheus/alerts.test.yml', 'utf8')).tests.flatMap(
+  (test) => test.alert_rule_test ?? [],
+);
+for (const rule of rules.groups.flatMap((group) => group.rules).filter((candidate) => candidate.alert)) {
+  if (!ruleTests.some((test) => test.alertname === rule.alert && test.exp_alerts.length > 0)) {
+    problems.push(`alerts.test.yml: no case where ${rule.alert} fires`);
+  }
+}
+
 // Our own metrics must be registered by the code under these names: a rename there fails here, not on a dashboard.
 const sourceText = fs
   .readdirSync('src', { recursive: true })
@@ -166,7 +176,7 @@ if (problems.length > 0) {
   console.error(problems.join('\n'));
   process.exit(1);
 }
-console.log('every metric named by alerts.yml and the dashboards is known; every alert has its runbook section');
+console.log('every metric named is known; every alert has its runbook section and a firing test');
 JS
 # promtool parses each dashboard query as if it were a recording rule: a syntax error fails here, not on screen.
 promtool check rules "$queries_file" >/dev/null
