@@ -31,6 +31,7 @@ import { countingLoginThrottle, countingOpenHoldRefusals } from './rest/request-
 import { createApiMetrics, createProcessMetricsRegistry, type ApiMetrics } from '../observability/metrics';
 import { createPlainHttpServer, registryMetrics } from '../observability/metrics-http';
 import { listen } from '../runtime/process';
+import { temporalClientInterceptors } from '../observability/tracing-temporal';
 
 /** The outside services the API talks to; `startApi` opens them, tests may hand in their own. */
 export interface ApiConnections {
@@ -141,6 +142,7 @@ export async function startApi(
     connection,
     namespace: config.temporal.namespace,
     dataConverter: createBookingDataConverter(config),
+    interceptors: { workflow: temporalClientInterceptors() },
   });
 
   const { app, bookings, checkReadiness, verifier, idempotency, metrics } = await composeApi(

@@ -1,9 +1,9 @@
-// OpenTelemetry tracing of one process: the Node SDK with the HTTP, Koa, gRPC and pg instrumentations, exporting OTLP.
-import { diag, DiagLogLevel, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+// OpenTelemetry tracing of one process: the Node SDK with the HTTP, gRPC and pg instrumentations, exporting OTLP.
+import { context, diag, DiagLogLevel, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { getRPCMetadata, RPCType } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { GrpcInstrumentation } from '@opentelemetry/instrumentation-grpc';
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
-import { KoaInstrumentation } from '@opentelemetry/instrumentation-koa';
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
 import {
   detectResourcesSync,
@@ -83,7 +83,6 @@ export function startTracing(config: TracingConfig, defaultServiceName: string):
       new HttpInstrumentation({
         ignoreIncomingRequestHook: (request) => untracedPaths.has((request.url ?? '').split('?')[0] ?? ''),
       }),
-      new KoaInstrumentation(),
       // Health checks of Temporal and of the API itself run every few seconds, outside any request.
       new GrpcInstrumentation({ ignoreGrpcMethods: ['Check', 'Watch'] }),
       // Statement text only, never parameter values (names, emails); pool upkeep outside a request is not traced.
@@ -120,6 +119,16 @@ export function startTracingFromEnvironment(defaultServiceName: string): void {
 
 export function currentTracing(): Tracing {
   return activeTracing;
+}
+
+/**
+ * Names the HTTP server span after the route template that served the request (`POST /v1/bookings/:bookingId/
+ * payment`, attribute `http.route`), as the Koa instrumentation would: @opentelemetry/instrumentation-koa 0.47
+ * patches Koa 2 only, and the 0.5x releases that know Koa 3 need the OpenTelemetry 2.x line.
+ */
+export function setServerSpanRoute(route: string): void {
+  const metadata = getRPCMetadata(context.active());
+  if (metadata?.type === RPCType.HTTP) metadata.route = route;
 }
 
 /** The SDK's own complaints (a collector that cannot be reached, spans dropped) go to the process's log. */

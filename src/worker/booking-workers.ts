@@ -11,10 +11,14 @@ import type { BookingActivities } from '../activities/interface';
 import type { Config } from '../config';
 import type { Logger } from '../logger';
 import { createBookingDataConverter } from '../security/temporal-payload-codec';
+import { temporalActivityInterceptors, workflowSpanSinks } from '../observability/tracing-temporal';
 import { taskQueues as standardTaskQueues, type TaskQueueNames } from '../domain/task-queues';
 
 /** Resolves to src/workflows/index.ts under tsx and jest, and to dist/src/workflows/index.js after a build. */
 export const bookingWorkflowsPath = require.resolve('../workflows');
+
+/** Tracing and request-id interceptors, bundled with the workflow whether or not the worker exports spans. */
+export const bookingWorkflowInterceptorsPath = require.resolve('../workflows/interceptors');
 
 /**
  * Bundles the workflow code once; tests that start and stop workers repeatedly pass the bundle in and skip
@@ -23,6 +27,7 @@ export const bookingWorkflowsPath = require.resolve('../workflows');
 export function bundleBookingWorkflows(logger?: TemporalLogger): Promise<WorkflowBundleWithSourceMap> {
   return bundleWorkflowCode({
     workflowsPath: bookingWorkflowsPath,
+    workflowInterceptorModules: [bookingWorkflowInterceptorsPath],
     ...(logger === undefined ? {} : { logger }),
   });
 }
@@ -65,6 +70,14 @@ export async function createBookingWorkers(options: BookingWorkersOptions): Prom
         activities: activitiesForTaskQueue(activities, queue),
         maxConcurrentActivityTaskExecutions: config.worker.maxConcurrentActivities,
         maxConcurrentWorkflowTaskExecutions: config.worker.maxConcurrentWorkflowTasks,
+        interceptors: {
+          activity: temporalActivityInterceptors(),
+          // A given bundle was made by bundleBookingWorkflows, interceptors included.
+          ...(options.workflowBundle === undefined
+            ? { workflowModules: [bookingWorkflowInterceptorsPath] }
+            : {}),
+        },
+        sinks: workflowSpanSinks(),
         ...(queue !== standardTaskQueues.bookings
           ? {}
           : options.workflowBundle !== undefined

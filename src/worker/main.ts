@@ -1,8 +1,11 @@
 // Worker process entry point (`npm run worker`): serves the configured task queues until SIGINT or SIGTERM.
+// First: tracing must start before the imports below load pg.
+import '../observability/tracing-start-worker';
 import { NativeConnection } from '@temporalio/worker';
 import { createActivities, createActivityDependencies } from '../activities';
 import { loadConfig, type Config } from '../config';
 import { createLogger, type Logger } from '../logger';
+import { currentTracing, logTracingDiagnostics, withClientSpans } from '../observability/tracing';
 import { exitOnStartupFailure, onShutdownSignal } from '../runtime/process';
 import { createProcessMetricsRegistry } from '../observability/metrics';
 import { createBookingWorkers, type BookingWorkers } from './booking-workers';
@@ -47,6 +50,7 @@ async function connectWithRetry(config: Config, logger: Logger): Promise<NativeC
 async function start(logger: Logger, config: Config): Promise<{ running: Promise<void> }> {
   const sdkMetricsAddress = await freeLoopbackAddress();
   installTemporalRuntime(logger, sdkMetricsExporter(sdkMetricsAddress));
+  logTracingDiagnostics(logger);
   // Listening before Temporal is reached: /healthz answers, /readyz says what is missing while it connects.
   const observed: { connection?: NativeConnection; workers?: BookingWorkers } = {};
   const metricsRegistry = createProcessMetricsRegistry();
@@ -69,7 +73,13 @@ async function start(logger: Logger, config: Config): Promise<{ running: Promise
   const workers = await createBookingWorkers({
     config,
     connection,
-    activities: createActivities(dependencies),
+    activities: createActivities({
+      ...dependencies,
+      // Neither the gateway simulator nor SMTP makes an HTTP call a span would cover.
+      paymentGateway: withClientSpans(dependencies.paymentGateway, 'PaymentGateway', ['charge', 'refund']),
+      emailSender: withClientSpans(dependencies.emailSender, 'EmailSender', ['send']),
+      smsSender: withClientSpans(dependencies.smsSender, 'SmsSender', ['send']),
+    }),
     logger,
   });
   observed.workers = workers;
@@ -78,6 +88,7 @@ async function start(logger: Logger, config: Config): Promise<{ running: Promise
     await metricsServer.close();
     await dependencies.close();
     await connection.close();
+    await currentTracing().shutdown();
   };
   // Wrapped: an async function returning the promise itself would wait for the workers to stop.
   return { running: workers.run() };

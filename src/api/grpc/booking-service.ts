@@ -1,14 +1,12 @@
 // BookingService handlers: each maps its request onto one application call and the result onto its response.
+import { randomUUID } from 'node:crypto';
 import { status, type sendUnaryData, type ServerUnaryCall } from '@grpc/grpc-js';
 import type { BookingApplication } from '../../application/interface';
 import { bookingIdForRequest, paymentAttemptIdForRequest } from '../../application/request-ids';
 import type { Actor } from '../../domain/actor';
-import {
-  toDomainError,
-  unauthenticated,
-  validationFailed,
-  type DomainError,
-} from '../../domain/errors';
+import { isWellFormedRequestId } from '../../domain/request-correlation';
+import { runWithRequestId } from '../../observability/request-context';
+import { toDomainError, unauthenticated, validationFailed, type DomainError } from '../../domain/errors';
 import {
   BookingServiceService,
   type BookingServiceServer,
@@ -65,6 +63,19 @@ function passengerInput(passenger: PassengerInput) {
   };
 }
 
+/**
+ * The id every log line of the call and the workflow work it starts carry: the request's own request_id, else an
+ * `x-request-id` metadata entry as REST takes it, else a new one.
+ */
+function requestIdOf(call: ServerUnaryCall<unknown, unknown>): string {
+  const { requestId } = call.request as { requestId?: unknown };
+  const [offered] = call.metadata.get('x-request-id');
+  for (const candidate of [requestId, offered]) {
+    if (typeof candidate === 'string' && isWellFormedRequestId(candidate)) return candidate;
+  }
+  return randomUUID();
+}
+
 /** proto3 has no "unset" for scalars: '' and 0 mean "not given" where the contract says so. */
 function given<T extends string | number>(value: T | undefined): T | undefined {
   return value === '' || value === 0 ? undefined : value;
@@ -80,7 +91,7 @@ export function createBookingServiceHandlers(dependencies: BookingServiceDepende
     run: (actor: Actor, request: Request, answerBy: number | undefined) => Promise<Response>,
   ) {
     const methodName = method.path.slice(method.path.lastIndexOf('/') + 1);
-    return (call: ServerUnaryCall<Request, Response>, callback: sendUnaryData<Response>): void => {
+    const handle = (call: ServerUnaryCall<Request, Response>, callback: sendUnaryData<Response>): void => {
       const answerBy = answerByFor(call);
       const startedAt = Date.now();
       const serviceIdentity = dependencies.serviceIdentityOf(call);
@@ -147,6 +158,9 @@ export function createBookingServiceHandlers(dependencies: BookingServiceDepende
         },
       );
     };
+    // Everything the call does and logs, its answer included, runs as part of its request.
+    return (call: ServerUnaryCall<Request, Response>, callback: sendUnaryData<Response>): void =>
+      runWithRequestId(requestIdOf(call as ServerUnaryCall<unknown, unknown>), () => handle(call, callback));
   }
 
   return {

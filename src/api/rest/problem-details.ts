@@ -10,6 +10,7 @@ import {
 } from '../../domain/errors';
 import type { Logger } from '../../logger';
 import { runWithRequestId } from '../../observability/request-context';
+import { setServerSpanRoute } from '../../observability/tracing';
 import { isWellFormedRequestId } from '../../domain/request-correlation';
 import { bearerRealm } from '../../security/token-verifier';
 import { sendResponse, type RestResponse } from './responses';
@@ -90,6 +91,9 @@ export function accessLog(logger: Logger): Koa.Middleware {
     try {
       await next();
     } finally {
+      // @koa/router leaves the template of the route it matched here (absent when none did).
+      const route = (context as { _matchedRoute?: string | RegExp })._matchedRoute;
+      if (route !== undefined) setServerSpanRoute(String(route));
       const durationMs = Number((process.hrtime.bigint() - started) / 1000n) / 1000;
       logger.info(
         { method: context.method, path: context.path, status: context.status, durationMs },
