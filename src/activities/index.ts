@@ -58,7 +58,8 @@ export type TaskQueue = (typeof taskQueues)[keyof typeof taskQueues];
 
 /** Which activities each queue's workers register; the workflow proxies each family on its queue. */
 export const activityNamesByTaskQueue = {
-  [taskQueues.bookings]: ['RecordBooking'],
+  // ReserveSeats and ConfirmSeats run here too, as local activities of the workflow's own worker.
+  [taskQueues.bookings]: ['RecordBooking', 'ReserveSeats', 'ConfirmSeats'],
   [taskQueues.seats]: ['ReserveSeats', 'ConfirmSeats', 'ReleaseSeats'],
   [taskQueues.payments]: ['ProcessPayment', 'RefundPayment'],
   [taskQueues.notifications]: ['SendEmailNotification', 'SendSMSNotification'],

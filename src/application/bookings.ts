@@ -1,6 +1,7 @@
 // The booking application both fronts call: commands become workflow updates, reads come from the read model.
 import { randomUUID } from 'node:crypto';
 import {
+  WithStartWorkflowOperation,
   WorkflowExecutionAlreadyStartedError,
   WorkflowUpdateFailedError,
   type Client,
@@ -28,6 +29,7 @@ import {
   type BookingRow,
   type BookingView,
 } from '../db/booking-read-model';
+import { parseInt8 } from '../db/connection';
 import { pageWindow, readPage } from '../db/paging';
 import { assertFareClassesOnSale, defaultRefundRule } from '../domain/fares';
 import { isTerminal } from '../domain/lifecycle';
@@ -147,14 +149,18 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
   });
 
   async function loadBookableTrip(tripId: string): Promise<BookableTrip> {
+    // One round trip: the trip, its origin's time zone, its fares and its layout's seats.
     const trip:
       | {
           id: string;
           route_id: string;
-          layout_id: string;
           departure_time: Date;
           status: string;
           time_zone: string;
+          /** [fare class, amount in minor units as text (bigint), currency]. */
+          fares: [FareClass, string, string][];
+          /** [seat number, fare class]. */
+          seats: [string, FareClass][];
         }
       | undefined = await database('trips')
       .join('routes', 'routes.id', 'trips.route_id')
@@ -163,29 +169,27 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
       .first(
         'trips.id',
         'trips.route_id',
-        'trips.layout_id',
         'trips.departure_time',
         'trips.status',
         'stops.time_zone',
+        database.raw(`(SELECT coalesce(json_agg(json_build_array(fare.fare_class, fare.amount_minor::text,
+                         fare.currency)), '[]'::json)
+                         FROM trip_fares AS fare WHERE fare.trip_id = trips.id) AS fares`),
+        database.raw(`(SELECT coalesce(json_agg(json_build_array(seat.seat_number, seat.fare_class)), '[]'::json)
+                         FROM seats AS seat WHERE seat.layout_id = trips.layout_id) AS seats`),
       );
     if (trip === undefined) throw notFound('Trip', tripId);
     if (trip.status === 'CANCELLED') throw tripUnavailable(tripId, 'the trip was cancelled');
     if (trip.status === 'DEPARTED' || trip.departure_time.getTime() <= now().getTime()) {
       throw tripUnavailable(tripId, `the trip departed at ${trip.departure_time.toISOString()}`);
     }
-    const [fares, seats] = await Promise.all([
-      database('trip_fares').where('trip_id', tripId).select('fare_class', 'amount_minor', 'currency'),
-      database('seats').where('layout_id', trip.layout_id).select('seat_number', 'fare_class'),
-    ]);
-    if (fares.length === 0) throw tripUnavailable(tripId, 'the trip has no fares on sale');
+    if (trip.fares.length === 0) throw tripUnavailable(tripId, 'the trip has no fares on sale');
     const farePrices: Partial<Record<FareClass, ReturnType<typeof money>>> = {};
-    for (const fare of fares as { fare_class: FareClass; amount_minor: number; currency: string }[]) {
-      farePrices[fare.fare_class] = money(fare.amount_minor, fare.currency.trim());
+    for (const [fareClass, amountMinor, currency] of trip.fares) {
+      farePrices[fareClass] = money(parseInt8(amountMinor), currency.trim());
     }
     const seatClasses: Record<string, FareClass> = {};
-    for (const seat of seats as { seat_number: string; fare_class: FareClass }[]) {
-      seatClasses[seat.seat_number] = seat.fare_class;
-    }
+    for (const [seatNumber, fareClass] of trip.seats) seatClasses[seatNumber] = fareClass;
     return {
       id: trip.id,
       routeId: trip.route_id,
@@ -255,11 +259,16 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
   }
 
   /** A booking id the caller chose names one request: the same id with another body is refused, not joined. */
-  async function assertSameCreateRequest(bookingId: string, requestFingerprint: string): Promise<void> {
+  async function assertSameCreateRequest(
+    bookingId: string,
+    requestFingerprint: string,
+    options: { notStartedYet?: 'fine' } = {},
+  ): Promise<void> {
     let memo: Record<string, unknown> | undefined;
     try {
       ({ memo } = await temporal.workflow.getHandle(bookingWorkflowId(bookingId)).describe());
     } catch (error) {
+      if (options.notStartedYet === 'fine' && isWorkflowGone(error)) return;
       throw domainErrorFromTemporal(error);
     }
     const recorded = memo?.[createRequestMemoKey];
@@ -290,40 +299,32 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
   }
 
   /**
-   * The created booking once its seats are held. When `answerBy` comes first the workflow keeps going and the
-   * caller gets BOOKING_PROCESSING with the booking id to read the outcome from, never an error for a booking
-   * that goes on to exist.
+   * Whether the update-with-start reached Temporal's start: its workflow handle resolves once a start answer came
+   * back (started, or joined a running one), and rejects when the call failed before that.
    */
-  async function answerOnceSeatsHeld(
-    actor: Actor,
-    bookingId: string,
-    handle: WorkflowHandle<typeof bookingWorkflow>,
-    answerBy: number,
-  ): Promise<BookingView> {
-    const outcome = handle.executeUpdate(createBookingUpdate).then(
-      (booking) => ({ booking }),
-      (error: unknown) => ({ error }),
+  function reachedStart(operation: WithStartWorkflowOperation<typeof bookingWorkflow>): Promise<boolean> {
+    return operation.workflowHandle().then(
+      () => true,
+      () => false,
     );
-    const answer = await settledBy(outcome, answerBy);
-    if (answer === undefined) {
-      // No caller is left to tell; whoever reads the booking later hears the outcome from the workflow.
-      // The workflow itself answering that nothing was booked (SEAT_UNAVAILABLE...) frees the slot.
-      void outcome.then((late) =>
-        'error' in late && late.error instanceof WorkflowUpdateFailedError
-          ? openHolds.release(bookingId).catch(() => undefined)
-          : undefined,
-      );
-      throw bookingProcessing(bookingId, processingRetryAfterSeconds);
-    }
-    if ('booking' in answer) return bookingViewOfSnapshot(answer.booking);
-    if (answer.error instanceof WorkflowUpdateFailedError) {
-      await openHolds.release(bookingId);
-      throw domainErrorFromTemporal(answer.error);
-    }
-    // The workflow ended between its start and the update (a fast SEAT_UNAVAILABLE): answer its outcome.
-    if (isWorkflowGone(answer.error)) return answerRepeatedCreate(actor, bookingId);
-    // The workflow has started and goes on whatever failed between this process and Temporal since.
-    throw bookingProcessing(bookingId, processingRetryAfterSeconds);
+  }
+
+  /**
+   * After the answer deadline nobody is left to tell; whoever reads the booking later hears the outcome from the
+   * workflow. A create that ends without a booking (SEAT_UNAVAILABLE...) or never started frees its slot.
+   */
+  function settleLateCreate(
+    bookingId: string,
+    operation: WithStartWorkflowOperation<typeof bookingWorkflow>,
+    outcome: Promise<{ booking: BookingState } | { error: unknown }>,
+  ): void {
+    void outcome
+      .then(async (late) => {
+        if (!('error' in late)) return;
+        if (late.error instanceof WorkflowUpdateFailedError) await openHolds.release(bookingId);
+        else if (!(await reachedStart(operation))) await releaseUnlessStarted(bookingId);
+      })
+      .catch(() => undefined);
   }
 
   /**
@@ -361,8 +362,15 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
     const command = validateCreateBooking(input, { maxPassengers: config.booking.maxPassengersPerBooking });
     const chosenBookingId =
       options.bookingId === undefined ? undefined : validateId(options.bookingId, 'booking_id');
-    const customerId = await assertCustomerAccount(actor);
-    const trip = await loadBookableTrip(command.tripId);
+    // Both reads at once; the account's refusal still comes first when both fail.
+    const [account, bookableTrip] = await Promise.allSettled([
+      assertCustomerAccount(actor),
+      loadBookableTrip(command.tripId),
+    ]);
+    if (account.status === 'rejected') throw account.reason;
+    if (bookableTrip.status === 'rejected') throw bookableTrip.reason;
+    const customerId = account.value;
+    const trip = bookableTrip.value;
     assertCreateSeatsOnBus(command, trip.seatClasses);
     assertFareClassesOnSale(command.passengers, trip.farePrices);
 
@@ -388,38 +396,62 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
       timings,
       taskQueues: queueNames,
     };
-    let handle: WorkflowHandle<typeof bookingWorkflow>;
-    try {
-      // A plain start answers once the workflow is durable, with no worker involved; an update-with-start would
-      // wait for a worker to accept the update, which is exactly what a burst or a backlog delays.
-      handle = await temporal.workflow.start<typeof bookingWorkflow>(bookingWorkflowType, {
-        workflowId: bookingWorkflowId(bookingId),
-        taskQueue: queueNames.bookings,
-        // A repeated booking id joins the running workflow; one that has ended is never started again.
-        workflowIdConflictPolicy: 'USE_EXISTING',
-        workflowIdReusePolicy: 'REJECT_DUPLICATE',
-        args: [workflowInput],
-        typedSearchAttributes: bookingSearchAttributes({
-          status: 'PENDING_PAYMENT',
-          routeId: trip.routeId,
-          tripId: trip.id,
-          customerId,
-          departureTime,
-        }),
-        staticSummary: bookingSummary({ tripId: trip.id, departureTime, passengers: command.passengers }),
-        memo: { [createRequestMemoKey]: requestFingerprint },
-      });
-    } catch (error) {
-      if (error instanceof WorkflowExecutionAlreadyStartedError) {
-        await assertSameCreateRequest(bookingId, requestFingerprint);
-        return answerRepeatedCreate(actor, bookingId);
+    // One round trip starts the workflow and waits for its create update, which answers once the seats are held
+    // (the first workflow task holds them by local activity). Past `answerBy` the create answers BOOKING_PROCESSING.
+    const startOperation = new WithStartWorkflowOperation<typeof bookingWorkflow>(bookingWorkflowType, {
+      workflowId: bookingWorkflowId(bookingId),
+      taskQueue: queueNames.bookings,
+      // A repeated booking id joins the running workflow; one that has ended is never started again.
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      args: [workflowInput],
+      typedSearchAttributes: bookingSearchAttributes({
+        status: 'PENDING_PAYMENT',
+        routeId: trip.routeId,
+        tripId: trip.id,
+        customerId,
+        departureTime,
+      }),
+      staticSummary: bookingSummary({ tripId: trip.id, departureTime, passengers: command.passengers }),
+      memo: { [createRequestMemoKey]: requestFingerprint },
+    });
+    const outcome = temporal.workflow
+      .executeUpdateWithStart(createBookingUpdate, { startWorkflowOperation: startOperation })
+      .then(
+        (booking): { booking: BookingState } => ({ booking }),
+        (error: unknown) => ({ error }),
+      );
+    const answer = await settledBy(outcome, answerBy);
+    if (answer === undefined) {
+      settleLateCreate(bookingId, startOperation, outcome);
+      // Pointed at the booking only when it is this request's (or its start is still on its way).
+      if (chosenBookingId !== undefined) {
+        await assertSameCreateRequest(bookingId, requestFingerprint, { notStartedYet: 'fine' });
       }
-      await releaseUnlessStarted(bookingId);
-      throw domainErrorFromTemporal(error);
+      throw bookingProcessing(bookingId, processingRetryAfterSeconds);
     }
-    // Only the request that started the workflow may hear its answer, or be pointed at it.
-    if (chosenBookingId !== undefined) await assertSameCreateRequest(bookingId, requestFingerprint);
-    return answerOnceSeatsHeld(actor, bookingId, handle, answerBy);
+    if ('error' in answer && answer.error instanceof WorkflowExecutionAlreadyStartedError) {
+      // The booking id names a workflow that has ended: answer what its first request got.
+      await assertSameCreateRequest(bookingId, requestFingerprint);
+      return answerRepeatedCreate(actor, bookingId);
+    }
+    // Only the request that started the workflow may hear its answer: a chosen booking id may have joined another's.
+    if (chosenBookingId !== undefined && (await reachedStart(startOperation))) {
+      await assertSameCreateRequest(bookingId, requestFingerprint);
+    }
+    if ('booking' in answer) return bookingViewOfSnapshot(answer.booking);
+    if (answer.error instanceof WorkflowUpdateFailedError) {
+      await openHolds.release(bookingId);
+      throw domainErrorFromTemporal(answer.error);
+    }
+    // The workflow ended between its start and the update (a fast SEAT_UNAVAILABLE): answer its outcome.
+    if (isWorkflowGone(answer.error)) return answerRepeatedCreate(actor, bookingId);
+    if (!(await reachedStart(startOperation))) {
+      await releaseUnlessStarted(bookingId);
+      throw domainErrorFromTemporal(answer.error);
+    }
+    // The workflow has started and goes on whatever failed between this process and Temporal since.
+    throw bookingProcessing(bookingId, processingRetryAfterSeconds);
   }
 
   async function getBooking(actor: Actor, bookingIdInput: string): Promise<BookingView> {

@@ -1,5 +1,11 @@
 // The booking workflow's activity stubs, each family on its own task queue with its timeouts and retry policy.
-import { proxyActivities, type ActivityOptions, type RetryPolicy } from '@temporalio/workflow';
+import {
+  proxyActivities,
+  proxyLocalActivities,
+  type ActivityOptions,
+  type LocalActivityOptions,
+  type RetryPolicy,
+} from '@temporalio/workflow';
 import type {
   NotificationActivities,
   PaymentActivities,
@@ -14,6 +20,14 @@ const notificationMaximumAttempts = 5;
 
 export interface BookingActivityStubs {
   seats: SeatActivities;
+  /**
+   * The steps a customer waits for that only write PostgreSQL, as local activities: they run on the workflow's own
+   * worker inside its workflow task, with no activity task to schedule, poll and report. The seat hold of a new
+   * booking and the confirmation of its seats.
+   */
+  localSeats: Pick<SeatActivities, 'ReserveSeats' | 'ConfirmSeats'>;
+  /** The read-model write of every change, locally for the same reason. */
+  localReadModel: ReadModelActivities;
   payments: PaymentActivities;
   notifications: NotificationActivities;
   readModel: ReadModelActivities;
@@ -38,8 +52,11 @@ export function proxyBookingActivities(
     startToCloseTimeout: timings.activityStartToCloseMs,
     retry: policy,
   });
+  const local: LocalActivityOptions = { startToCloseTimeout: timings.activityStartToCloseMs, retry };
   return {
     seats: proxyActivities<SeatActivities>(onQueue(taskQueues.seats)),
+    localSeats: proxyLocalActivities<Pick<SeatActivities, 'ReserveSeats' | 'ConfirmSeats'>>(local),
+    localReadModel: proxyLocalActivities<ReadModelActivities>(local),
     payments: proxyActivities<PaymentActivities>(onQueue(taskQueues.payments)),
     notifications: proxyActivities<NotificationActivities>(
       onQueue(taskQueues.notifications, { ...retry, maximumAttempts: notificationMaximumAttempts }),

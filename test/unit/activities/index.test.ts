@@ -41,7 +41,7 @@ function unusedDependencies(): ActivityDependencies {
 describe('activitiesForTaskQueue', () => {
   const activities = createActivities(unusedDependencies());
 
-  it('gives each queue its family, and every activity to exactly one queue', () => {
+  it('gives each queue its family, every activity to one queue, and the local seat steps also to the workflow queue', () => {
     expect(Object.keys(activitiesForTaskQueue(activities, taskQueues.seats)).sort()).toEqual([
       'ConfirmSeats',
       'ReleaseSeats',
@@ -55,12 +55,17 @@ describe('activitiesForTaskQueue', () => {
       'SendEmailNotification',
       'SendSMSNotification',
     ]);
-    expect(Object.keys(activitiesForTaskQueue(activities, taskQueues.bookings))).toEqual(['RecordBooking']);
+    // The seat hold of a new booking and seat confirmations are local activities, run by the workflow's worker.
+    expect(Object.keys(activitiesForTaskQueue(activities, taskQueues.bookings)).sort()).toEqual([
+      'ConfirmSeats',
+      'RecordBooking',
+      'ReserveSeats',
+    ]);
 
     const assigned = Object.values(taskQueues).flatMap((queue) =>
       Object.keys(activitiesForTaskQueue(activities, queue)),
     );
-    expect(assigned.sort()).toEqual(Object.keys(activities).sort());
+    expect(assigned.sort()).toEqual([...Object.keys(activities), 'ConfirmSeats', 'ReserveSeats'].sort());
     expect(Object.keys(activityNamesByTaskQueue).sort()).toEqual(Object.values(taskQueues).sort());
   });
 

@@ -1,7 +1,11 @@
 // Each saga step calls its activity with the booking's ids and a key naming the step, so a retry finds its own work.
 import { expect } from '@jest/globals';
 import type { BookingActivityStubs } from '../../../src/workflows/booking-activities';
-import { BookingSteps } from '../../../src/workflows/booking-steps';
+import {
+  BookingSteps,
+  confirmationsAndRecordsAreLocal,
+  firstSeatHoldIsLocal,
+} from '../../../src/workflows/booking-steps';
 import { bookingId, bookingState, euros, passengers } from '../../support/booking-states';
 
 interface ActivityCall {
@@ -12,7 +16,10 @@ interface ActivityCall {
 const tripId = bookingState().tripId;
 
 /** Activity stubs that record every call in order and answer like the real activities do. */
-function recordingSteps(): { steps: BookingSteps; calls: ActivityCall[] } {
+function recordingSteps(options: { patches?: readonly string[] } = {}): {
+  steps: BookingSteps;
+  calls: ActivityCall[];
+} {
   const calls: ActivityCall[] = [];
   const recording =
     (activity: string, answer: (input: Record<string, unknown>) => unknown = () => undefined) =>
@@ -26,6 +33,11 @@ function recordingSteps(): { steps: BookingSteps; calls: ActivityCall[] } {
       ConfirmSeats: recording('ConfirmSeats'),
       ReleaseSeats: recording('ReleaseSeats'),
     },
+    localSeats: {
+      ReserveSeats: recording('local ReserveSeats'),
+      ConfirmSeats: recording('local ConfirmSeats'),
+    },
+    localReadModel: { RecordBooking: recording('local RecordBooking') },
     payments: {
       ProcessPayment: recording('ProcessPayment', (input) => ({
         transactionId: 'txn-1',
@@ -41,7 +53,9 @@ function recordingSteps(): { steps: BookingSteps; calls: ActivityCall[] } {
     readModel: { RecordBooking: recording('RecordBooking') },
   } as unknown as BookingActivityStubs;
   return {
-    steps: new BookingSteps(activities, { bookingId, tripId, originTimeZone: 'Europe/Lisbon' }),
+    steps: new BookingSteps(activities, { bookingId, tripId, originTimeZone: 'Europe/Lisbon' }, (patchId) =>
+      (options.patches ?? []).includes(patchId),
+    ),
     calls,
   };
 }
@@ -77,6 +91,34 @@ test('the creating reservation carries the first snapshot; a later one does not'
     booking: firstSnapshot,
   });
   expect(calls[1].input).not.toHaveProperty('booking');
+});
+
+test('a new booking holds its first seats by local activity; its later reservations go to the seats queue', async () => {
+  const { steps, calls } = recordingSteps({ patches: [firstSeatHoldIsLocal] });
+  const firstSnapshot = bookingState();
+
+  await steps.reserveSeats(passengers, firstSnapshot.holdExpiresAt, 1, firstSnapshot);
+  await steps.reserveSeats(passengers.slice(1), firstSnapshot.holdExpiresAt, 2);
+
+  expect(calls.map((call) => [call.activity, call.input.idempotencyKey])).toEqual([
+    ['local ReserveSeats', `${bookingId}:reserve-seats:1`],
+    ['ReserveSeats', `${bookingId}:reserve-seats:2`],
+  ]);
+  expect(calls[0].input.booking).toEqual(firstSnapshot);
+});
+
+test('seat confirmations and read-model writes are local activities once the booking has that patch', async () => {
+  const booking = bookingState();
+  const before = recordingSteps();
+  await before.steps.confirmSeats(2);
+  await before.steps.recordBooking(booking);
+  const after = recordingSteps({ patches: [confirmationsAndRecordsAreLocal] });
+  await after.steps.confirmSeats(2);
+  await after.steps.recordBooking(booking);
+
+  expect(before.calls.map((call) => call.activity)).toEqual(['ConfirmSeats', 'RecordBooking']);
+  expect(after.calls.map((call) => call.activity)).toEqual(['local ConfirmSeats', 'local RecordBooking']);
+  expect(after.calls[0].input).toEqual(before.calls[0].input);
 });
 
 test('releasing names the seats of a change, or releases every seat when none are named', async () => {
