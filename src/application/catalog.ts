@@ -166,6 +166,30 @@ const maximumCachedRoutePages = 1000;
 
 export function createCatalogApplication(dependencies: CatalogApplicationDependencies): CatalogApplication {
   const { database } = dependencies;
+  const availabilityReads = new ReadThroughCache<RouteAvailabilityView>({
+    timeToLiveMs: 0,
+    maximumEntries: 0,
+  });
+  /**
+   * One round trip: the route (no row when it does not exist), its trips that day, each with its fares and its
+   * seat map, served by the trips (route_id, departure_time), seats and one-active-per-seat indexes. Written once
+   * as SQL text: building it per request with the query builder cost more than PostgreSQL's part.
+   */
+  const routeAvailabilitySql = `
+    SELECT trip.id AS trip_id, trip.departure_time, trip.arrival_time,
+           (SELECT coalesce(json_agg(json_build_array(fare.fare_class, fare.amount_minor::text, fare.currency)),
+                            '[]'::json)
+              FROM trip_fares AS fare WHERE fare.trip_id = trip.id) AS fares,
+           (SELECT coalesce(json_agg(json_build_array(seat.seat_number, seat.fare_class, seat.taken)
+                                     ORDER BY seat.row_number, seat.seat_number), '[]'::json)
+              FROM (SELECT seat.seat_number, seat.fare_class, seat.row_number,
+                           ${seatTakenColumn(database, { trip: 'trip', seat: 'seat' }).toQuery()}
+                      FROM seats AS seat WHERE seat.layout_id = trip.layout_id) AS seat) AS seats
+      FROM routes AS route
+      JOIN stops AS origin ON origin.code = route.origin_stop_code
+      LEFT JOIN trips AS trip ON trip.route_id = route.id AND trip.status = 'SCHEDULED' AND ${localDateRangeSql}
+     WHERE route.id = ?
+     ORDER BY trip.departure_time`;
   const routePages = new ReadThroughCache<Page<RouteView>>({
     timeToLiveMs: (dependencies.routeCacheSeconds ?? 0) * 1000,
     maximumEntries: maximumCachedRoutePages,
@@ -260,33 +284,16 @@ export function createCatalogApplication(dependencies: CatalogApplicationDepende
     if (!isCalendarDate(date)) {
       throw validationFailed([{ field: 'date', message: 'must be a calendar date YYYY-MM-DD' }]);
     }
-    // One round trip: the route (no row when it does not exist), its trips that day, each with its fares and
-    // its seat map, served by the trips (route_id, departure_time), seats and one-active-per-seat indexes.
-    const rows: TripAvailabilityRow[] = await database('routes as route')
-      .join('stops as origin', 'origin.code', 'route.origin_stop_code')
-      .leftJoin('trips as trip', (join) => {
-        join
-          .on('trip.route_id', 'route.id')
-          .andOnVal('trip.status', 'SCHEDULED')
-          .andOn(database.raw(localDateRangeSql, [date, date]));
-      })
-      .where('route.id', routeId)
-      .orderBy('trip.departure_time')
-      .select(
-        'trip.id as trip_id',
-        'trip.departure_time',
-        'trip.arrival_time',
-        database.raw(`(SELECT coalesce(json_agg(json_build_array(fare.fare_class, fare.amount_minor::text,
-                         fare.currency)), '[]'::json)
-                         FROM trip_fares AS fare WHERE fare.trip_id = trip.id) AS fares`),
-        database.raw(
-          `(SELECT coalesce(json_agg(json_build_array(seat.seat_number, seat.fare_class, seat.taken)
-                                     ORDER BY seat.row_number, seat.seat_number), '[]'::json)
-              FROM (SELECT seat.seat_number, seat.fare_class, seat.row_number, ?
-                      FROM seats AS seat WHERE seat.layout_id = trip.layout_id) AS seat) AS seats`,
-          [seatTakenColumn(database, { trip: 'trip', seat: 'seat' })],
-        ),
-      );
+    // Identical reads at the same moment (a popular trip) share one query; nothing is kept after it answers.
+    return availabilityReads.read(`${routeId}/${date}`, () => readRouteAvailability(routeId, date));
+  }
+
+  async function readRouteAvailability(routeId: string, date: string): Promise<RouteAvailabilityView> {
+    const { rows } = await database.raw<{ rows: TripAvailabilityRow[] }>(routeAvailabilitySql, [
+      date,
+      date,
+      routeId,
+    ]);
     if (rows.length === 0) throw notFound('Route', routeId);
 
     const availability = rows.flatMap((trip): TripAvailabilityView[] => {

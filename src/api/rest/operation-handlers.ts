@@ -20,7 +20,7 @@ import {
   updateBookingInput,
   userJson,
 } from './contract-mapping';
-import type { RestResponse } from './responses';
+import { serializedOnce, type RestResponse } from './responses';
 
 /** A request that passed authentication, authorization and validation against the document. */
 export interface OperationRequest {
@@ -138,12 +138,19 @@ export function createOperationHandlers(applications: Applications): Record<stri
         pageSize: optionalNumber(query.page_size),
         pageToken: optionalString(query.page_token),
       });
-      return ok({ routes: page.items.map(routeJson), next_page_token: page.nextPageToken ?? null });
+      // A page answered from the route cache is the same object each time: its JSON is made once.
+      return ok(
+        serializedOnce(page, () => ({
+          routes: page.items.map(routeJson),
+          next_page_token: page.nextPageToken ?? null,
+        })),
+      );
     },
 
     async getRouteAvailability({ path, query }) {
       const availability = await catalog.getRouteAvailability(String(path.route_id), String(query.date));
-      return ok(routeAvailabilityJson(availability));
+      // Identical reads in flight share one answer, and then one serialization.
+      return ok(serializedOnce(availability, () => routeAvailabilityJson(availability)));
     },
 
     async getCurrentUser({ actor }) {

@@ -8,8 +8,45 @@ export interface RestResponse {
   body: unknown;
 }
 
+/** A JSON body already serialized: sent as it is. */
+export class SerializedJson {
+  constructor(readonly text: string) {}
+
+  toJSON(): unknown {
+    return JSON.parse(this.text);
+  }
+}
+
+const serializedViews = new WeakMap<object, SerializedJson>();
+
+/**
+ * The JSON of `render()`, made once per `view` object: a cached read (the route catalogue) answered to many
+ * requests is mapped to its contract shape and serialized the first time only.
+ */
+export function serializedOnce(view: object, render: () => unknown): SerializedJson {
+  let serialized = serializedViews.get(view);
+  if (serialized === undefined) {
+    serialized = new SerializedJson(JSON.stringify(render()));
+    serializedViews.set(view, serialized);
+  }
+  return serialized;
+}
+
+/**
+ * Objects are serialized here, once: left to Koa, a JSON body is serialized twice (once to measure its length,
+ * which the compression threshold asks for, and once to send it).
+ */
 export function sendResponse(context: Koa.Context, response: RestResponse): void {
   context.status = response.status;
   for (const [name, value] of Object.entries(response.headers)) context.set(name, value);
-  context.body = response.body;
+  const { body } = response;
+  if (body instanceof SerializedJson) {
+    if (!context.response.get('Content-Type')) context.type = 'json';
+    context.body = body.text;
+  } else if (body !== null && body !== undefined && typeof body === 'object' && !Buffer.isBuffer(body)) {
+    if (!context.response.get('Content-Type')) context.type = 'json';
+    context.body = JSON.stringify(body);
+  } else {
+    context.body = body;
+  }
 }
