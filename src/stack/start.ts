@@ -29,9 +29,20 @@ function portIsFree(port: number): Promise<boolean> {
 }
 
 async function assertPortsFree(stack: StackConfig): Promise<void> {
+  // A metrics listener on a port picked at random could not be printed, nor scraped by a configured Prometheus.
+  for (const [port, variable] of [
+    [stack.metricsPort, 'METRICS_PORT'],
+    [stack.workerMetricsPort, 'WORKER_METRICS_PORT'],
+  ] as const) {
+    if (port === 0) {
+      throw new Error(`${variable}=0 would pick a port at random; set ${variable} to a free port`);
+    }
+  }
   const ports: [number, string][] = [
     [stack.httpPort, 'HTTP_PORT'],
     [stack.grpcPort, 'GRPC_PORT'],
+    [stack.metricsPort, 'METRICS_PORT'],
+    [stack.workerMetricsPort, 'WORKER_METRICS_PORT'],
     [stack.temporalPort, 'TEMPORAL_PORT'],
     [stack.temporalUiPort, 'TEMPORAL_UI_PORT'],
     [stack.postgresPort, 'EMBEDDED_POSTGRES_PORT'],
@@ -72,6 +83,12 @@ function superviseService(
     },
     onGiveUp,
   });
+}
+
+/** How a browser or curl on this machine reaches a listener bound to `host`. */
+function listenerUrl(listener: { host: string; port: number }): string {
+  const host = ['0.0.0.0', '::'].includes(listener.host) ? 'localhost' : listener.host;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${listener.port}`;
 }
 
 async function waitForReady(url: string, timeoutMs: number, services: ServiceSupervisor[]): Promise<void> {
@@ -137,6 +154,8 @@ function banner(
     `  REST API        ${api}/v1   (also under ${api}/api)`,
     `  API docs        ${api}/docs   (OpenAPI: ${api}/openapi.yaml)`,
     `  Health          ${api}/healthz   ${api}/readyz`,
+    `  Metrics         ${listenerUrl(config.metrics.api)}/metrics   (API: REST and gRPC requests)`,
+    `  Worker metrics  ${listenerUrl(config.metrics.worker)}/metrics   (Temporal SDK and bookings; /healthz, /readyz)`,
     ...grpcBannerLines(stack, certificates),
     `  Temporal UI     ${temporal.uiUrl}   (frontend ${temporal.address}; payloads decoded by ${api}/codec)`,
     `  PostgreSQL      ${postgres.url.replace(/:[^:@/]+@/, ':***@')}`,

@@ -30,6 +30,8 @@ let customer: LoginUser;
 let trip: TestTrip;
 let outboxDirectory: string;
 let restBaseUrl: string;
+let apiMetricsUrl: string;
+let workerMetricsUrl: string;
 let api: EntryPointProcess | undefined;
 let worker: EntryPointProcess | undefined;
 
@@ -42,7 +44,10 @@ beforeAll(async () => {
   ]);
   outboxDirectory = mkdtempSync(path.join(os.tmpdir(), 'entry-points-outbox-'));
   const [httpPort, grpcPort] = [await findFreePort(), await findFreePort()];
+  const [metricsPort, workerMetricsPort] = [await findFreePort(), await findFreePort()];
   restBaseUrl = `http://127.0.0.1:${httpPort}`;
+  apiMetricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
+  workerMetricsUrl = `http://127.0.0.1:${workerMetricsPort}`;
   // Only variables of the README's configuration table. The workers serve the standard task queues: no other
   // test of a run polls them (each saga test has queues of its own), so this booking runs on these processes.
   const environment = {
@@ -61,6 +66,10 @@ beforeAll(async () => {
     GRPC_HOST: '127.0.0.1',
     GRPC_PORT: String(grpcPort),
     GRPC_INSECURE: 'true',
+    METRICS_HOST: '127.0.0.1',
+    METRICS_PORT: String(metricsPort),
+    WORKER_METRICS_HOST: '127.0.0.1',
+    WORKER_METRICS_PORT: String(workerMetricsPort),
     NOTIFICATIONS_OUTBOX_DIR: outboxDirectory,
   };
   worker = startEntryPoint(project.entryPoint('worker'), environment);
@@ -158,6 +167,19 @@ it('books a trip through the compiled API and worker processes, which then stop 
   const emailCount = () =>
     Promise.resolve(existsSync(emailDirectory) ? readdirSync(emailDirectory).length : 0);
   await eventually(emailCount, (emails) => emails >= 1, { timeoutMs: 30_000 });
+
+  // Each process's metrics listener, as its main.ts wires it: the API's requests, the worker's facts and the SDK's.
+  const apiMetrics = await (await fetch(apiMetricsUrl)).text();
+  expect(apiMetrics).toMatch(
+    /^bus_booking_http_request_duration_seconds_count\{method="POST",route="\/v1\/bookings\/:booking_id\/payment",status="200"\} 1$/m,
+  );
+  const workerMetrics = await eventually(
+    async () => (await fetch(`${workerMetricsUrl}/metrics`)).text(),
+    (text) => /^bus_booking_booking_transitions_total\{transition="confirmed",reason=""\} 1$/m.test(text),
+    { timeoutMs: 30_000 },
+  );
+  expect(workerMetrics).toMatch(/^temporal_num_pollers\{/m);
+  expect((await fetch(`${workerMetricsUrl}/readyz`)).status).toBe(200);
 
   if (api === undefined || worker === undefined) throw new Error('the processes were not started');
   const [apiExit, workerExit] = await Promise.all([api.stop(stopTimeoutMs), worker.stop(stopTimeoutMs)]);
