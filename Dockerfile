@@ -12,6 +12,8 @@ RUN --mount=type=cache,target=/root/.npm npm ci --ignore-scripts
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY migrations ./migrations
+# The build's last step writes dist/workflow-bundle.js, which workers start from instead of bundling at start.
+COPY scripts/build-workflow-bundle.cjs ./scripts/
 RUN npm run build && npm prune --omit=dev --ignore-scripts
 
 FROM ${NODE_IMAGE} AS runtime

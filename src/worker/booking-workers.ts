@@ -1,9 +1,8 @@
 // One Temporal Worker per configured task queue: workflows on `bookings`, each activity family on its own queue.
 import {
-  bundleWorkflowCode,
   Worker,
-  type Logger as TemporalLogger,
   type NativeConnection,
+  type WorkflowBundleOption,
   type WorkflowBundleWithSourceMap,
 } from '@temporalio/worker';
 import { activitiesForTaskQueue } from '../activities';
@@ -13,24 +12,17 @@ import type { Logger } from '../logger';
 import { createBookingDataConverter } from '../security/temporal-payload-codec';
 import { temporalActivityInterceptors, workflowSpanSinks } from '../observability/tracing-temporal';
 import { taskQueues as standardTaskQueues, type TaskQueueNames } from '../domain/task-queues';
+import {
+  bundleBookingWorkflows,
+  defaultWorkflowBundleDirectory,
+  findPrebuiltWorkflowBundle,
+} from './workflow-bundle';
 
-/** Resolves to src/workflows/index.ts under tsx and jest, and to dist/src/workflows/index.js after a build. */
-export const bookingWorkflowsPath = require.resolve('../workflows');
-
-/** Tracing and request-id interceptors, bundled with the workflow whether or not the worker exports spans. */
-export const bookingWorkflowInterceptorsPath = require.resolve('../workflows/interceptors');
-
-/**
- * Bundles the workflow code once; tests that start and stop workers repeatedly pass the bundle in and skip
- * the few seconds webpack needs.
- */
-export function bundleBookingWorkflows(logger?: TemporalLogger): Promise<WorkflowBundleWithSourceMap> {
-  return bundleWorkflowCode({
-    workflowsPath: bookingWorkflowsPath,
-    workflowInterceptorModules: [bookingWorkflowInterceptorsPath],
-    ...(logger === undefined ? {} : { logger }),
-  });
-}
+export {
+  bookingWorkflowInterceptorsPath,
+  bookingWorkflowsPath,
+  bundleBookingWorkflows,
+} from './workflow-bundle';
 
 export interface BookingWorkersOptions {
   config: Pick<Config, 'temporal' | 'worker' | 'encryption'>;
@@ -41,7 +33,10 @@ export interface BookingWorkersOptions {
   taskQueues?: readonly string[];
   /** The actual queue names, when a deployment (or a test) isolates itself from others in the namespace. */
   taskQueueNames?: TaskQueueNames;
+  /** Workflow code bundled already (tests reuse one); otherwise the pre-built bundle, or bundled at start. */
   workflowBundle?: WorkflowBundleWithSourceMap;
+  /** Where `npm run build` wrote the pre-built bundle; the build output folder by default. */
+  workflowBundleDirectory?: string;
 }
 
 export interface BookingWorkers {
@@ -52,9 +47,35 @@ export interface BookingWorkers {
   shutdown(): Promise<void>;
 }
 
+/**
+ * The bundle a production worker starts from (`npm run build` wrote it; loading takes milliseconds), else the
+ * workflow code bundled now with webpack (seconds), which is what development and a stale bundle get.
+ */
+async function workflowCode(options: BookingWorkersOptions): Promise<WorkflowBundleOption> {
+  if (options.workflowBundle !== undefined) return options.workflowBundle;
+  const started = Date.now();
+  const found = findPrebuiltWorkflowBundle(options.workflowBundleDirectory ?? defaultWorkflowBundleDirectory);
+  if (found.kind === 'prebuilt') {
+    options.logger.info(
+      { workflowBundle: found.codePath, checkedInMs: Date.now() - started },
+      'workflow code: the pre-built bundle',
+    );
+    return { codePath: found.codePath };
+  }
+  const bundle = await bundleBookingWorkflows();
+  options.logger.info(
+    { reason: found.reason, bundledInMs: Date.now() - started },
+    'workflow code: bundled from source at start',
+  );
+  return bundle;
+}
+
 export async function createBookingWorkers(options: BookingWorkersOptions): Promise<BookingWorkers> {
   const { config, connection, activities, logger } = options;
   const queues = options.taskQueues ?? config.worker.taskQueues;
+  const workflowBundle = queues.includes(standardTaskQueues.bookings)
+    ? await workflowCode(options)
+    : undefined;
   const names = options.taskQueueNames ?? standardTaskQueues;
   const logicalNames = Object.keys(standardTaskQueues) as (keyof typeof standardTaskQueues)[];
   const dataConverter = createBookingDataConverter(config);
@@ -69,20 +90,14 @@ export async function createBookingWorkers(options: BookingWorkersOptions): Prom
         dataConverter,
         activities: activitiesForTaskQueue(activities, queue),
         maxConcurrentActivityTaskExecutions: config.worker.maxConcurrentActivities,
+        maxConcurrentLocalActivityExecutions: config.worker.maxConcurrentLocalActivities,
         maxConcurrentWorkflowTaskExecutions: config.worker.maxConcurrentWorkflowTasks,
-        interceptors: {
-          activity: temporalActivityInterceptors(),
-          // A given bundle was made by bundleBookingWorkflows, interceptors included.
-          ...(options.workflowBundle === undefined
-            ? { workflowModules: [bookingWorkflowInterceptorsPath] }
-            : {}),
-        },
+        interceptors: { activity: temporalActivityInterceptors() },
         sinks: workflowSpanSinks(),
-        ...(queue !== standardTaskQueues.bookings
-          ? {}
-          : options.workflowBundle !== undefined
-            ? { workflowBundle: options.workflowBundle }
-            : { workflowsPath: bookingWorkflowsPath }),
+        // Every open booking stays open until departure; a bounded cache keeps the worker's memory flat, and a
+        // booking that was evicted is replayed from its short history when it next has work.
+        maxCachedWorkflows: config.worker.maxCachedWorkflows,
+        ...(queue === standardTaskQueues.bookings && workflowBundle !== undefined ? { workflowBundle } : {}),
       });
     }),
   );

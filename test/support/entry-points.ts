@@ -35,6 +35,18 @@ export async function compileProject(options: { timeoutMs: number }): Promise<Co
             : reject(new Error(`tsc -p tsconfig.build.json failed (${error.message}):\n${stdout}${stderr}`)),
       );
     });
+    // `npm run build`'s second step: the workflow bundle workers start from, written beside the compiled code.
+    await new Promise<void>((resolve, reject) => {
+      execFile(
+        process.execPath,
+        [path.join(projectRoot, 'scripts', 'build-workflow-bundle.cjs'), outputDirectory],
+        { cwd: projectRoot, timeout: options.timeoutMs, maxBuffer: 16 * 1024 * 1024 },
+        (error, stdout, stderr) =>
+          error === null
+            ? resolve()
+            : reject(new Error(`build-workflow-bundle failed (${error.message}):\n${stdout}${stderr}`)),
+      );
+    });
   } catch (error) {
     remove();
     throw error;

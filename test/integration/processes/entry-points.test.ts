@@ -80,6 +80,13 @@ beforeAll(async () => {
   ]);
 });
 
+it('starts the compiled worker from the workflow bundle the build wrote, without bundling at start', async () => {
+  if (worker === undefined || project === undefined) throw new Error('the worker was not started');
+  const used = await worker.waitForLog('workflow code: the pre-built bundle', startTimeoutMs);
+  expect(used.workflowBundle).toBe(path.join(project.outputDirectory, 'workflow-bundle.js'));
+  expect(worker.output()).not.toContain('workflow code: bundled from source at start');
+});
+
 afterAll(async () => {
   await Promise.allSettled([api?.kill(), worker?.kill()]);
   project?.remove();
