@@ -122,7 +122,7 @@ export function currentTracing(): Tracing {
 }
 
 /**
- * Names the HTTP server span after the route template that served the request (`POST /v1/bookings/:bookingId/
+ * Names the HTTP server span after the route template that served the request (`POST /v1/bookings/:booking_id/
  * payment`, attribute `http.route`), as the Koa instrumentation would: @opentelemetry/instrumentation-koa 0.47
  * patches Koa 2 only, and the 0.5x releases that know Koa 3 need the OpenTelemetry 2.x line.
  */
