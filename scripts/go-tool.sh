@@ -7,6 +7,7 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 # One pinned module version per tool: the binary is reinstalled whenever the pin changes.
 declare -A modules=(
   [grpcurl]="github.com/fullstorydev/grpcurl/cmd/grpcurl@v1.9.3"
+  [k6]="go.k6.io/k6@v1.8.1"
 )
 
 tool="${1:-}"

@@ -1,0 +1,127 @@
+// Worker memory with many open bookings: N bookings made and left open, then the worker's RSS watched over a
+// window while a few of them are paid (each payment brings its workflow back into the worker), and its slope.
+import { measured, type BenchContext, type ScenarioResult } from '../lib/measurement';
+import { residentMiB } from '../lib/process-sampler';
+import { restCreateUntilHeld, restPay, type Account } from '../lib/service-client';
+import { linearFit } from '../lib/statistics';
+
+const requiredSlopePercent = 10;
+const createConcurrency = 20;
+const payConcurrency = 2;
+
+export interface MemoryPoint {
+  seconds: number;
+  openBookings: number;
+  workerMiB: number;
+  apiMiB: number;
+}
+
+const sleep = (milliseconds: number) => new Promise((resolve) => setTimeout(resolve, milliseconds));
+
+export async function soakScenario(context: BenchContext): Promise<ScenarioResult> {
+  const { stack, options, seats } = context;
+  const worker = { name: 'worker', pid: stack.worker.pid };
+  const api = { name: 'api', pid: stack.api.pid };
+  const target = options.soakBookings;
+  const windowSeconds = options.soakMinutes * 60;
+  const open: { account: Account; bookingId: string }[] = [];
+  const creation: MemoryPoint[] = [];
+  const window: MemoryPoint[] = [];
+  const startedAt = performance.now();
+  const point = (): MemoryPoint => ({
+    seconds: (performance.now() - startedAt) / 1000,
+    openBookings: open.length,
+    workerMiB: residentMiB(worker),
+    apiMiB: residentMiB(api),
+  });
+  let createFailures = 0;
+  const failureReasons: Record<string, number> = {};
+  let payments = 0;
+
+  const run = await measured(context, 'service', 1, async () => {
+    creation.push(point());
+    const creationSampler = setInterval(() => creation.push(point()), 2000);
+    let next = 0;
+    let started = 0;
+    try {
+      await Promise.all(
+        Array.from({ length: createConcurrency }, async () => {
+          while (started < target) {
+            started += 1;
+            const account = context.accounts[next++ % context.accounts.length];
+            const created = await restCreateUntilHeld(stack.apiUrl, account, seats.next());
+            if (['200', '201'].includes(created.status) && created.bookingId !== undefined) {
+              open.push({ account, bookingId: created.bookingId });
+              if (open.length % 1000 === 0) context.log(`    ${open.length} open bookings`);
+            } else {
+              createFailures += 1;
+              const reason = `create ${created.status} ${created.code ?? ''}`.trim();
+              failureReasons[reason] = (failureReasons[reason] ?? 0) + 1;
+              started -= 1;
+              if (createFailures > target / 10 + 10) {
+                throw new Error(
+                  `${createFailures} creates failed (last answered ${created.status} ${created.code ?? ''})`,
+                );
+              }
+            }
+          }
+        }),
+      );
+    } finally {
+      clearInterval(creationSampler);
+    }
+    creation.push(point());
+    context.log(`    ${open.length} open bookings made; watching the worker for ${windowSeconds} s`);
+
+    const windowStartedAt = performance.now();
+    const windowEndsAt = windowStartedAt + windowSeconds * 1000;
+    const sampleEveryMs = Math.max(1000, Math.min(5000, (windowSeconds * 1000) / 30));
+    window.push(point());
+    const windowSampler = setInterval(() => window.push(point()), sampleEveryMs);
+    const unpaid = [...open];
+    try {
+      await Promise.all(
+        Array.from({ length: payConcurrency }, async () => {
+          while (performance.now() < windowEndsAt && unpaid.length > 0) {
+            // A booking chosen at random: its workflow is as likely to have left the worker's cache as not.
+            const [booking] = unpaid.splice(Math.floor(Math.random() * unpaid.length), 1);
+            const paid = await restPay(stack.apiUrl, booking.account, booking.bookingId);
+            if (paid.status === '200') payments += 1;
+            await sleep(200);
+          }
+        }),
+      );
+      const left = windowEndsAt - performance.now();
+      if (left > 0) await sleep(left);
+    } finally {
+      clearInterval(windowSampler);
+    }
+    window.push(point());
+    return {
+      operations: open.length,
+      figures: { openBookings: open.length, payments, createFailures },
+      failureReasons,
+    };
+  });
+
+  const windowStart = window[0].seconds;
+  const fit = linearFit(window.map((sample) => ({ x: sample.seconds - windowStart, y: sample.workerMiB })));
+  const startMiB = fit.intercept;
+  const slopePercent = ((fit.slope * windowSeconds) / startMiB) * 100;
+  const before = creation[0].workerMiB;
+  const afterCreates = creation.at(-1)!.workerMiB;
+  const end = window.at(-1)!.workerMiB;
+  const windowText = windowSeconds >= 60 ? `${(windowSeconds / 60).toFixed(1)} min` : `${windowSeconds} s`;
+  return {
+    id: 'soak',
+    title: `worker memory, ${open.length.toLocaleString('en-US')} open bookings, ${windowText} soak`,
+    service: `worker RSS ${before.toFixed(0)} → ${afterCreates.toFixed(0)} MiB while opening them, ${afterCreates.toFixed(0)} → ${end.toFixed(0)} MiB over the soak (${payments} paid in it): slope ${slopePercent.toFixed(1)} %`,
+    baseline: '–',
+    ratioText: '–',
+    required: `flat (≤ ${requiredSlopePercent} % slope over a 10-minute soak) at 10,000 open bookings`,
+    goal: 'same',
+    met: slopePercent <= requiredSlopePercent && createFailures === 0,
+    runs: [run],
+    details: { slopePercent, creation, window, createFailures, payments },
+  };
+}
