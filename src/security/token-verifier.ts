@@ -1,5 +1,5 @@
 // Verifies OIDC access tokens against the issuer's JWKS with one set of rules for REST and gRPC; claims → Actor.
-import jwt, { TokenExpiredError, type JwtHeader, type JwtPayload } from 'jsonwebtoken';
+import jwt, { JsonWebTokenError, TokenExpiredError, type JwtHeader, type JwtPayload } from 'jsonwebtoken';
 import jwksClient, { type JwksClient } from 'jwks-rsa';
 import type { AuthConfig, TokenAlgorithm } from '../config';
 import type { Actor } from '../domain/actor';
@@ -276,7 +276,8 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
   async function verifyToken(token: string): Promise<AccessTokenClaims> {
     // Decode the header, fetch its key, verify with the shared options.
     const decoded = jwt.decode(token, { complete: true });
-    if (!decoded || typeof decoded.payload === 'string') throw tokenRejected('The access token is invalid');
+    // jsonwebtoken's own error for it, so the failure keeps saying why (the answer is the same for every defect).
+    if (!decoded || typeof decoded.payload === 'string') throw new JsonWebTokenError('jwt malformed');
     const key = await signingKeyFor(decoded.header);
     return checkClaims(
       jwt.verify(token, key, {

@@ -11,6 +11,7 @@ import {
 } from '../../../src/observability/metrics-labels';
 import {
   authenticationFailure,
+  createTokenVerifier,
   missingTokenError,
   parseBearerAuthorization,
 } from '../../../src/security/token-verifier';
@@ -130,6 +131,19 @@ describe('tokenFailureReasonOf', () => {
     ['other', 'a disallowed algorithm', new JsonWebTokenError('invalid algorithm')],
   ] as const)('is %s for %s, wrapped as the verifier wraps it', (reason, _case, cause) => {
     expect(tokenFailureReasonOf(authenticationFailure(cause))).toBe(reason);
+  });
+
+  it('is malformed for a token that is not a JWT at all, as the shared verifier refuses it', async () => {
+    const verifier = createTokenVerifier({
+      issuer: 'https://issuer.metrics-tests.example',
+      audience: 'bus-booking-api',
+      algorithms: ['RS256'],
+      clockToleranceSeconds: 0,
+      keySetSource: () => Promise.resolve({ keys: [] }),
+    });
+    const refusal: unknown = await verifier.verifyAccessToken('not-a-jwt').catch((error: unknown) => error);
+    expect(refusal).toMatchObject({ code: 'UNAUTHENTICATED', message: 'The access token is invalid' });
+    expect(tokenFailureReasonOf(refusal)).toBe('malformed');
   });
 
   it('is other for a refusal that names no cause (a token without a key id)', () => {
