@@ -88,9 +88,9 @@ describe('findPrebuiltWorkflowBundle', () => {
 });
 
 describe('createBookingWorkers', () => {
-  it('loads the workflow code from the pre-built bundle and says so', async () => {
+  it('loads the workflow code from the pre-built bundle and says so, with the configured workflow cache', async () => {
     quietTemporalRuntime();
-    const config = testConfig({ WORKER_TASK_QUEUES: 'bookings' });
+    const config = testConfig({ WORKER_TASK_QUEUES: 'bookings', WORKER_MAX_CACHED_WORKFLOWS: '123' });
     const connection = await NativeConnection.connect({ address: config.temporal.address });
     const { logger, lines } = capturedLogger();
     try {
@@ -110,6 +110,8 @@ describe('createBookingWorkers', () => {
       await workers.shutdown();
       await running;
       expect(workers.workers).toHaveLength(1);
+      // The cache bound reaches the SDK worker, which would otherwise size it from the heap by its own rule.
+      expect(workers.workers[0].options.maxCachedWorkflows).toBe(123);
       expect(lines.find((line) => line.msg === 'workflow code: the pre-built bundle')).toMatchObject({
         workflowBundle: path.join(directory, 'workflow-bundle.js'),
       });
