@@ -50,7 +50,6 @@ async function connectWithRetry(config: Config, logger: Logger): Promise<NativeC
 async function start(logger: Logger, config: Config): Promise<{ running: Promise<void> }> {
   const sdkMetricsAddress = await freeLoopbackAddress();
   installTemporalRuntime(logger, sdkMetricsExporter(sdkMetricsAddress));
-  logTracingDiagnostics(logger);
   // Listening before Temporal is reached: /healthz answers, /readyz says what is missing while it connects.
   const observed: { connection?: NativeConnection; workers?: BookingWorkers } = {};
   const metricsRegistry = createProcessMetricsRegistry();
@@ -64,6 +63,7 @@ async function start(logger: Logger, config: Config): Promise<{ running: Promise
     }),
     logger,
   });
+  logTracingDiagnostics(logger);
   // Installed first, so a signal while Temporal is still unreachable stops the process too.
   let stopEverything = async (): Promise<void> => {};
   onShutdownSignal(logger, () => stopEverything());

@@ -160,7 +160,7 @@ export function createBookingServiceHandlers(dependencies: BookingServiceDepende
     };
     // Everything the call does and logs, its answer included, runs as part of its request.
     return (call: ServerUnaryCall<Request, Response>, callback: sendUnaryData<Response>): void =>
-      runWithRequestId(requestIdOf(call as ServerUnaryCall<unknown, unknown>), () => handle(call, callback));
+      runWithRequestId(requestIdOf(call), () => handle(call, callback));
   }
 
   return {
