@@ -43,7 +43,7 @@ export function login(email) {
   if (response.status !== 200) {
     fail(
       `login of ${email} answered ${response.status}: ${response.body}. Is the stack seeded in development or test ` +
-        '(npm start), and its per-address limits raised (RATE_LIMIT_PER_IP=0)?',
+        '(npm start), and its rate limits off (RATE_LIMIT_PER_IP=0 RATE_LIMIT_PER_USER=0)?',
     );
   }
   return response.json('access_token');

@@ -17,7 +17,7 @@ const usage = `usage: npm run load -- <${scenarios.join(' | ')}> [flags]
   --duration <time>    how long, k6 notation (60s)
   --p95 <ms>           override the scenario's p95 latency threshold
 The stack must be seeded in development or test (npm start does), so the load-test accounts exist, and its
-per-address rate limit must not be what is measured: start it with RATE_LIMIT_PER_IP=0.`;
+rate limits must not be what is measured: start it with RATE_LIMIT_PER_IP=0 RATE_LIMIT_PER_USER=0.`;
 
 function main(): number {
   const { values, positionals } = parseArgs({
