@@ -46,6 +46,20 @@ const scenarios: Record<
   soak: async (context) => [await soakScenario(context)],
 };
 
+function failedScenario(id: string, why: string): ScenarioResult {
+  return {
+    id,
+    title: id,
+    service: why,
+    baseline: '–',
+    ratioText: '–',
+    required: '–',
+    goal: '–',
+    met: false,
+    runs: [],
+  };
+}
+
 async function main(): Promise<void> {
   let options: BenchOptions;
   try {
@@ -60,6 +74,7 @@ async function main(): Promise<void> {
   let stack: BenchStack | undefined;
   let connection: Connection | undefined;
   let context: BenchContext | undefined;
+  const failures: string[] = [];
   const stopEverything = async () => {
     context?.grpc.close();
     await connection?.close().catch(() => undefined);
@@ -86,8 +101,24 @@ async function main(): Promise<void> {
 
     const results: ScenarioResult[] = [];
     for (const id of options.scenarios) {
+      const exited = stack.exitedProcesses();
+      if (exited.length > 0) {
+        // Nothing after a process of the run died would measure what it says.
+        const why = exited.map((process) => `${process.name} exited: ${process.reason}`).join('; ');
+        log(`scenario ${id} skipped: ${why}`);
+        results.push(failedScenario(id, `skipped: ${why}`));
+        continue;
+      }
       log(`scenario ${id}`);
-      results.push(...(await scenarios[id](context)));
+      try {
+        results.push(...(await scenarios[id](context)));
+      } catch (error) {
+        // The bench itself broke here: the others still run and the report is still written, then the run fails.
+        const message = error instanceof Error ? error.message : String(error);
+        log(`scenario ${id} failed: ${message}`);
+        failures.push(`${id}: ${message}`);
+        results.push(failedScenario(id, `the scenario failed: ${message}`));
+      }
     }
 
     const report: BenchReport = {
@@ -131,6 +162,16 @@ async function main(): Promise<void> {
     if (!fs.existsSync(written[0])) throw new Error('the report was not written');
   } finally {
     log('stopping');
+    if (stack !== undefined && (failures.length > 0 || stack.exitedProcesses().length > 0)) {
+      // The temporary folder goes away with the stack: the processes' logs are kept for whoever looks into it.
+      const kept = path.resolve(
+        projectRoot,
+        options.resultsDirectory,
+        `logs-${startedAt.replace(/[:.]/g, '-')}`,
+      );
+      fs.cpSync(path.join(stack.directory, 'logs'), kept, { recursive: true });
+      log(`the processes' logs are kept in ${path.relative(projectRoot, kept)}`);
+    }
     await stopEverything();
   }
   log('done');

@@ -55,6 +55,8 @@ export interface BenchStack {
   /** Started once the service's own bodies are known (startBareKoa). */
   bareKoa?: ServiceProcess & { url: string; loginPassword: string };
   startBareKoa(bodies: Record<string, string>): Promise<void>;
+  /** Processes of the run that have exited, each with the last error its log shows. */
+  exitedProcesses(): { name: string; reason: string }[];
   watchedProcesses(): WatchedProcess[];
   stop(): Promise<void>;
 }
@@ -166,6 +168,16 @@ async function waitForHttp(url: string, timeoutMs: number, service: ServiceProce
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
   throw new Error(`${url} did not answer 200 within ${timeoutMs / 1000} s`);
+}
+
+/** The message of the last error-level line (pino level 50 or more) in a process's log, or its last line. */
+function lastError(logFile: string): string {
+  const lines = fs.existsSync(logFile) ? fs.readFileSync(logFile, 'utf8').trim().split('\n') : [];
+  for (const line of lines.reverse()) {
+    const entry = parseJsonLine(line);
+    if (entry !== undefined && typeof entry.level === 'number' && entry.level >= 50) return String(entry.msg);
+  }
+  return lines[0]?.slice(0, 300) ?? 'no output';
 }
 
 function temporalCliPath(): string {
@@ -338,6 +350,15 @@ export async function startBenchStack(options: BenchStackOptions): Promise<Bench
           url: `http://127.0.0.1:${Number(ready.port)}`,
           loginPassword: String(ready.loginPassword),
         };
+      },
+      exitedProcesses() {
+        const services = [api, worker, noopWorker, ...(stack.bareKoa === undefined ? [] : [stack.bareKoa])];
+        return services
+          .filter((service) => service.child.exitCode !== null || service.child.signalCode !== null)
+          .map((service) => ({
+            name: service.name,
+            reason: lastError(path.join(logDirectory, `${service.name}.log`)),
+          }));
       },
       watchedProcesses() {
         const watched: WatchedProcess[] = [

@@ -34,6 +34,11 @@ export async function soakScenario(context: BenchContext): Promise<ScenarioResul
     workerMiB: residentMiB(worker),
     apiMiB: residentMiB(api),
   });
+  let workerDied: string | undefined;
+  const workerAlive = () => {
+    workerDied ??= stack.exitedProcesses().find((exited) => exited.name === 'worker')?.reason;
+    return workerDied === undefined;
+  };
   let createFailures = 0;
   const failureReasons: Record<string, number> = {};
   let payments = 0;
@@ -46,7 +51,7 @@ export async function soakScenario(context: BenchContext): Promise<ScenarioResul
     try {
       await Promise.all(
         Array.from({ length: createConcurrency }, async () => {
-          while (started < target) {
+          while (started < target && workerAlive()) {
             started += 1;
             const account = context.accounts[next++ % context.accounts.length];
             const created = await restCreateUntilHeld(stack.apiUrl, account, seats.next());
@@ -58,7 +63,7 @@ export async function soakScenario(context: BenchContext): Promise<ScenarioResul
               const reason = `create ${created.status} ${created.code ?? ''}`.trim();
               failureReasons[reason] = (failureReasons[reason] ?? 0) + 1;
               started -= 1;
-              if (createFailures > target / 10 + 10) {
+              if (createFailures > target / 10 + 10 && workerAlive()) {
                 throw new Error(
                   `${createFailures} creates failed (last answered ${created.status} ${created.code ?? ''})`,
                 );
@@ -71,6 +76,14 @@ export async function soakScenario(context: BenchContext): Promise<ScenarioResul
       clearInterval(creationSampler);
     }
     creation.push(point());
+    if (!workerAlive()) {
+      context.log(`    the worker process died with ${open.length} open bookings: ${workerDied}`);
+      return {
+        operations: open.length,
+        figures: { openBookings: open.length, payments, createFailures },
+        failureReasons,
+      };
+    }
     context.log(`    ${open.length} open bookings made; watching the worker for ${windowSeconds} s`);
 
     const windowStartedAt = performance.now();
