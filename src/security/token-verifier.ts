@@ -77,6 +77,13 @@ export interface TokenVerifier {
    * when the issuer cannot be reached); a failure to find the caller's local account is thrown as it is.
    */
   verifyAccessToken(token: string): Promise<Actor>;
+  /** The caller of a token verified before and not yet expired, or undefined (then verify it). */
+  rememberedActor(token: string): Actor | undefined;
+  /**
+   * The caller of claims just verified (by this verifier or a front's own verifying middleware), remembered for
+   * the token until it expires.
+   */
+  rememberVerifiedToken(token: string, claims: AccessTokenClaims): Promise<Actor>;
   /** The caller of verified claims, for REST and gRPC alike: scopes, roles and the local user id. */
   actorFromClaims(claims: AccessTokenClaims): Promise<Actor>;
 }
@@ -301,6 +308,13 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
     };
   }
 
+  async function rememberVerifiedToken(token: string, claims: AccessTokenClaims): Promise<Actor> {
+    // Frozen: the same object answers every later request with this token.
+    const actor = Object.freeze(await actorFromClaims(claims));
+    verifiedTokens.remember(token, actor, claims.exp * 1000);
+    return actor;
+  }
+
   return {
     issuer: options.issuer,
     verifyOptions,
@@ -324,11 +338,10 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
         throw authenticationFailure(error);
       }
       // Outside the try: a database failure while finding the account is not the token's fault (no 401).
-      // Frozen: the same object answers every later request with this token.
-      const actor = Object.freeze(await actorFromClaims(claims));
-      verifiedTokens.remember(token, actor, claims.exp * 1000);
-      return actor;
+      return rememberVerifiedToken(token, claims);
     },
+    rememberedActor: (token) => verifiedTokens.get(token),
+    rememberVerifiedToken,
     actorFromClaims,
   };
 }

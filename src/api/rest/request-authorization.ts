@@ -1,5 +1,6 @@
-// Koa middleware for the REST front: bearer authentication (the shared token verifier) and each operation's contract policy.
+// Koa middleware for the REST front: bearer authentication (koa-jwt + JWKS) and each operation's contract policy.
 import type Koa from 'koa';
+import koaJwt from 'koa-jwt';
 import type { Actor } from '../../domain/actor';
 import { DomainError } from '../../domain/errors';
 import { assertAllowed, restOperation } from '../../security/policy';
@@ -8,6 +9,7 @@ import {
   bearerChallenge,
   missingTokenError,
   parseBearerAuthorization,
+  type AccessTokenClaims,
   type TokenVerifier,
 } from '../../security/token-verifier';
 
@@ -20,25 +22,51 @@ function rejecting(context: Koa.Context, error: unknown): never {
 }
 
 /**
- * Verifies `Authorization: Bearer <token>` with the verifier gRPC uses too (jsonwebtoken and the issuer's JWKS
- * keys, a token verified before answered from its cache until it expires), then sets `context.state.actor`. Any
- * missing, malformed, expired, mis-addressed, unsigned or unknown-key token answers 401 UNAUTHENTICATED with a
- * Bearer challenge.
+ * Verifies `Authorization: Bearer <token>` with koa-jwt (jsonwebtoken) and the verifier's JWKS keys, then sets
+ * `context.state.actor`. A token verified before answers from the verifier's cache until it expires (the cache
+ * gRPC shares), so the signature is checked once per token, not once per request. Any missing, malformed,
+ * expired, mis-addressed, unsigned or unknown-key token answers 401 UNAUTHENTICATED with a Bearer challenge.
  */
 export function authenticateRequest(verifier: TokenVerifier): Koa.Middleware {
-  return async (context, next) => {
-    let actor: Actor;
+  const verifyWithKoaJwt = koaJwt({
+    secret: (header: Parameters<TokenVerifier['signingKeyFor']>[0]) => verifier.signingKeyFor(header),
+    ...verifier.verifyOptions,
+    algorithms: [...verifier.verifyOptions.algorithms],
+    key: 'tokenClaims',
+    // Failures are left in state, so this module (not koa-jwt's plain 401) shapes the answer.
+    passthrough: true,
+    getToken: (context) => (context.state.bearerToken as string | undefined) ?? null,
+  });
+
+  const establishActor = async (context: Koa.Context, token: string, next: Koa.Next) => {
+    let claims: AccessTokenClaims;
     try {
-      const token = parseBearerAuthorization(context.get('Authorization') || undefined);
-      actor = await verifier.verifyAccessToken(token);
+      if (context.state.jwtOriginalError !== undefined) throw context.state.jwtOriginalError;
+      if (context.state.tokenClaims === undefined) throw missingTokenError();
+      claims = verifier.checkClaims(context.state.tokenClaims);
     } catch (error) {
-      // Token defects arrive as DomainErrors; a database failure while finding the local account is not the
-      // token's fault (no 401) and goes on as it is.
-      if (error instanceof DomainError) rejecting(context, error);
-      throw error;
+      rejecting(context, error);
     }
-    context.state.actor = actor;
+    // Outside the try: a database failure while finding the local account is not the token's fault (no 401).
+    context.state.actor = await verifier.rememberVerifiedToken(token, claims);
     await next();
+  };
+
+  return async (context, next) => {
+    let token: string;
+    try {
+      token = parseBearerAuthorization(context.get('Authorization') || undefined);
+    } catch (error) {
+      rejecting(context, error);
+    }
+    const remembered = verifier.rememberedActor(token);
+    if (remembered !== undefined) {
+      context.state.actor = remembered;
+      await next();
+      return;
+    }
+    context.state.bearerToken = token;
+    await verifyWithKoaJwt(context, () => establishActor(context, token, next));
   };
 }
 
