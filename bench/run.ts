@@ -174,6 +174,7 @@ async function main(): Promise<void> {
     }
     await stopEverything();
   }
+  if (failures.length > 0) throw new Error(`scenarios failed: ${failures.join('; ')}`);
   log('done');
 }
 
