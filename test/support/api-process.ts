@@ -37,7 +37,8 @@ export async function startApiProcess(options: ApiProcessOptions): Promise<ApiPr
     cwd: path.resolve(__dirname, '../..'),
     env: {
       ...process.env,
-      [apiProcessVariables.configuration]: JSON.stringify(options.configuration),
+      // Each process's metrics listener on a port of its own: several run at once, beside other suites.
+      [apiProcessVariables.configuration]: JSON.stringify({ METRICS_PORT: '0', ...options.configuration }),
       [apiProcessVariables.taskQueues]: JSON.stringify(options.taskQueueNames),
     },
     stdio: ['ignore', 'pipe', 'pipe'],
