@@ -18,6 +18,7 @@ import {
   idempotencyKeyReused,
   notFound,
   permissionDenied,
+  unavailable,
   validationFailed,
 } from '../domain/errors';
 import {
@@ -352,9 +353,9 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
     input: CreateBookingInput,
     options: CreateBookingOptions = {},
   ): Promise<BookingView> {
-    // Counted from here: the front's own timeout keeps a margin for what runs before and after this call.
+    // Counted from the request's arrival: the front's own timeout keeps a margin for what runs after this call.
     const answerBy = Math.min(
-      Date.now() + config.booking.createAnswerTimeoutMs,
+      (options.receivedAt ?? Date.now()) + config.booking.createAnswerTimeoutMs,
       options.answerBy ?? Number.POSITIVE_INFINITY,
     );
     // Every check of a create's input is made here, once: only here can a bad one be refused before a workflow
@@ -415,6 +416,15 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
       staticSummary: bookingSummary({ tripId: trip.id, departureTime, passengers: command.passengers }),
       memo: { [createRequestMemoKey]: requestFingerprint },
     });
+    if (Date.now() >= answerBy) {
+      // Queueing (a burst, a slow database) used the whole answer time before anything was started: nothing
+      // exists yet, so the caller may be told to retry, and no booking goes on behind an error answer.
+      await openHolds.release(bookingId);
+      throw unavailable(
+        'Too many bookings are being made right now; retry shortly',
+        processingRetryAfterSeconds,
+      );
+    }
     const outcome = temporal.workflow
       .executeUpdateWithStart(createBookingUpdate, { startWorkflowOperation: startOperation })
       .then(

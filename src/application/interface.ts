@@ -23,6 +23,11 @@ export interface CreateBookingOptions {
   bookingId?: string;
   /** Epoch milliseconds by which the caller needs its answer (a gRPC deadline less a margin). */
   answerBy?: number;
+  /**
+   * Epoch milliseconds when the front received the request: the answer timeout counts from here, so time spent
+   * queueing before the application (a burst) is not added on top of it.
+   */
+  receivedAt?: number;
 }
 
 export interface BookingApplication {

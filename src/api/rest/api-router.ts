@@ -75,7 +75,13 @@ export function createApiRouter(dependencies: ApiRouterDependencies): Router {
       if (violations.length > 0) throw validationFailed(violations);
       const actor = context.state.actor as Actor;
       const requestId = String(context.state.requestId);
-      const request: OperationRequest = { actor, ...input, prefix };
+      const receivedAt = context.state.receivedAt as number | undefined;
+      const request: OperationRequest = {
+        actor,
+        ...input,
+        prefix,
+        ...(receivedAt === undefined ? {} : { receivedAt }),
+      };
       const key = input.headers['idempotency-key'];
       const response =
         idempotent && typeof key === 'string'

@@ -32,6 +32,8 @@ export interface OperationRequest {
   body: unknown;
   /** `/v1` or `/api`: links in the response stay under the prefix the client used. */
   prefix: string;
+  /** Epoch milliseconds when the request arrived, when the request-timeout middleware saw it. */
+  receivedAt?: number;
   /**
    * With an Idempotency-Key: the id its key reserves for what the request makes (the booking of a create, the
    * payment attempt of a confirmation), the same for every retry with that key.
@@ -82,14 +84,13 @@ function versionFromEntityTag(value: unknown): number {
 export function createOperationHandlers(applications: Applications): Record<string, OperationHandler> {
   const { bookings, catalog, users } = applications;
   return {
-    async createBooking({ actor, body, prefix, reservedId }) {
+    async createBooking({ actor, body, prefix, reservedId, receivedAt }) {
       // The key's reserved id is the booking's: a retry whose first answer was lost (the process died, or the
       // answer was 202 still processing) lands on the same booking. X-Request-Id is only a log correlation id.
-      const booking = await bookings.createBooking(
-        actor,
-        createBookingInput(body),
-        reservedId === undefined ? {} : { bookingId: reservedId },
-      );
+      const booking = await bookings.createBooking(actor, createBookingInput(body), {
+        ...(reservedId === undefined ? {} : { bookingId: reservedId }),
+        ...(receivedAt === undefined ? {} : { receivedAt }),
+      });
       return bookingResponse(booking, 201, { location: `${prefix}/bookings/${booking.id}` });
     },
 

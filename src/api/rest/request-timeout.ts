@@ -7,7 +7,9 @@ import { unavailable } from '../../domain/errors';
  * Idempotency-Key retry then finds its outcome once it is recorded.
  */
 export function requestTimeout(timeoutMs: number): Koa.Middleware {
-  return async (_context, next) => {
+  return async (context, next) => {
+    // Deadlines further in (a create's answer time) count from here, not from when a handler got its turn.
+    context.state.receivedAt = Date.now();
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_resolve, reject) => {
       timer = setTimeout(

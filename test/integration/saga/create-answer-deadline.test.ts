@@ -1,6 +1,8 @@
 // No create is answered with an error while its booking goes on to exist: past its answer deadline a create
 // says where the booking is (REST 202 + Location, gRPC BOOKING_PROCESSING + id), and reads tell the outcome.
+import { randomUUID } from 'node:crypto';
 import { status } from '@grpc/grpc-js';
+import { WorkflowNotFoundError } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import {
   createActivities,
@@ -14,11 +16,12 @@ import type { Actor } from '../../../src/domain/actor';
 import { unauthenticated } from '../../../src/domain/errors';
 import { BookingStatus } from '../../../src/generated/com/example/bookings/v1/booking';
 import { createLogger } from '../../../src/logger';
+import { bookingWorkflowId } from '../../../src/workflows/shared';
 import { createBookingWorkers, type BookingWorkers } from '../../../src/worker/booking-workers';
 import { startSagaEnvironment, type SagaEnvironment } from '../../support/saga';
 import { createCustomer } from '../../support/users';
 import { createTrip, type TestTrip } from '../../support/trips';
-import { eventually } from '../../support/outcomes';
+import { domainErrorOf, eventually } from '../../support/outcomes';
 import {
   createTestCertificates,
   failureOf,
@@ -296,6 +299,41 @@ describe('REST', () => {
           .first<{ released_at: Date | null } | undefined>('released_at'),
       (row) => row?.released_at !== null && row?.released_at !== undefined,
     );
+    expect(claim?.released_at).toBeInstanceOf(Date);
+  });
+});
+
+describe('the application', () => {
+  test('a create whose answer time was spent queueing before its start starts nothing, frees its slot and answers UNAVAILABLE', async () => {
+    const bookingId = randomUUID();
+    const failure = await domainErrorOf(
+      saga.applicationWith({ BOOKING_CREATE_ANSWER_TIMEOUT_MS: '300' }).createBooking(
+        customer,
+        {
+          tripId: trip.tripId,
+          passengers: [
+            {
+              firstName: 'Ana',
+              lastName: 'Silva',
+              email: 'ana@example.com',
+              seatNumber: freshSeat(),
+              fareClass: 'STANDARD',
+            },
+          ],
+          contactEmail: 'ana@example.com',
+        },
+        // As under a burst: the request arrived longer ago than its whole answer time.
+        { bookingId, receivedAt: Date.now() - 1000 },
+      ),
+    );
+    expect(failure?.code).toBe('UNAVAILABLE');
+    await expect(saga.client.workflow.getHandle(bookingWorkflowId(bookingId)).describe()).rejects.toThrow(
+      WorkflowNotFoundError,
+    );
+    const claim = await saga
+      .database('booking_hold_claims')
+      .where({ booking_id: bookingId })
+      .first<{ released_at: Date | null } | undefined>('released_at');
     expect(claim?.released_at).toBeInstanceOf(Date);
   });
 });
