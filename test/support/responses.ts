@@ -35,3 +35,29 @@ export type TokenOrProblemAnswer = TokenAnswer & Partial<ProblemAnswer>;
 
 /** A JSON Web Key Set as `/.well-known/jwks.json` serves it. */
 export type KeySetAnswer = { keys: ({ kid: string } & Record<string, unknown>)[] };
+
+/** A JSON answer of a REST API a test reaches over the network (a process it started), with its headers. */
+export interface JsonAnswer<Body> {
+  status: number;
+  body: Body;
+  headers: Headers;
+}
+
+/** One JSON call to `baseUrl`: bearer token, JSON body and any extra headers; bounded in time. */
+export async function fetchJson<Body>(
+  baseUrl: string,
+  method: string,
+  pathname: string,
+  options: { token?: string; body?: unknown; headers?: Record<string, string> } = {},
+): Promise<JsonAnswer<Body>> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
+  if (options.body !== undefined) headers['content-type'] = 'application/json';
+  const response = await fetch(`${baseUrl}${pathname}`, {
+    method,
+    headers,
+    body: options.body === undefined ? undefined : JSON.stringify(options.body),
+    signal: AbortSignal.timeout(60_000),
+  });
+  return { status: response.status, body: (await response.json()) as Body, headers: response.headers };
+}

@@ -154,3 +154,21 @@ export function bookingRequest(
     ...(options.contactPhone === undefined ? {} : { contactPhone: options.contactPhone }),
   };
 }
+
+/** The REST JSON body of a create for one STANDARD passenger on `seatNumber`, as a web or mobile app sends it. */
+export function restBookingBody(trip: Pick<TestTrip, 'tripId'>, seatNumber: string) {
+  const passenger = passengerFor(seatNumber);
+  return {
+    trip_id: trip.tripId,
+    passengers: [
+      {
+        first_name: passenger.firstName,
+        last_name: passenger.lastName,
+        email: passenger.email,
+        seat_number: passenger.seatNumber,
+        fare_class: passenger.fareClass,
+      },
+    ],
+    contact_email: passenger.email,
+  };
+}

@@ -15,8 +15,9 @@ import {
 import { installTemporalRuntime } from '../../../src/worker/temporal-logger';
 import { metricValue, scrapeMetrics } from '../../support/metrics';
 import { eventually } from '../../support/outcomes';
+import { fetchJson } from '../../support/responses';
 import { startSagaEnvironment, type SagaEnvironment } from '../../support/saga';
-import { createTrip, standardPriceMinor, type TestTrip } from '../../support/trips';
+import { createTrip, restBookingBody, standardPriceMinor, type TestTrip } from '../../support/trips';
 import { insertLoginUser, type LoginUser } from '../../support/users';
 
 jest.setTimeout(180_000);
@@ -87,21 +88,11 @@ interface BookingJson {
   amount_refunded: { amount_minor: number; currency: string };
 }
 
-async function call<Body>(
-  method: string,
-  pathname: string,
-  options: { token?: string; body?: unknown } = {},
-): Promise<{ status: number; body: Body }> {
-  const headers: Record<string, string> = { 'idempotency-key': randomUUID() };
-  if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
-  if (options.body !== undefined) headers['content-type'] = 'application/json';
-  const response = await fetch(`${restBaseUrl}${pathname}`, {
-    method,
-    headers,
-    body: options.body === undefined ? undefined : JSON.stringify(options.body),
-    signal: AbortSignal.timeout(60_000),
+function call<Body>(method: string, pathname: string, options: { token?: string; body?: unknown } = {}) {
+  return fetchJson<Body>(restBaseUrl, method, pathname, {
+    ...options,
+    headers: { 'idempotency-key': randomUUID() },
   });
-  return { status: response.status, body: (await response.json()) as Body };
 }
 
 it('counts a create → pay → cancel flow on the API and worker metrics endpoints', async () => {
@@ -113,19 +104,7 @@ it('counts a create → pay → cancel flow on the API and worker metrics endpoi
 
   const created = await call<BookingJson>('POST', '/v1/bookings', {
     token,
-    body: {
-      trip_id: trip.tripId,
-      passengers: [
-        {
-          first_name: 'Ana',
-          last_name: 'Silva',
-          email: 'ana.silva@example.com',
-          seat_number: trip.seatNumbers[0],
-          fare_class: 'STANDARD',
-        },
-      ],
-      contact_email: 'ana.silva@example.com',
-    },
+    body: restBookingBody(trip, trip.seatNumbers[0]),
   });
   // 202 only if the worker took longer than the create's answer deadline; the booking then follows by itself.
   expect([201, 202]).toContain(created.status);

@@ -25,8 +25,9 @@ import {
   type LogLine,
 } from '../../support/entry-points';
 import { eventually } from '../../support/outcomes';
+import { fetchJson } from '../../support/responses';
 import { findFreePort } from '../../support/ports';
-import { createTrip, type TestTrip } from '../../support/trips';
+import { createTrip, restBookingBody, type TestTrip } from '../../support/trips';
 import { insertLoginUser, type LoginUser } from '../../support/users';
 
 // The build (tsc over src/) and webpack's workflow bundle in the worker take most of this on two busy cores.
@@ -222,23 +223,10 @@ async function call<Body>(
   options: { token?: string; body?: unknown; requestId?: string } = {},
 ): Promise<{ status: number; body: Body; requestId: string | null }> {
   const headers: Record<string, string> = { traceparent: traceparent() };
-  if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
   if (options.requestId !== undefined) headers['x-request-id'] = options.requestId;
-  if (options.body !== undefined) {
-    headers['content-type'] = 'application/json';
-    headers['idempotency-key'] = randomUUID();
-  }
-  const response = await fetch(`${restBaseUrl}${pathname}`, {
-    method,
-    headers,
-    body: options.body === undefined ? undefined : JSON.stringify(options.body),
-    signal: AbortSignal.timeout(60_000),
-  });
-  return {
-    status: response.status,
-    body: (await response.json()) as Body,
-    requestId: response.headers.get('x-request-id'),
-  };
+  if (options.body !== undefined) headers['idempotency-key'] = randomUUID();
+  const answer = await fetchJson<Body>(restBaseUrl, method, pathname, { ...options, headers });
+  return { status: answer.status, body: answer.body, requestId: answer.headers.get('x-request-id') };
 }
 
 function getBookingOverGrpc(
@@ -275,19 +263,7 @@ it('follows a create, pay and cancel flow in one trace, and its log lines carry 
   const created = await call<{ id: string }>('POST', '/v1/bookings', {
     token,
     requestId: requestIds.create,
-    body: {
-      trip_id: trip.tripId,
-      passengers: [
-        {
-          first_name: 'Ana',
-          last_name: 'Silva',
-          email: 'ana.silva@example.com',
-          seat_number: trip.seatNumbers[0],
-          fare_class: 'STANDARD',
-        },
-      ],
-      contact_email: 'ana.silva@example.com',
-    },
+    body: restBookingBody(trip, trip.seatNumbers[0]),
   });
   // 202 only if the worker took longer than the create's answer deadline; the booking then follows by itself.
   expect([201, 202]).toContain(created.status);

@@ -13,8 +13,9 @@ import {
   type EntryPointProcess,
 } from '../../support/entry-points';
 import { eventually } from '../../support/outcomes';
+import { fetchJson } from '../../support/responses';
 import { findFreePort } from '../../support/ports';
-import { createTrip, standardPriceMinor, type TestTrip } from '../../support/trips';
+import { createTrip, restBookingBody, standardPriceMinor, type TestTrip } from '../../support/trips';
 import { insertLoginUser, type LoginUser } from '../../support/users';
 
 // The build (tsc over src/) and webpack's workflow bundle in the worker take most of this on two busy cores.
@@ -94,33 +95,22 @@ afterAll(async () => {
   await database?.destroy();
 });
 
-interface Answer<Body> {
-  status: number;
-  body: Body;
-}
-
 interface BookingJson {
   id: string;
   status: string;
   payment: { status: string };
 }
 
-async function call<Body>(
+function call<Body>(
   method: string,
   pathname: string,
   options: { token?: string; body?: unknown; idempotencyKey?: string } = {},
-): Promise<Answer<Body>> {
-  const headers: Record<string, string> = {};
-  if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
-  if (options.idempotencyKey !== undefined) headers['idempotency-key'] = options.idempotencyKey;
-  if (options.body !== undefined) headers['content-type'] = 'application/json';
-  const response = await fetch(`${restBaseUrl}${pathname}`, {
-    method,
-    headers,
-    body: options.body === undefined ? undefined : JSON.stringify(options.body),
-    signal: AbortSignal.timeout(60_000),
+) {
+  const { idempotencyKey, ...request } = options;
+  return fetchJson<Body>(restBaseUrl, method, pathname, {
+    ...request,
+    ...(idempotencyKey === undefined ? {} : { headers: { 'idempotency-key': idempotencyKey } }),
   });
-  return { status: response.status, body: (await response.json()) as Body };
 }
 
 it('books a trip through the compiled API and worker processes, which then stop cleanly on SIGTERM', async () => {
@@ -133,19 +123,7 @@ it('books a trip through the compiled API and worker processes, which then stop 
   const created = await call<BookingJson>('POST', '/v1/bookings', {
     token,
     idempotencyKey: randomUUID(),
-    body: {
-      trip_id: trip.tripId,
-      passengers: [
-        {
-          first_name: 'Ana',
-          last_name: 'Silva',
-          email: 'ana.silva@example.com',
-          seat_number: trip.seatNumbers[0],
-          fare_class: 'STANDARD',
-        },
-      ],
-      contact_email: 'ana.silva@example.com',
-    },
+    body: restBookingBody(trip, trip.seatNumbers[0]),
   });
   // 202 only if the worker took longer than the create's answer deadline; the booking then follows by itself.
   expect([201, 202]).toContain(created.status);
