@@ -52,7 +52,8 @@ export const simulatorTestTokens: Readonly<Record<string, TokenBehaviour>> = {
 
 const unknownTokenBehaviour: TokenBehaviour = { brand: null, last4: null, declineReason: 'invalid_token' };
 
-interface ChargeRow {
+/** A row of the simulator's ledger of charges (bigint amounts read as numbers by the pool's parser). */
+export interface ChargeRow {
   id: string;
   transaction_id: string;
   idempotency_key: string;

@@ -1,22 +1,9 @@
 // What PostgreSQL holds about a booking, read straight from its tables: seats, the payment ledger, notifications.
 import type { Knex } from 'knex';
+import type { ChargeRow } from '../../src/adapters/payment-gateway-simulator';
 
-/** A row of the payment simulator's ledger of charges (bigint amounts read as numbers by the pool's parser). */
-export interface SimulatorChargeRow {
-  id: string;
-  transaction_id: string;
-  idempotency_key: string;
-  amount_minor: number;
-  currency: string;
-  payment_token: string;
-  card_brand: string | null;
-  card_last4: string | null;
-  description: string;
-  status: 'APPROVED' | 'DECLINED';
-  decline_reason: string | null;
-  refunded_minor: number;
-  created_at: Date;
-}
+/** A row of the payment simulator's ledger of charges, with the time it was written. */
+export type SimulatorChargeRow = ChargeRow & { created_at: Date };
 
 /** The booking's seats that are held or booked, as `seat:STATE`, sorted. */
 export async function activeSeatsOf(database: Knex, bookingId: string): Promise<string[]> {
