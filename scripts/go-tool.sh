@@ -8,6 +8,8 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 declare -A modules=(
   [grpcurl]="github.com/fullstorydev/grpcurl/cmd/grpcurl@v1.9.3"
   [k6]="go.k6.io/k6@v1.8.1"
+  [helm]="helm.sh/helm/v3/cmd/helm@v3.22.0"
+  [kubeconform]="github.com/yannh/kubeconform/cmd/kubeconform@v0.8.0"
 )
 
 tool="${1:-}"

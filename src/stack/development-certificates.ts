@@ -14,8 +14,11 @@ export interface CertificateRequest {
   /** File name stem: `<name>.crt` and `<name>.key`. */
   readonly name: string;
   readonly commonName: string;
-  /** `server` gets EKU serverAuth, `client` gets EKU clientAuth. */
-  readonly usage: 'server' | 'client';
+  /**
+   * `server` gets EKU serverAuth, `client` gets EKU clientAuth; `server-and-client` both, for a server whose
+   * services also call each other with the same certificate (Temporal's internode TLS).
+   */
+  readonly usage: 'server' | 'client' | 'server-and-client';
   readonly dnsNames?: readonly string[];
   readonly ipAddresses?: readonly string[];
   readonly uris?: readonly string[];
@@ -58,6 +61,12 @@ function filesFor(directory: string, name: string): CertificateFiles {
     privateKey: path.join(directory, `${name}.key`),
   };
 }
+
+const extendedKeyUsages: Record<CertificateRequest['usage'], string> = {
+  server: 'serverAuth',
+  client: 'clientAuth',
+  'server-and-client': 'serverAuth,clientAuth',
+};
 
 const newKeyArguments = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-noenc'];
 
@@ -123,7 +132,7 @@ export function issueCertificate(
     '-addext',
     'keyUsage=critical,digitalSignature',
     '-addext',
-    `extendedKeyUsage=${request.usage === 'server' ? 'serverAuth' : 'clientAuth'}`,
+    `extendedKeyUsage=${extendedKeyUsages[request.usage]}`,
     ...(alternativeNames.length > 0 ? ['-addext', `subjectAltName=${alternativeNames.join(',')}`] : []),
   ]);
   fs.chmodSync(files.privateKey, 0o600);
