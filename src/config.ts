@@ -1,4 +1,6 @@
 // Typed configuration for every process, read once from the environment at start, failing fast by variable name.
+import { X509Certificate, createPrivateKey, type KeyObject } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { getHeapStatistics } from 'node:v8';
 import { taskQueues as bookingTaskQueues } from './domain/task-queues';
 
@@ -67,10 +69,7 @@ export interface Config {
     url: string;
     poolSize: number;
   };
-  temporal: {
-    address: string;
-    namespace: string;
-  };
+  temporal: TemporalConfig;
   worker: {
     /** Task queues this worker process serves; all of them unless narrowed for separate scaling. */
     taskQueues: string[];
@@ -121,6 +120,25 @@ export interface Config {
   auth: AuthConfig;
   notifications: NotificationsConfig;
   tracing: TracingConfig;
+}
+
+/** The Temporal frontend and how to reach it: the same TEMPORAL_* variables the `temporal` CLI reads. */
+export interface TemporalConfig {
+  address: string;
+  namespace: string;
+  /** Present when the frontend is reached over TLS: TEMPORAL_TLS, or implied by any TLS setting or an API key. */
+  tls?: TemporalTlsConfig;
+  /** Temporal Cloud API key (TEMPORAL_API_KEY), sent as `authorization: Bearer <key>`; never logged. */
+  apiKey?: string;
+}
+
+export interface TemporalTlsConfig {
+  /** CA certificates the server's certificate must chain to (TEMPORAL_TLS_CA); absent: the system's roots. */
+  serverCaPem?: Buffer;
+  /** Mutual TLS, both PEM: the client certificate (chain) and its private key (TEMPORAL_TLS_CERT, TEMPORAL_TLS_KEY). */
+  clientCertificate?: { certificatePem: Buffer; privateKey: Buffer };
+  /** Name the server certificate is checked against, sent as SNI; absent: the host of TEMPORAL_ADDRESS. */
+  serverName?: string;
 }
 
 export const tracesSamplers = [
@@ -459,6 +477,121 @@ function grpcConfig(environment: Environment): Config['grpc'] {
   };
 }
 
+function readSettingFile(variable: string, file: string): Buffer {
+  try {
+    return readFileSync(file);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? 'unreadable';
+    throw new ConfigError(variable, `names a file that cannot be read (${code}): ${file}`);
+  }
+}
+
+/** Every certificate of a PEM file (a CA bundle, or a client certificate followed by its intermediates). */
+function pemCertificates(
+  environment: Environment,
+  variable: string,
+): { pem: Buffer; leaf: X509Certificate } | undefined {
+  const file = environment[variable]?.trim();
+  if (!file) return undefined;
+  const pem = readSettingFile(variable, file);
+  const blocks =
+    pem.toString('utf8').match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
+  if (blocks.length === 0) throw new ConfigError(variable, `is not a PEM certificate file: ${file}`);
+  const certificates = blocks.map((block) => {
+    try {
+      return new X509Certificate(block);
+    } catch {
+      throw new ConfigError(variable, `holds a PEM certificate that cannot be parsed: ${file}`);
+    }
+  });
+  return { pem, leaf: certificates[0] };
+}
+
+function pemPrivateKey(
+  environment: Environment,
+  variable: string,
+): { pem: Buffer; key: KeyObject } | undefined {
+  const file = environment[variable]?.trim();
+  if (!file) return undefined;
+  const pem = readSettingFile(variable, file);
+  try {
+    return { pem, key: createPrivateKey({ key: pem, format: 'pem' }) };
+  } catch {
+    // The parser's own message is left out: it may quote the file.
+    throw new ConfigError(variable, `is not an unencrypted PEM private key: ${file}`);
+  }
+}
+
+const temporalSecurityVariables = [
+  'TEMPORAL_TLS_CA',
+  'TEMPORAL_TLS_CERT',
+  'TEMPORAL_TLS_KEY',
+  'TEMPORAL_TLS_SERVER_NAME',
+  'TEMPORAL_API_KEY',
+] as const;
+
+/**
+ * TLS is on when TEMPORAL_TLS says so or, as with the `temporal` CLI, when any TLS setting or an API key is given;
+ * TEMPORAL_TLS=false beside one of them is a contradiction, never a quiet plaintext connection.
+ */
+function temporalConfig(environment: Environment): TemporalConfig {
+  const address = text(environment, 'TEMPORAL_ADDRESS', '127.0.0.1:7233');
+  const namespace = text(environment, 'TEMPORAL_NAMESPACE', 'default');
+  const tlsSwitch = environment.TEMPORAL_TLS?.trim() ? flag(environment, 'TEMPORAL_TLS', false) : undefined;
+  const given = temporalSecurityVariables.filter((variable) => environment[variable]?.trim());
+  if (tlsSwitch === false && given.length > 0) {
+    const variable = given.includes('TEMPORAL_API_KEY') ? 'TEMPORAL_API_KEY' : given[0];
+    throw new ConfigError(
+      variable,
+      variable === 'TEMPORAL_API_KEY'
+        ? 'is sent only over TLS, but TEMPORAL_TLS is false'
+        : 'needs TLS, but TEMPORAL_TLS is false (leave TEMPORAL_TLS unset or true)',
+    );
+  }
+  if (!(tlsSwitch ?? given.length > 0)) return { address, namespace };
+
+  const serverCa = pemCertificates(environment, 'TEMPORAL_TLS_CA');
+  const certificate = pemCertificates(environment, 'TEMPORAL_TLS_CERT');
+  const privateKey = pemPrivateKey(environment, 'TEMPORAL_TLS_KEY');
+  if (certificate !== undefined && privateKey === undefined) {
+    throw new ConfigError('TEMPORAL_TLS_KEY', 'is required when TEMPORAL_TLS_CERT is set (mutual TLS)');
+  }
+  if (privateKey !== undefined && certificate === undefined) {
+    throw new ConfigError('TEMPORAL_TLS_CERT', 'is required when TEMPORAL_TLS_KEY is set (mutual TLS)');
+  }
+  if (
+    certificate !== undefined &&
+    privateKey !== undefined &&
+    !certificate.leaf.checkPrivateKey(privateKey.key)
+  ) {
+    throw new ConfigError(
+      'TEMPORAL_TLS_KEY',
+      'is not the private key of the certificate in TEMPORAL_TLS_CERT',
+    );
+  }
+  const serverName = environment.TEMPORAL_TLS_SERVER_NAME?.trim();
+  if (serverName && !/^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$/.test(serverName)) {
+    throw new ConfigError('TEMPORAL_TLS_SERVER_NAME', `must be a host name, got "${serverName}"`);
+  }
+  const apiKey = environment.TEMPORAL_API_KEY?.trim();
+  // Checked without quoting it: the key must never reach a log line.
+  if (apiKey && !/^[\x21-\x7e]+$/.test(apiKey)) {
+    throw new ConfigError('TEMPORAL_API_KEY', 'must be printable ASCII without spaces');
+  }
+  return {
+    address,
+    namespace,
+    tls: {
+      ...(serverCa !== undefined ? { serverCaPem: serverCa.pem } : {}),
+      ...(certificate !== undefined && privateKey !== undefined
+        ? { clientCertificate: { certificatePem: certificate.pem, privateKey: privateKey.pem } }
+        : {}),
+      ...(serverName ? { serverName } : {}),
+    },
+    ...(apiKey ? { apiKey } : {}),
+  };
+}
+
 function notificationsConfig(environment: Environment): NotificationsConfig {
   const transport = oneOf(environment, 'NOTIFICATIONS_TRANSPORT', notificationTransports, 'outbox');
   const external = transport === 'smtp+http';
@@ -641,10 +774,7 @@ export function loadConfig(environment: Environment = process.env): Config {
       url: databaseUrl(environment),
       poolSize: integer(environment, 'DATABASE_POOL_SIZE', 10, { min: 1, max: 200 }),
     },
-    temporal: {
-      address: text(environment, 'TEMPORAL_ADDRESS', '127.0.0.1:7233'),
-      namespace: text(environment, 'TEMPORAL_NAMESPACE', 'default'),
-    },
+    temporal: temporalConfig(environment),
     worker: workerConfig(environment, taskQueues),
     catalog: {
       routeCacheSeconds: integer(environment, 'CATALOG_ROUTE_CACHE_SECONDS', 30, { min: 0, max: 3600 }),

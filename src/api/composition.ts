@@ -32,6 +32,7 @@ import { createApiMetrics, createProcessMetricsRegistry, type ApiMetrics } from 
 import { createPlainHttpServer, registryMetrics } from '../observability/metrics-http';
 import { listen } from '../runtime/process';
 import { temporalClientInterceptors } from '../observability/tracing-temporal';
+import { describeTemporalConnection, temporalConnectionOptions } from '../security/temporal-connection';
 
 /** The outside services the API talks to; `startApi` opens them, tests may hand in their own. */
 export interface ApiConnections {
@@ -137,7 +138,8 @@ export async function startApi(
   });
   const cipher = createFieldCipherFromConfig(config);
   // Lazy, so the API starts (and /readyz reports why it is not ready) while Temporal is still coming up.
-  const connection = Connection.lazy({ address: config.temporal.address });
+  const connection = Connection.lazy(temporalConnectionOptions(config.temporal));
+  logger.info(describeTemporalConnection(config.temporal), 'Temporal frontend');
   const temporal = new Client({
     connection,
     namespace: config.temporal.namespace,

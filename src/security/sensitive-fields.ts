@@ -6,7 +6,7 @@ import { sensitiveFieldNames, sensitivePropertyNames } from '../contracts/proto-
 export const redactedValue = '[redacted]';
 
 /**
- * Credentials that are not resource fields, so no contract marks them: HTTP and gRPC auth headers, cookies,
+ * Credentials that are not resource fields, so no contract marks them: HTTP and gRPC auth headers, cookies, API keys
  * and the identity provider's own secrets. The login schemas' password and token fields are also marked
  * `x-sensitive` in the OpenAPI document; a unit test checks that those marks stay.
  */
@@ -22,6 +22,7 @@ export const credentialNames: readonly string[] = [
   'id_token',
   'private_key',
   'client_secret',
+  'api_key',
 ];
 
 type JsonObject = Record<string, unknown>;

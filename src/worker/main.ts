@@ -16,6 +16,7 @@ import {
   startWorkerMetricsServer,
 } from './metrics-server';
 import { installTemporalRuntime } from './temporal-logger';
+import { describeTemporalConnection, temporalConnectionOptions } from '../security/temporal-connection';
 
 const connectAttempts = 30;
 const maximumConnectDelayMs = 5000;
@@ -28,7 +29,7 @@ function sleep(milliseconds: number): Promise<void> {
 async function connectWithRetry(config: Config, logger: Logger): Promise<NativeConnection> {
   for (let attempt = 1; ; attempt += 1) {
     try {
-      return await NativeConnection.connect({ address: config.temporal.address });
+      return await NativeConnection.connect(temporalConnectionOptions(config.temporal));
     } catch (error) {
       if (attempt >= connectAttempts) {
         throw new Error(
@@ -38,7 +39,7 @@ async function connectWithRetry(config: Config, logger: Logger): Promise<NativeC
       }
       const delayMs = Math.min(maximumConnectDelayMs, 250 * 2 ** (attempt - 1));
       logger.warn(
-        { attempt, delayMs, address: config.temporal.address },
+        { attempt, delayMs, ...describeTemporalConnection(config.temporal), err: error },
         'Temporal not reachable yet, retrying',
       );
       await sleep(delayMs);

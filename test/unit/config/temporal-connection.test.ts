@@ -1,0 +1,210 @@
+// The Temporal connection settings (TEMPORAL_TLS*, TEMPORAL_API_KEY): refusals by variable name, the options both SDK
+// connections get, and no key in any log line.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import { ConfigError, loadConfig } from '../../../src/config';
+import { createLogger } from '../../../src/logger';
+import {
+  describeTemporalConnection,
+  temporalConnectionOptions,
+} from '../../../src/security/temporal-connection';
+import {
+  createCertificateAuthority,
+  issueCertificate,
+  type CertificateFiles,
+} from '../../../src/stack/development-certificates';
+
+const minimalEnvironment = {
+  DATABASE_URL: 'postgres://user:password@127.0.0.1:5432/bookings',
+  ENCRYPTION_KEYS: `k1:${Buffer.alloc(32, 1).toString('base64')}`,
+  ENCRYPTION_ACTIVE_KEY_ID: 'k1',
+  BLIND_INDEX_KEY: Buffer.alloc(32, 2).toString('base64'),
+  GRPC_INSECURE: 'true',
+  TEMPORAL_ADDRESS: 'temporal.example.internal:7233',
+};
+
+const apiKey = 'tmprl-test-api-key.abc123';
+
+let directory: string;
+let authority: CertificateFiles;
+let client: CertificateFiles;
+let otherClient: CertificateFiles;
+let notPem: string;
+let brokenPem: string;
+
+beforeAll(() => {
+  directory = fs.mkdtempSync(path.join(os.tmpdir(), 'temporal-connection-'));
+  authority = createCertificateAuthority(directory, { name: 'ca', commonName: 'Temporal Test CA' });
+  client = issueCertificate(authority, directory, {
+    name: 'client',
+    commonName: 'bookings',
+    usage: 'client',
+  });
+  otherClient = issueCertificate(authority, directory, {
+    name: 'other',
+    commonName: 'someone-else',
+    usage: 'client',
+  });
+  notPem = path.join(directory, 'not-pem.txt');
+  fs.writeFileSync(notPem, 'just some text\n');
+  brokenPem = path.join(directory, 'broken.pem');
+  fs.writeFileSync(
+    brokenPem,
+    '-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydGlmaWNhdGU=\n-----END CERTIFICATE-----\n',
+  );
+});
+
+afterAll(() => fs.rmSync(directory, { recursive: true, force: true }));
+
+function refusal(environment: Record<string, string>): ConfigError {
+  try {
+    loadConfig({ ...minimalEnvironment, ...environment });
+  } catch (error) {
+    if (error instanceof ConfigError) return error;
+    throw error;
+  }
+  throw new Error('loadConfig accepted the environment');
+}
+
+function optionsFor(environment: Record<string, string>) {
+  return temporalConnectionOptions(loadConfig({ ...minimalEnvironment, ...environment }).temporal);
+}
+
+describe('Temporal connection configuration', () => {
+  it('connects in plaintext with nothing but an address', () => {
+    expect(optionsFor({})).toEqual({ address: 'temporal.example.internal:7233' });
+  });
+
+  it('turns TLS on with the system roots when TEMPORAL_TLS is true', () => {
+    expect(optionsFor({ TEMPORAL_TLS: 'true' })).toEqual({
+      address: 'temporal.example.internal:7233',
+      tls: {},
+    });
+  });
+
+  it('passes the server CA, the client certificate and key, and the server name for mutual TLS', () => {
+    const options = optionsFor({
+      TEMPORAL_TLS_CA: authority.certificate,
+      TEMPORAL_TLS_CERT: client.certificate,
+      TEMPORAL_TLS_KEY: client.privateKey,
+      TEMPORAL_TLS_SERVER_NAME: 'frontend.temporal.internal',
+    });
+    expect(options).toEqual({
+      address: 'temporal.example.internal:7233',
+      tls: {
+        serverRootCACertificate: fs.readFileSync(authority.certificate),
+        clientCertPair: { crt: fs.readFileSync(client.certificate), key: fs.readFileSync(client.privateKey) },
+        serverNameOverride: 'frontend.temporal.internal',
+      },
+    });
+  });
+
+  it('implies TLS from any TLS setting, with TEMPORAL_TLS unset', () => {
+    expect(optionsFor({ TEMPORAL_TLS_CA: authority.certificate }).tls).toEqual({
+      serverRootCACertificate: fs.readFileSync(authority.certificate),
+    });
+    expect(optionsFor({ TEMPORAL_TLS_SERVER_NAME: 'frontend.temporal.internal' }).tls).toEqual({
+      serverNameOverride: 'frontend.temporal.internal',
+    });
+  });
+
+  it('sends an API key over TLS, which the key alone turns on (Temporal Cloud)', () => {
+    expect(optionsFor({ TEMPORAL_API_KEY: apiKey })).toEqual({
+      address: 'temporal.example.internal:7233',
+      tls: {},
+      apiKey,
+    });
+    expect(optionsFor({ TEMPORAL_API_KEY: apiKey, TEMPORAL_TLS: 'true' }).apiKey).toBe(apiKey);
+  });
+
+  it('leaves the server name to the host of TEMPORAL_ADDRESS when TEMPORAL_TLS_SERVER_NAME is unset', () => {
+    const options = optionsFor({ TEMPORAL_TLS_CA: authority.certificate });
+    expect(options.tls).not.toHaveProperty('serverNameOverride');
+    expect(loadConfig({ ...minimalEnvironment, TEMPORAL_TLS: 'true' }).temporal.tls).not.toHaveProperty(
+      'serverName',
+    );
+  });
+
+  it('stays plaintext when TEMPORAL_TLS is false and nothing else is set', () => {
+    expect(optionsFor({ TEMPORAL_TLS: 'false' })).toEqual({ address: 'temporal.example.internal:7233' });
+  });
+
+  it.each<[string, () => Record<string, string>]>([
+    ['TEMPORAL_TLS', () => ({ TEMPORAL_TLS: 'yes-please' })],
+    ['TEMPORAL_TLS_CA', () => ({ TEMPORAL_TLS_CA: path.join(directory, 'missing-ca.crt') })],
+    ['TEMPORAL_TLS_CA', () => ({ TEMPORAL_TLS_CA: notPem })],
+    ['TEMPORAL_TLS_CA', () => ({ TEMPORAL_TLS_CA: brokenPem })],
+    ['TEMPORAL_TLS_CA', () => ({ TEMPORAL_TLS_CA: client.privateKey })],
+    ['TEMPORAL_TLS_KEY', () => ({ TEMPORAL_TLS_CERT: client.certificate })],
+    ['TEMPORAL_TLS_CERT', () => ({ TEMPORAL_TLS_KEY: client.privateKey })],
+    ['TEMPORAL_TLS_CERT', () => ({ TEMPORAL_TLS_CERT: notPem, TEMPORAL_TLS_KEY: client.privateKey })],
+    ['TEMPORAL_TLS_KEY', () => ({ TEMPORAL_TLS_CERT: client.certificate, TEMPORAL_TLS_KEY: notPem })],
+    [
+      'TEMPORAL_TLS_KEY',
+      () => ({
+        TEMPORAL_TLS_CERT: client.certificate,
+        TEMPORAL_TLS_KEY: path.join(directory, 'missing.key'),
+      }),
+    ],
+    [
+      'TEMPORAL_TLS_KEY',
+      () => ({ TEMPORAL_TLS_CERT: client.certificate, TEMPORAL_TLS_KEY: otherClient.privateKey }),
+    ],
+    ['TEMPORAL_API_KEY', () => ({ TEMPORAL_API_KEY: apiKey, TEMPORAL_TLS: 'false' })],
+    ['TEMPORAL_TLS_CA', () => ({ TEMPORAL_TLS_CA: authority.certificate, TEMPORAL_TLS: 'false' })],
+    ['TEMPORAL_TLS_SERVER_NAME', () => ({ TEMPORAL_TLS_SERVER_NAME: 'https://frontend:7233' })],
+    ['TEMPORAL_API_KEY', () => ({ TEMPORAL_API_KEY: 'two words' })],
+  ])('refuses a bad %s by name', (variable, environment) => {
+    const error = refusal(environment());
+    expect(error.variable).toBe(variable);
+    expect(error.message).toContain(variable);
+  });
+
+  it('never quotes the API key or the private key in a refusal', () => {
+    const spacedKey = 'secret-part another-secret-part';
+    expect(refusal({ TEMPORAL_API_KEY: spacedKey }).message).not.toContain('secret-part');
+    expect(refusal({ TEMPORAL_API_KEY: apiKey, TEMPORAL_TLS: '0' }).message).not.toContain(apiKey);
+    const keyPem = fs.readFileSync(client.privateKey, 'utf8');
+    const keyBody = keyPem.split('\n')[1];
+    const wrongKey = refusal({
+      TEMPORAL_TLS_CERT: client.certificate,
+      TEMPORAL_TLS_KEY: otherClient.privateKey,
+    });
+    expect(wrongKey.message).not.toContain(keyBody);
+  });
+
+  it('logs how the connection is secured, never the API key or the private key', () => {
+    const config = loadConfig({
+      ...minimalEnvironment,
+      TEMPORAL_TLS_CA: authority.certificate,
+      TEMPORAL_TLS_CERT: client.certificate,
+      TEMPORAL_TLS_KEY: client.privateKey,
+      TEMPORAL_API_KEY: apiKey,
+    });
+    expect(describeTemporalConnection(config.temporal)).toEqual({
+      address: 'temporal.example.internal:7233',
+      transport: 'mutual TLS',
+      apiKey: true,
+    });
+    const lines: string[] = [];
+    const logger = createLogger(
+      { level: 'info', name: 'capture' },
+      new Writable({
+        write(chunk: Buffer, _encoding, callback) {
+          lines.push(chunk.toString('utf8'));
+          callback();
+        },
+      }),
+    );
+    // Even a careless log line of the whole settings keeps both keys out.
+    logger.info(describeTemporalConnection(config.temporal), 'Temporal frontend');
+    logger.info({ temporal: config.temporal }, 'settings');
+    const output = lines.join('');
+    expect(output).toContain('mutual TLS');
+    expect(output).not.toContain(apiKey);
+    const keyBytes = JSON.stringify([...fs.readFileSync(client.privateKey).subarray(0, 24)]).slice(1, -1);
+    expect(output).not.toContain(keyBytes);
+  });
+});
