@@ -87,8 +87,16 @@ export function createBookingServiceHandlers(dependencies: BookingServiceDepende
   function unary<Request, Response>(
     method: { readonly path: string },
     kind: CallKind,
-    /** `answerBy`: when the call's answer must be ready (epoch milliseconds), undefined without a deadline. */
-    run: (actor: Actor, request: Request, answerBy: number | undefined) => Promise<Response>,
+    /**
+     * `answerBy`: when the call's answer must be ready (epoch milliseconds), undefined without a deadline;
+     * `receivedAt`: when the call arrived, so a create's answer time counts from there as REST's does.
+     */
+    run: (
+      actor: Actor,
+      request: Request,
+      answerBy: number | undefined,
+      receivedAt: number,
+    ) => Promise<Response>,
   ) {
     const methodName = method.path.slice(method.path.lastIndexOf('/') + 1);
     const handle = (call: ServerUnaryCall<Request, Response>, callback: sendUnaryData<Response>): void => {
@@ -124,7 +132,7 @@ export function createBookingServiceHandlers(dependencies: BookingServiceDepende
         if (call.cancelled || deadlineMs(call) <= Date.now()) {
           return undefined;
         }
-        const response = await run(caller.actor, call.request, answerBy);
+        const response = await run(caller.actor, call.request, answerBy, startedAt);
         if (kind === 'change' && call.cancelled) {
           logger.warn(
             { method: methodName, userId },
@@ -167,7 +175,7 @@ export function createBookingServiceHandlers(dependencies: BookingServiceDepende
     createBooking: unary(
       BookingServiceService.createBooking,
       'change',
-      async (actor, request: CreateBookingRequest, answerBy) => {
+      async (actor, request: CreateBookingRequest, answerBy, receivedAt) => {
         // Past answerBy the booking goes on and the caller gets BOOKING_PROCESSING with its id, not a deadline error.
         // gRPC's idempotency: the booking id follows from request_id, so a retry joins the same booking.
         const requestId = given(request.requestId);
@@ -182,6 +190,7 @@ export function createBookingServiceHandlers(dependencies: BookingServiceDepende
           {
             ...(requestId === undefined ? {} : { bookingId: bookingIdForRequest(actor, requestId) }),
             answerBy,
+            receivedAt,
           },
         );
         return { booking: toBookingMessage(booking) };

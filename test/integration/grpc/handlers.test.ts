@@ -107,7 +107,10 @@ describe('request mapping', () => {
             contactEmail: booking.contactEmail,
             contactPhone: undefined,
           },
-          { bookingId: bookingIdForRequest(actors.alice, 'b3f1c2d4-0000-4000-8000-000000000001') },
+          {
+            bookingId: bookingIdForRequest(actors.alice, 'b3f1c2d4-0000-4000-8000-000000000001'),
+            receivedAt: expect.any(Number),
+          },
         ],
       },
     ]);
@@ -115,6 +118,19 @@ describe('request mapping', () => {
     expect(bookingIdForRequest(actors.alice, 'b3f1c2d4-0000-4000-8000-000000000001')).not.toBe(
       bookingIdForRequest({ userId: 'someone-else' }, 'b3f1c2d4-0000-4000-8000-000000000001'),
     );
+  });
+
+  it("CreateBooking's answer time counts from the call's arrival, as REST's does from the request's", async () => {
+    const sentAt = Date.now();
+    await client.createBooking({
+      tripId,
+      passengers: [{ firstName: 'Ana', lastName: 'Silva', seatNumber: '1A', fareClass: 'STANDARD' }],
+      contactEmail: booking.contactEmail,
+    });
+    const answeredAt = Date.now();
+    const [, , options] = calls[0].args as [unknown, unknown, { receivedAt?: number }];
+    expect(options.receivedAt).toBeGreaterThanOrEqual(sentAt);
+    expect(options.receivedAt).toBeLessThanOrEqual(answeredAt);
   });
 
   it('GetBooking reads one booking', async () => {
