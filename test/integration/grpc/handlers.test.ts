@@ -109,7 +109,7 @@ describe('request mapping', () => {
           },
           {
             bookingId: bookingIdForRequest(actors.alice, 'b3f1c2d4-0000-4000-8000-000000000001'),
-            receivedAt: expect.any(Number),
+            receivedAt: expect.any(Number) as unknown,
           },
         ],
       },
