@@ -41,6 +41,8 @@ export interface ServiceProcess {
 export interface BenchStack {
   directory: string;
   apiUrl: string;
+  /** The worker's Prometheus endpoint (the SDK's sticky cache size among its figures). */
+  workerMetricsUrl: string;
   grpcAddress: string;
   certificates: DevelopmentCertificates;
   temporalAddress: string;
@@ -321,6 +323,7 @@ export async function startBenchStack(options: BenchStackOptions): Promise<Bench
     const stack: BenchStack = {
       directory,
       apiUrl,
+      workerMetricsUrl: `http://127.0.0.1:${workerMetricsPort}/metrics`,
       grpcAddress: `127.0.0.1:${grpcPort}`,
       certificates,
       temporalAddress: temporal.address,

@@ -1,5 +1,6 @@
 // Worker memory with many open bookings: N bookings made and left open, then the worker's RSS watched over a
-// window while a few of them are paid (each payment brings its workflow back into the worker), and its slope.
+// window while a few of them are paid (each payment brings its workflow back into the worker), and its slope, with the
+// worker's heap and the SDK's workflow cache size from its /metrics.
 import { measured, type BenchContext, type ScenarioResult } from '../lib/measurement';
 import { residentMiB } from '../lib/process-sampler';
 import { restCreateUntilHeld, restPay, type Account } from '../lib/service-client';
@@ -8,7 +9,8 @@ import { linearFit } from '../lib/statistics';
 const requiredSlopePercent = 10;
 const requiredOpenBookings = 10_000;
 const requiredWindowSeconds = 600;
-const createConcurrency = 20;
+// Creates are what a 10,000-booking soak waits on; the API and the worker take this many at once without 503s.
+const createConcurrency = 40;
 const payConcurrency = 2;
 
 export interface MemoryPoint {
@@ -16,7 +18,44 @@ export interface MemoryPoint {
   openBookings: number;
   workerMiB: number;
   apiMiB: number;
+  /** The worker's main-thread V8 heap in use (nodejs_heap_size_used_bytes); workflows run in a thread of their own. */
+  workerHeapMiB?: number;
+  /** Workflows the worker keeps in its sticky cache (temporal_sticky_cache_size), bounded by WORKER_MAX_CACHED_WORKFLOWS. */
+  cachedWorkflows?: number;
 }
+
+interface WorkerFigures {
+  heapMiB?: number;
+  cachedWorkflows?: number;
+}
+
+/** Sums a gauge over its label sets in Prometheus text (the cache size has one series per task queue). */
+function gaugeSum(text: string, name: string): number | undefined {
+  let sum: number | undefined;
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(name) || !/^[a-z_]+(\{|\s)/.test(line) || line.split(/[{\s]/)[0] !== name) continue;
+    const value = Number(line.trim().split(/\s+/).at(-1));
+    if (Number.isFinite(value)) sum = (sum ?? 0) + value;
+  }
+  return sum;
+}
+
+async function workerFigures(metricsUrl: string): Promise<WorkerFigures> {
+  try {
+    const response = await fetch(metricsUrl, { signal: AbortSignal.timeout(5000) });
+    const text = await response.text();
+    const heapBytes = gaugeSum(text, 'nodejs_heap_size_used_bytes');
+    return {
+      heapMiB: heapBytes === undefined ? undefined : heapBytes / 2 ** 20,
+      cachedWorkflows: gaugeSum(text, 'temporal_sticky_cache_size'),
+    };
+  } catch {
+    // A busy worker may miss one scrape; the sample keeps its RSS and leaves these out.
+    return {};
+  }
+}
+
+const mib = (value: number | undefined) => (value === undefined ? '?' : value.toFixed(0));
 
 const sleep = (milliseconds: number) => new Promise((resolve) => setTimeout(resolve, milliseconds));
 
@@ -30,12 +69,20 @@ export async function soakScenario(context: BenchContext): Promise<ScenarioResul
   const creation: MemoryPoint[] = [];
   const window: MemoryPoint[] = [];
   const startedAt = performance.now();
+  let latestFigures: WorkerFigures = {};
+  const scrape = async () => {
+    latestFigures = await workerFigures(stack.workerMetricsUrl);
+  };
   const point = (): MemoryPoint => ({
     seconds: (performance.now() - startedAt) / 1000,
     openBookings: open.length,
     workerMiB: residentMiB(worker),
     apiMiB: residentMiB(api),
+    workerHeapMiB: latestFigures.heapMiB,
+    cachedWorkflows: latestFigures.cachedWorkflows,
   });
+  const sampleEvery = (milliseconds: number, into: MemoryPoint[]) =>
+    setInterval(() => void scrape().then(() => into.push(point())), milliseconds);
   let workerDied: string | undefined;
   const workerAlive = () => {
     workerDied ??= stack.exitedProcesses().find((exited) => exited.name === 'worker')?.reason;
@@ -47,8 +94,9 @@ export async function soakScenario(context: BenchContext): Promise<ScenarioResul
   let payments = 0;
 
   const run = await measured(context, 'service', 1, async () => {
+    await scrape();
     creation.push(point());
-    const creationSampler = setInterval(() => creation.push(point()), 2000);
+    const creationSampler = sampleEvery(2000, creation);
     let next = 0;
     let started = 0;
     try {
@@ -76,6 +124,7 @@ export async function soakScenario(context: BenchContext): Promise<ScenarioResul
     } finally {
       clearInterval(creationSampler);
     }
+    await scrape();
     creation.push(point());
     if (!workerAlive() || gaveUp !== undefined) {
       context.log(`    the soak stopped with ${open.length} open bookings: ${workerDied ?? gaveUp}`);
@@ -91,7 +140,7 @@ export async function soakScenario(context: BenchContext): Promise<ScenarioResul
     const windowEndsAt = windowStartedAt + windowSeconds * 1000;
     const sampleEveryMs = Math.max(1000, Math.min(5000, (windowSeconds * 1000) / 30));
     window.push(point());
-    const windowSampler = setInterval(() => window.push(point()), sampleEveryMs);
+    const windowSampler = sampleEvery(sampleEveryMs, window);
     const unpaid = [...open];
     try {
       await Promise.all(
@@ -110,6 +159,7 @@ export async function soakScenario(context: BenchContext): Promise<ScenarioResul
     } finally {
       clearInterval(windowSampler);
     }
+    await scrape();
     window.push(point());
     return {
       operations: open.length,
@@ -141,11 +191,16 @@ export async function soakScenario(context: BenchContext): Promise<ScenarioResul
   const before = creation[0].workerMiB;
   const afterCreates = creation.at(-1)!.workerMiB;
   const end = window.at(-1)!.workerMiB;
+  const startPoint = window[0];
+  const endPoint = window.at(-1)!;
+  context.log(
+    `    soak: RSS ${before.toFixed(0)} MiB before the creates, ${startPoint.workerMiB.toFixed(0)} at the window's start, ${end.toFixed(0)} at its end, slope ${slopePercent.toFixed(1)} %; main-thread heap ${mib(startPoint.workerHeapMiB)} → ${mib(endPoint.workerHeapMiB)} MiB; cached workflows ${startPoint.cachedWorkflows ?? '?'} → ${endPoint.cachedWorkflows ?? '?'}`,
+  );
   const windowText = windowSeconds >= 60 ? `${(windowSeconds / 60).toFixed(1)} min` : `${windowSeconds} s`;
   return {
     id: 'soak',
     title: `worker memory, ${open.length.toLocaleString('en-US')} open bookings, ${windowText} soak`,
-    service: `worker RSS ${before.toFixed(0)} → ${afterCreates.toFixed(0)} MiB while opening them, ${afterCreates.toFixed(0)} → ${end.toFixed(0)} MiB over the soak (${payments} paid in it): slope ${slopePercent.toFixed(1)} %`,
+    service: `worker RSS ${before.toFixed(0)} → ${afterCreates.toFixed(0)} MiB while opening them, ${afterCreates.toFixed(0)} → ${end.toFixed(0)} MiB over the soak (${payments} paid in it): slope ${slopePercent.toFixed(1)} %; heap ${mib(startPoint.workerHeapMiB)} → ${mib(endPoint.workerHeapMiB)} MiB, ${endPoint.cachedWorkflows ?? '?'} workflows cached`,
     baseline: '–',
     ratioText: '–',
     required: `flat (≤ ${requiredSlopePercent} % slope over a 10-minute soak) at 10,000 open bookings`,
@@ -156,6 +211,15 @@ export async function soakScenario(context: BenchContext): Promise<ScenarioResul
         ? slopePercent <= requiredSlopePercent && createFailures === 0
         : undefined,
     runs: [run],
-    details: { slopePercent, creation, window, createFailures, payments },
+    details: {
+      slopePercent,
+      rssMiB: { beforeCreates: before, windowStart: startPoint.workerMiB, windowEnd: end },
+      workerHeapMiB: { windowStart: startPoint.workerHeapMiB, windowEnd: endPoint.workerHeapMiB },
+      cachedWorkflows: { windowStart: startPoint.cachedWorkflows, windowEnd: endPoint.cachedWorkflows },
+      creation,
+      window,
+      createFailures,
+      payments,
+    },
   };
 }
