@@ -32,7 +32,7 @@ interface ReceivedCall {
   authorization: string | undefined;
   clientCommonName: string | undefined;
   clientCertificateVerified: boolean;
-  serverName: string | false;
+  serverName: string | false | null;
 }
 
 /**
