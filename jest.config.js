@@ -1,4 +1,5 @@
-// Jest projects: fast pure unit tests, and integration tests against real PostgreSQL and Temporal.
+// Jest projects: fast pure unit tests, integration tests against real PostgreSQL and Temporal, and the cluster tests
+// (a real multi-process Temporal server; `npm run test:cluster` only, never `npm test`).
 const transform = {
   '^.+\\.(t|j)sx?$': [
     '@swc/jest',
@@ -25,5 +26,7 @@ module.exports = {
       globalSetup: '<rootDir>/test/support/global-setup.mjs',
       globalTeardown: '<rootDir>/test/support/global-teardown.mjs',
     },
+    // Each file starts its own cluster stack (src/stack/cluster.ts) from dist/: scripts/test-cluster.sh builds first.
+    { ...shared, displayName: 'cluster', testMatch: ['<rootDir>/test/cluster/**/*.test.ts'] },
   ],
 };

@@ -848,3 +848,49 @@ export function loadStackConfig(environment: Environment = process.env, projectR
     namespace: text(environment, 'TEMPORAL_NAMESPACE', 'default'),
   };
 }
+
+export interface ClusterStackConfig {
+  /** `<STACK_DATA_DIR>/cluster`: apart from `npm start`'s data, so both stacks can live side by side. */
+  dataDirectory: string;
+  postgresPort: number;
+  /** The Temporal frontend's gRPC port; the other Temporal services take the next ports (see the README). */
+  temporalPort: number;
+  /** First of the Temporal services' membership (gossip) ports; stored as PostgreSQL smallint, so below 32768. */
+  temporalMembershipPort: number;
+  /** First of the Temporal services' Prometheus ports, one per service. */
+  temporalMetricsPort: number;
+  temporalHistoryShards: number;
+  /** First of the API processes' REST ports, gRPC ports and metrics ports: api-1 takes these, api-2 the next. */
+  httpPort: number;
+  grpcPort: number;
+  /** api-1, api-2, then each worker process in order. */
+  metricsPort: number;
+  /** Mutual TLS on the Temporal frontend (with certificates the stack makes), on unless switched off. */
+  temporalTls: boolean;
+  namespace: string;
+}
+
+/** Settings of `npm run stack:cluster`; its ports default to a range of their own, away from `npm start`'s. */
+export function loadClusterStackConfig(
+  environment: Environment = process.env,
+  projectRoot: string,
+): ClusterStackConfig {
+  const stack = text(environment, 'STACK_DATA_DIR', '.data');
+  const temporalMembershipPort = integer(environment, 'CLUSTER_TEMPORAL_MEMBERSHIP_PORT', 16933, {
+    min: 1024,
+    max: 32767 - 4,
+  });
+  return {
+    dataDirectory: `${stack.startsWith('/') ? stack : `${projectRoot}/${stack}`}/cluster`,
+    postgresPort: port(environment, 'CLUSTER_POSTGRES_PORT', 15432),
+    temporalPort: port(environment, 'CLUSTER_TEMPORAL_PORT', 17233),
+    temporalMembershipPort,
+    temporalMetricsPort: port(environment, 'CLUSTER_TEMPORAL_METRICS_PORT', 17300),
+    temporalHistoryShards: integer(environment, 'CLUSTER_TEMPORAL_HISTORY_SHARDS', 4, { min: 1, max: 16384 }),
+    httpPort: port(environment, 'CLUSTER_HTTP_PORT', 18080),
+    grpcPort: port(environment, 'CLUSTER_GRPC_PORT', 15051),
+    metricsPort: port(environment, 'CLUSTER_METRICS_PORT', 19464),
+    temporalTls: flag(environment, 'CLUSTER_TEMPORAL_TLS', true),
+    namespace: text(environment, 'TEMPORAL_NAMESPACE', 'default'),
+  };
+}

@@ -49,6 +49,7 @@ export class ServiceSupervisor {
   private restartTimer: NodeJS.Timeout | undefined;
   private failuresInARow = 0;
   private starts = 0;
+  private restartsHeld = false;
 
   constructor(private readonly service: SupervisedService) {
     this.policy = service.policy ?? defaultRestartPolicy;
@@ -63,9 +64,33 @@ export class ServiceSupervisor {
     return this.state === 'given up';
   }
 
+  /** The running process's id, or undefined while it waits to be restarted or after the stop. */
+  get pid(): number | undefined {
+    return this.state === 'running' ? this.child?.pid : undefined;
+  }
+
+  /**
+   * Sends `signal` to the running process as if it had failed on its own: unless the supervisor is stopped, the
+   * process's exit is handled like any other (restarted with backoff). False when no process runs.
+   */
+  signal(signal: NodeJS.Signals): boolean {
+    if (this.state !== 'running' || !this.child) return false;
+    return this.child.kill(signal);
+  }
+
   start(): void {
     if (this.state !== 'created') throw new Error(`${this.service.name} was already started`);
     this.spawnService();
+  }
+
+  /**
+   * No restart from now on, but the process is left running: a stack stopping in order calls this on every
+   * service first, so those that a Ctrl-C (sent to the whole process group) ends are not brought back meanwhile.
+   */
+  holdRestarts(): void {
+    if (this.state === 'waiting to restart' || this.state === 'created') this.state = 'stopped';
+    clearTimeout(this.restartTimer);
+    this.restartsHeld = true;
   }
 
   /** Stops the service for good: no restart happens after this, even for an exit already under way. */
@@ -96,6 +121,10 @@ export class ServiceSupervisor {
 
   private onExit(how: string, ranForMs: number): void {
     if (this.state !== 'running') return;
+    if (this.restartsHeld) {
+      this.state = 'stopped';
+      return;
+    }
     const { name, log } = this.service;
     this.failuresInARow = ranForMs >= this.policy.stableAfterMs ? 1 : this.failuresInARow + 1;
     if (this.failuresInARow >= this.policy.maximumFastFailures) {

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# `npm run test:cluster`: the tests on a real Temporal cluster (jest project `cluster`), then the chaos run, then one
+# summary line. Not part of `npm test`: the first run builds the Temporal server from source (minutes).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n== %s\n' "$*"; }
+
+step 'Temporal server v1.32.2 and its schema tool (scripts/temporal-server.sh; built once, then cached)'
+bash scripts/temporal-server.sh >/dev/null
+
+step 'build (npm run build: the cluster stack runs the compiled processes and the workflow bundle)'
+npm run --silent build
+
+step 'cluster tests (jest --selectProjects cluster)'
+mkdir -p .data
+results=.data/jest-cluster-results.json
+jest_status=0
+npx jest --selectProjects cluster --ci --json --outputFile="$results" "$@" || jest_status=$?
+jest_summary="$(node -e '
+  const r = require(require("node:path").resolve(process.argv[1]));
+  console.log(`${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests} skipped`);
+' "$results" 2>/dev/null || echo 'no results')"
+
+chaos_summary='not present'
+chaos_status=0
+if [[ -f test/cluster/chaos-run.ts ]]; then
+  step 'chaos run (test/cluster/chaos-run.ts)'
+  npx tsx test/cluster/chaos-run.ts || chaos_status=$?
+  if [[ "$chaos_status" -eq 0 ]]; then chaos_summary='passed'; else chaos_summary="failed (exit $chaos_status)"; fi
+fi
+
+echo "test:cluster: jest cluster tests: $jest_summary; chaos run: $chaos_summary"
+if [[ "$jest_status" -ne 0 ]]; then exit "$jest_status"; fi
+exit "$chaos_status"
