@@ -531,6 +531,14 @@ const temporalSecurityVariables = [
 ] as const;
 
 /**
+ * Every Temporal connection security variable set to nothing: for the processes an embedded stack points at its own
+ * plaintext dev server, whatever TLS settings or API key the developer's shell holds for another cluster.
+ */
+export const plaintextTemporalEnvironment: Readonly<Record<string, string>> = Object.fromEntries(
+  ['TEMPORAL_TLS', ...temporalSecurityVariables].map((variable) => [variable, '']),
+);
+
+/**
  * TLS is on when TEMPORAL_TLS says so or, as with the `temporal` CLI, when any TLS setting or an API key is given;
  * TEMPORAL_TLS=false beside one of them is a contradiction, never a quiet plaintext connection.
  */

@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Knex } from 'knex';
-import { loadConfig } from '../../src/config';
+import { loadConfig, plaintextTemporalEnvironment } from '../../src/config';
 import { createDatabase } from '../../src/db/connection';
 import { migrateWithDatabase } from '../../src/db/migrate';
 import { seedDemoData } from '../../src/db/seed';
@@ -241,6 +241,7 @@ export async function startBenchStack(options: BenchStackOptions): Promise<Bench
     const environment: NodeJS.ProcessEnv = {
       ...process.env,
       ...secrets,
+      ...plaintextTemporalEnvironment,
       // Production settings, as a deployment runs them; the limits below are raised so that they are not what is
       // measured: rate limits off, holds that outlast the run, enough open holds per load-test account.
       NODE_ENV: 'production',
@@ -305,6 +306,7 @@ export async function startBenchStack(options: BenchStackOptions): Promise<Bench
         ['--import', 'tsx', path.join(projectRoot, 'bench', 'baselines', 'noop-worker.ts')],
         {
           ...process.env,
+          ...plaintextTemporalEnvironment,
           TEMPORAL_ADDRESS: temporal.address,
           TEMPORAL_NAMESPACE: namespace,
           NOOP_TASK_QUEUE_PREFIX: noopTaskQueuePrefix,

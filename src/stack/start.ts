@@ -1,7 +1,13 @@
 // `npm start`: the whole service on embedded parts — PostgreSQL, Temporal dev server, worker, REST and gRPC.
 import fs from 'node:fs';
 import path from 'node:path';
-import { loadConfig, loadStackConfig, type Config, type StackConfig } from '../config';
+import {
+  loadConfig,
+  loadStackConfig,
+  plaintextTemporalEnvironment,
+  type Config,
+  type StackConfig,
+} from '../config';
 import { projectRoot } from '../project-root';
 import { startEmbeddedPostgres, type RunningPostgres } from './embedded-postgres';
 import { startTemporalDevServer, type RunningTemporal } from './temporal-dev-server';
@@ -111,6 +117,7 @@ async function start(stopEverything: (exitCode: number) => Promise<void>): Promi
     ...process.env,
     ...secrets,
     ...grpcTls.environment,
+    ...plaintextTemporalEnvironment,
     DATABASE_URL: postgres.url,
     TEMPORAL_ADDRESS: temporal.address,
     TEMPORAL_NAMESPACE: stack.namespace,

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
-import { ConfigError, loadConfig } from '../../../src/config';
+import { ConfigError, loadConfig, plaintextTemporalEnvironment } from '../../../src/config';
 import { createLogger } from '../../../src/logger';
 import {
   describeTemporalConnection,
@@ -129,6 +129,20 @@ describe('Temporal connection configuration', () => {
 
   it('stays plaintext when TEMPORAL_TLS is false and nothing else is set', () => {
     expect(optionsFor({ TEMPORAL_TLS: 'false' })).toEqual({ address: 'temporal.example.internal:7233' });
+  });
+
+  it('gives an embedded stack plaintext whatever TLS settings and API key the shell holds for another cluster', () => {
+    const shell = {
+      TEMPORAL_TLS: 'true',
+      TEMPORAL_TLS_CA: authority.certificate,
+      TEMPORAL_TLS_CERT: client.certificate,
+      TEMPORAL_TLS_KEY: client.privateKey,
+      TEMPORAL_TLS_SERVER_NAME: 'frontend.temporal.internal',
+      TEMPORAL_API_KEY: apiKey,
+    };
+    expect(optionsFor({ ...shell, ...plaintextTemporalEnvironment })).toEqual({
+      address: 'temporal.example.internal:7233',
+    });
   });
 
   it.each<[string, () => Record<string, string>]>([
