@@ -15,6 +15,17 @@ export const bookingWorkflowsPath = require.resolve('../workflows');
 /** Tracing and request-id interceptors, bundled with the workflow whether or not the worker exports spans. */
 export const bookingWorkflowInterceptorsPath = require.resolve('../workflows/interceptors');
 
+/**
+ * The interceptors and preloaded modules every bundle of the booking workflows carries (tests bundling workflows of
+ * their own take the same). The preloaded module is loaded once per V8 context rather than once per workflow: the
+ * async context storages every workflow shares, whose per-workflow copies cost each cached workflow memory in
+ * proportion to the whole cache.
+ */
+export const bookingWorkflowBundleOptions = {
+  workflowInterceptorModules: [bookingWorkflowInterceptorsPath],
+  preloadModules: [require.resolve('../workflows/shared-async-context')],
+};
+
 /** The build's output folder (dist/ after `npm run build`): two levels above this module's src/worker/. */
 export const defaultWorkflowBundleDirectory = path.resolve(__dirname, '..', '..');
 export const workflowBundleFileName = 'workflow-bundle.js';
@@ -39,7 +50,7 @@ export function bundleBookingWorkflows(
 ): Promise<WorkflowBundleWithSourceMap> {
   return bundleWorkflowCode({
     workflowsPath: bookingWorkflowsPath,
-    workflowInterceptorModules: [bookingWorkflowInterceptorsPath],
+    ...bookingWorkflowBundleOptions,
     ...(logger === undefined ? {} : { logger }),
     ...(onModuleFile === undefined
       ? {}

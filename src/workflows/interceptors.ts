@@ -4,9 +4,9 @@ import {
   OpenTelemetryInternalsInterceptor,
   OpenTelemetryOutboundInterceptor,
 } from '@temporalio/interceptors-opentelemetry/lib/workflow';
+import { context as openTelemetryContext, ROOT_CONTEXT } from '@opentelemetry/api';
 import { defaultPayloadConverter, type Headers } from '@temporalio/common';
 import {
-  AsyncLocalStorage,
   isCancellation,
   log,
   patched,
@@ -23,6 +23,7 @@ import {
   type WorkflowOutboundCallsInterceptor,
 } from '@temporalio/workflow';
 import { requestIdHeader } from '../domain/request-correlation';
+import { servedRequestId, servingRequest, sharedContextManager } from './shared-async-context';
 
 /**
  * Span ids are drawn from the workflow's seeded random numbers, the same ones `uuid4()` draws passenger ids from.
@@ -114,9 +115,6 @@ class BookingTracingOutbound extends OpenTelemetryOutboundInterceptor {
   }
 }
 
-/** The request the workflow code is serving: the start's for the run itself, each update's for its handler. */
-const servedRequestIds = new AsyncLocalStorage<string>();
-
 function requestIdOf(headers: Headers): string | undefined {
   const payload = headers[requestIdHeader];
   if (payload === undefined) return undefined;
@@ -126,7 +124,7 @@ function requestIdOf(headers: Headers): string | undefined {
 
 function servingRequestOf<T>(headers: Headers, work: () => T): T {
   const requestId = requestIdOf(headers);
-  return requestId === undefined ? work() : servedRequestIds.run(requestId, work);
+  return requestId === undefined ? work() : servingRequest(requestId, work);
 }
 
 /**
@@ -150,7 +148,7 @@ const requestIdInbound: WorkflowInboundCallsInterceptor = {
 };
 
 function withServedRequestId(headers: Headers): Headers {
-  const requestId = servedRequestIds.getStore();
+  const requestId = servedRequestId();
   return requestId === undefined
     ? headers
     : { ...headers, [requestIdHeader]: defaultPayloadConverter.toPayload(requestId) };
@@ -160,13 +158,25 @@ const requestIdOutbound: WorkflowOutboundCallsInterceptor = {
   scheduleActivity: (input, next) => next({ ...input, headers: withServedRequestId(input.headers) }),
   scheduleLocalActivity: (input, next) => next({ ...input, headers: withServedRequestId(input.headers) }),
   getLogAttributes(input: GetLogAttributesInput, next) {
-    const requestId = servedRequestIds.getStore();
+    const requestId = servedRequestId();
     return next(requestId === undefined ? input : { request_id: requestId, ...input });
   },
 };
 
-export const interceptors: WorkflowInterceptorsFactory = () => ({
-  inbound: [new BookingTracingInbound(), requestIdInbound],
-  outbound: [new BookingTracingOutbound(), requestIdOutbound],
-  internals: [new OpenTelemetryInternalsInterceptor()],
-});
+/**
+ * Made for each workflow. The package's interceptors register a context manager of their own per workflow, each
+ * with its own AsyncLocalStorage; the one shared storage replaces it (see shared-async-context.ts for the cost it
+ * avoids). Theirs is never used, so its storage is never enabled. Spans, their parents and the trace headers are
+ * unchanged: the tracer reads the active context through the registered manager.
+ */
+export const interceptors: WorkflowInterceptorsFactory = () => {
+  const tracingInbound = new BookingTracingInbound();
+  const tracingOutbound = new BookingTracingOutbound();
+  openTelemetryContext.disable();
+  openTelemetryContext.setGlobalContextManager(sharedContextManager(ROOT_CONTEXT));
+  return {
+    inbound: [tracingInbound, requestIdInbound],
+    outbound: [tracingOutbound, requestIdOutbound],
+    internals: [new OpenTelemetryInternalsInterceptor()],
+  };
+};
