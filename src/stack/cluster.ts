@@ -44,7 +44,7 @@ interface BookingProcess {
   environment: NodeJS.ProcessEnv;
 }
 
-function bookingProcesses(settings: ClusterStackConfig): BookingProcess[] {
+function bookingProcesses(settings: ClusterStackConfig, bookingsWorkers = 2): BookingProcess[] {
   const api = (index: number): BookingProcess => ({
     name: `api-${index + 1}`,
     entryPoint: 'api/main.js',
@@ -65,17 +65,18 @@ function bookingProcesses(settings: ClusterStackConfig): BookingProcess[] {
   return [
     api(0),
     api(1),
-    worker('worker-bookings-1', taskQueues.bookings, 2),
-    worker('worker-bookings-2', taskQueues.bookings, 3),
-    worker('worker-booking-seats', taskQueues.seats, 4),
-    worker('worker-booking-payments', taskQueues.payments, 5),
-    worker('worker-booking-notifications', taskQueues.notifications, 6),
+    ...Array.from({ length: bookingsWorkers }, (_, index) =>
+      worker(`worker-bookings-${index + 1}`, taskQueues.bookings, 2 + index),
+    ),
+    worker('worker-booking-seats', taskQueues.seats, 2 + bookingsWorkers),
+    worker('worker-booking-payments', taskQueues.payments, 3 + bookingsWorkers),
+    worker('worker-booking-notifications', taskQueues.notifications, 4 + bookingsWorkers),
   ];
 }
 
 /** Every port the stack binds, with the variable that moves it. */
-function clusterPorts(settings: ClusterStackConfig): [number, string][] {
-  const processes = bookingProcesses(settings);
+function clusterPorts(settings: ClusterStackConfig, bookingsWorkers?: number): [number, string][] {
+  const processes = bookingProcesses(settings, bookingsWorkers);
   const fromBase = (base: number, variable: string, count: number): [number, string][] =>
     Array.from({ length: count }, (_, offset) => [
       base + offset,
@@ -117,6 +118,8 @@ export interface ClusterStackOptions {
   settings?: Partial<ClusterStackConfig>;
   /** Variables every booking process gets on top of the stack's own (e.g. BOOKING_HOLD_SECONDS). */
   environment?: NodeJS.ProcessEnv;
+  /** Worker processes on the `bookings` queue (2 by default), for scaling measurements. */
+  bookingsWorkers?: number;
   /** A process crash-looped and its supervisor gave up (the stack keeps the others running). */
   onGiveUp?: (name: string) => void;
 }
@@ -155,7 +158,7 @@ export async function startClusterStack(options: ClusterStackOptions = {}): Prom
   const settings = { ...loadClusterStackConfig(process.env, projectRoot), ...options.settings };
   // Each of the dozen children hooks this process's exit (stopWithParent): not a leak.
   process.setMaxListeners(Math.max(process.getMaxListeners(), 64));
-  await assertPortsFree(clusterPorts(settings));
+  await assertPortsFree(clusterPorts(settings, options.bookingsWorkers));
   const logDirectory = path.join(settings.dataDirectory, 'logs');
   fs.mkdirSync(logDirectory, { recursive: true });
   const setupLog = path.join(logDirectory, 'setup.log');
@@ -261,7 +264,7 @@ export async function startClusterStack(options: ClusterStackOptions = {}): Prom
     logger.info('applying migrations and demo data');
     await migrateAndSeed(databaseUrl, config);
 
-    const processes = bookingProcesses(settings);
+    const processes = bookingProcesses(settings, options.bookingsWorkers);
     for (const bookingProcess of processes) {
       const service = superviseBookingProcess({
         name: bookingProcess.name,
