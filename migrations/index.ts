@@ -6,6 +6,7 @@ import * as identityProvider from './20261122_003_identity_provider';
 import * as externalIdentities from './20261122_004_external_identities';
 import * as bookingHoldClaims from './20261122_005_booking_hold_claims';
 import * as idempotencyReservedIds from './20261122_006_idempotency_reserved_ids';
+import * as refusedCreateFingerprints from './20261123_007_refused_create_fingerprints';
 
 export interface NamedMigration {
   /** Recorded in knex_migrations; never rename an applied migration. */
@@ -20,4 +21,5 @@ export const migrations: readonly NamedMigration[] = [
   { name: '20261122_004_external_identities', migration: externalIdentities },
   { name: '20261122_005_booking_hold_claims', migration: bookingHoldClaims },
   { name: '20261122_006_idempotency_reserved_ids', migration: idempotencyReservedIds },
+  { name: '20261123_007_refused_create_fingerprints', migration: refusedCreateFingerprints },
 ];

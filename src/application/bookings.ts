@@ -18,6 +18,7 @@ import {
   idempotencyKeyReused,
   notFound,
   permissionDenied,
+  seatUnavailable,
   unavailable,
   validationFailed,
 } from '../domain/errors';
@@ -32,6 +33,7 @@ import {
 } from '../db/booking-read-model';
 import { parseInt8 } from '../db/connection';
 import { pageWindow, readPage } from '../db/paging';
+import { seatsTakenColumn } from '../db/seat-allocations';
 import { assertFareClassesOnSale, defaultRefundRule } from '../domain/fares';
 import { isTerminal } from '../domain/lifecycle';
 import { money } from '../domain/money';
@@ -67,6 +69,7 @@ import type {
   PageRequest,
 } from './interface';
 import { createOpenHoldClaims } from './open-hold-claims';
+import { createSeatsInFlight } from './seats-in-flight';
 import { domainErrorFromTemporal, isWorkflowGone } from './temporal-outcomes';
 import { isStaff } from '../domain/roles';
 import { assertCreateSeatsOnBus } from '../domain/seat-layout';
@@ -95,6 +98,15 @@ async function settledBy<T>(promise: Promise<T>, deadline: number): Promise<T | 
   }
 }
 
+/** SEAT_UNAVAILABLE for seats another booking's create is reserving at this moment. */
+function seatsBeingReserved(seatNumbers: readonly string[]): DomainError {
+  const refusal = seatUnavailable(seatNumbers);
+  const pronoun = seatNumbers.length === 1 ? 'it' : 'them';
+  return new DomainError('SEAT_UNAVAILABLE', `${refusal.message}: another booking is reserving ${pronoun}`, {
+    details: refusal.details,
+  });
+}
+
 /** Activity timings not in Config; tests shorten the retry interval to keep transient-failure cases fast. */
 export const defaultActivityTimings = {
   activityStartToCloseMs: 30_000,
@@ -121,6 +133,12 @@ interface BookableTrip {
   originTimeZone: string;
   farePrices: FarePrices;
   seatClasses: Record<string, FareClass>;
+  /** The requested seats another booking holds or has booked (lapsed holds excepted), sorted. */
+  seatsTaken: string[];
+  /** Whether a create of this booking id came before: this one is a retry. */
+  madeBefore: boolean;
+  /** The request of an earlier create of this booking id that was refused before it claimed a slot. */
+  refusedRequestFingerprint: string | null;
 }
 
 function tripUnavailable(tripId: string, why: string): DomainError {
@@ -148,9 +166,14 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
     claimDurationMs: timings.holdDurationMs,
     now,
   });
+  const seatsInFlight = createSeatsInFlight();
 
-  async function loadBookableTrip(tripId: string): Promise<BookableTrip> {
-    // One round trip: the trip, its origin's time zone, its fares and its layout's seats.
+  async function loadBookableTrip(
+    tripId: string,
+    request: { seatNumbers: readonly string[]; bookingId: string },
+  ): Promise<BookableTrip> {
+    // One round trip: the trip, its origin's time zone, its fares, its layout's seats, which of the requested seats
+    // are taken, and whether the booking id was used before.
     const trip:
       | {
           id: string;
@@ -162,6 +185,9 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
           fares: [FareClass, string, string][];
           /** [seat number, fare class]. */
           seats: [string, FareClass][];
+          taken_seats: string[];
+          made_before: boolean;
+          refused_request_fingerprint: string | null;
         }
       | undefined = await database('trips')
       .join('routes', 'routes.id', 'trips.route_id')
@@ -178,6 +204,13 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
                          FROM trip_fares AS fare WHERE fare.trip_id = trips.id) AS fares`),
         database.raw(`(SELECT coalesce(json_agg(json_build_array(seat.seat_number, seat.fare_class)), '[]'::json)
                          FROM seats AS seat WHERE seat.layout_id = trips.layout_id) AS seats`),
+        seatsTakenColumn(database, {
+          tripAlias: 'trips',
+          seatNumbers: request.seatNumbers,
+          bookingId: request.bookingId,
+          lapsedHoldGraceSeconds: config.booking.lapsedHoldGraceSeconds,
+        }),
+        ...openHolds.earlierCreateColumns(request.bookingId),
       );
     if (trip === undefined) throw notFound('Trip', tripId);
     if (trip.status === 'CANCELLED') throw tripUnavailable(tripId, 'the trip was cancelled');
@@ -198,6 +231,9 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
       originTimeZone: trip.time_zone,
       farePrices,
       seatClasses,
+      seatsTaken: [...trip.taken_seats].sort(),
+      madeBefore: trip.made_before,
+      refusedRequestFingerprint: trip.refused_request_fingerprint,
     };
   }
 
@@ -363,10 +399,12 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
     const command = validateCreateBooking(input, { maxPassengers: config.booking.maxPassengersPerBooking });
     const chosenBookingId =
       options.bookingId === undefined ? undefined : validateId(options.bookingId, 'booking_id');
+    const bookingId = chosenBookingId ?? randomUUID();
+    const seatNumbers = command.passengers.map((passenger) => passenger.seatNumber);
     // Both reads at once; the account's refusal still comes first when both fail.
     const [account, bookableTrip] = await Promise.allSettled([
       assertCustomerAccount(actor),
-      loadBookableTrip(command.tripId),
+      loadBookableTrip(command.tripId, { seatNumbers, bookingId }),
     ]);
     if (account.status === 'rejected') throw account.reason;
     if (bookableTrip.status === 'rejected') throw bookableTrip.reason;
@@ -375,10 +413,70 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
     assertCreateSeatsOnBus(command, trip.seatClasses);
     assertFareClassesOnSale(command.passengers, trip.farePrices);
 
-    const bookingId = chosenBookingId ?? randomUUID();
+    const requestFingerprint = cipher.blindIndex(JSON.stringify(command));
+    if (trip.refusedRequestFingerprint !== null && trip.refusedRequestFingerprint !== requestFingerprint) {
+      throw idempotencyKeyReused();
+    }
+    // A seat someone else holds, or that another create here is reserving, is refused before any workflow: a
+    // burst for a few seats starts a workflow per seat rather than per request. The workflow's hold stays the
+    // authority (creates through other processes race there). A retry of a booking id answers what it got before.
+    const refuseEarly = async (refusal: DomainError): Promise<never> => {
+      if (chosenBookingId !== undefined) {
+        await openHolds.recordRefusal(customerId, bookingId, requestFingerprint);
+      }
+      throw refusal;
+    };
+    if (!trip.madeBefore && trip.seatsTaken.length > 0) await refuseEarly(seatUnavailable(trip.seatsTaken));
+    const passage = seatsInFlight.enter(trip.id, seatNumbers, bookingId);
+    if (!passage.entered && !trip.madeBefore) await refuseEarly(seatsBeingReserved(passage.reservedByOthers));
+    const leaveSeats = () => {
+      if (passage.entered) passage.leave();
+    };
+    let outcome: Promise<{ booking: BookingState } | { error: unknown }>;
+    let startOperation: WithStartWorkflowOperation<typeof bookingWorkflow>;
+    try {
+      ({ startOperation, outcome } = await startCreate({
+        customerId,
+        bookingId,
+        requestFingerprint,
+        command,
+        trip,
+        answerBy,
+      }));
+    } catch (error) {
+      leaveSeats();
+      throw error;
+    }
+    // The seats stay marked until the workflow has held them or failed, even when the answer goes out before.
+    void outcome.then(leaveSeats);
+    return answerCreate(actor, {
+      bookingId,
+      chosenBookingId,
+      requestFingerprint,
+      answerBy,
+      startOperation,
+      outcome,
+    });
+  }
+
+  /**
+   * Claims the customer's slot and starts the booking's workflow with its create update; the outcome promise
+   * never rejects (it carries the error instead).
+   */
+  async function startCreate(create: {
+    customerId: string;
+    bookingId: string;
+    requestFingerprint: string;
+    command: ReturnType<typeof validateCreateBooking>;
+    trip: BookableTrip;
+    answerBy: number;
+  }): Promise<{
+    startOperation: WithStartWorkflowOperation<typeof bookingWorkflow>;
+    outcome: Promise<{ booking: BookingState } | { error: unknown }>;
+  }> {
+    const { customerId, bookingId, requestFingerprint, command, trip, answerBy } = create;
     // One account may not hold a whole bus: the slot is taken before the workflow can hold anything.
     await openHolds.claim(customerId, bookingId);
-    const requestFingerprint = cipher.blindIndex(JSON.stringify(command));
     const departureTime = trip.departureTime.toISOString();
     const workflowInput: BookingWorkflowInput = {
       bookingId,
@@ -431,6 +529,22 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
         (booking): { booking: BookingState } => ({ booking }),
         (error: unknown) => ({ error }),
       );
+    return { startOperation, outcome };
+  }
+
+  /** The create's answer: the booking once held, its refusal, or BOOKING_PROCESSING when `answerBy` comes first. */
+  async function answerCreate(
+    actor: Actor,
+    create: {
+      bookingId: string;
+      chosenBookingId: string | undefined;
+      requestFingerprint: string;
+      answerBy: number;
+      startOperation: WithStartWorkflowOperation<typeof bookingWorkflow>;
+      outcome: Promise<{ booking: BookingState } | { error: unknown }>;
+    },
+  ): Promise<BookingView> {
+    const { bookingId, chosenBookingId, requestFingerprint, answerBy, startOperation, outcome } = create;
     const answer = await settledBy(outcome, answerBy);
     if (answer === undefined) {
       settleLateCreate(bookingId, startOperation, outcome);

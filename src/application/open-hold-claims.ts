@@ -12,6 +12,17 @@ export interface OpenHoldClaims {
   release(bookingId: string): Promise<void>;
   /** The customer whose create claimed this booking id, while the claim is kept; undefined otherwise. */
   claimant(bookingId: string): Promise<string | undefined>;
+  /**
+   * Columns for a query of the create's own about earlier creates of this booking id: `made_before`, whether one
+   * got as far as a claim (a workflow may exist) or a booking row, so this one is a retry and answers what that
+   * create got; `refused_request_fingerprint`, the request of one refused before it claimed anything.
+   */
+  earlierCreateColumns(bookingId: string): Knex.Raw[];
+  /**
+   * Remembers a create refused before it claimed a slot under the booking id it named (the refusal takes no slot):
+   * the id named again with another request is refused, not taken for a retry. A create already remembered stays.
+   */
+  recordRefusal(customerId: string, bookingId: string, requestFingerprint: string): Promise<void>;
 }
 
 export interface OpenHoldClaimsDependencies {
@@ -66,7 +77,8 @@ export function createOpenHoldClaims(dependencies: OpenHoldClaimsDependencies): 
         .where('expires_at', '<=', at)
         .delete();
       const counted: { rows: { counted: boolean }[] } = await transaction.raw(
-        `SELECT EXISTS (SELECT 1 FROM booking_hold_claims WHERE booking_id = :bookingId)
+        `SELECT EXISTS (SELECT 1 FROM booking_hold_claims
+                         WHERE booking_id = :bookingId AND refused_request_fingerprint IS NULL)
              OR EXISTS (SELECT 1 FROM bookings WHERE id = :bookingId) AS counted`,
         { bookingId },
       );
@@ -82,12 +94,21 @@ export function createOpenHoldClaims(dependencies: OpenHoldClaimsDependencies): 
           at,
         );
       }
-      await transaction('booking_hold_claims').insert({
-        booking_id: bookingId,
-        customer_id: customerId,
-        claimed_at: at,
-        expires_at: new Date(at.getTime() + claimDurationMs),
-      });
+      // A retry of a create refused earlier (its seat is free now) turns the refusal's row into its claim.
+      await transaction('booking_hold_claims')
+        .insert({
+          booking_id: bookingId,
+          customer_id: customerId,
+          claimed_at: at,
+          expires_at: new Date(at.getTime() + claimDurationMs),
+        })
+        .onConflict('booking_id')
+        .merge({
+          claimed_at: at,
+          expires_at: new Date(at.getTime() + claimDurationMs),
+          released_at: null,
+          refused_request_fingerprint: null,
+        });
     });
   }
 
@@ -105,5 +126,36 @@ export function createOpenHoldClaims(dependencies: OpenHoldClaimsDependencies): 
     return row?.customer_id;
   }
 
-  return { claim, release, claimant };
+  function earlierCreateColumns(bookingId: string): Knex.Raw[] {
+    return [
+      database.raw(
+        `(EXISTS (SELECT 1 FROM booking_hold_claims
+                   WHERE booking_id = ? AND refused_request_fingerprint IS NULL)
+            OR EXISTS (SELECT 1 FROM bookings WHERE id = ?)) AS made_before`,
+        [bookingId, bookingId],
+      ),
+      database.raw(
+        `(SELECT refused_request_fingerprint FROM booking_hold_claims WHERE booking_id = ?)
+           AS refused_request_fingerprint`,
+        [bookingId],
+      ),
+    ];
+  }
+
+  async function recordRefusal(customerId: string, bookingId: string, requestFingerprint: string) {
+    const at = now();
+    await database('booking_hold_claims')
+      .insert({
+        booking_id: bookingId,
+        customer_id: customerId,
+        claimed_at: at,
+        expires_at: new Date(at.getTime() + claimDurationMs),
+        released_at: at,
+        refused_request_fingerprint: requestFingerprint,
+      })
+      .onConflict('booking_id')
+      .ignore();
+  }
+
+  return { claim, release, claimant, earlierCreateColumns, recordRefusal };
 }

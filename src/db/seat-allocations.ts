@@ -30,15 +30,20 @@ export interface SeatHold {
   passengerId: string;
 }
 
+/**
+ * Whether the allocation `allocation` of the booking `booking` is a hold lapsed past the grace period (its one
+ * parameter, in seconds): a reservation releases such a hold rather than being refused by it.
+ */
+const lapsedHoldSql = `(allocation.state = 'HELD' AND booking.status <> 'CONFIRMED'
+  AND allocation.hold_expires_at < now() - make_interval(secs => ?))`;
+
 /** The active allocations of these seats, locked until the transaction ends. */
 export async function lockActiveAllocations(
   transaction: Knex.Transaction,
   input: { tripId: string; seatNumbers: readonly string[]; lapsedHoldGraceSeconds: number },
 ): Promise<ActiveAllocation[]> {
   const { rows } = await transaction.raw<{ rows: ActiveAllocation[] }>(
-    `SELECT allocation.id, allocation.seat_number, allocation.booking_id,
-            (allocation.state = 'HELD' AND booking.status <> 'CONFIRMED'
-              AND allocation.hold_expires_at < now() - make_interval(secs => ?)) AS lapsed
+    `SELECT allocation.id, allocation.seat_number, allocation.booking_id, ${lapsedHoldSql} AS lapsed
        FROM seat_allocations AS allocation JOIN bookings AS booking ON booking.id = allocation.booking_id
       WHERE allocation.trip_id = ? AND allocation.seat_number = ANY(?::text[])
         AND allocation.state IN ('HELD', 'BOOKED')
@@ -91,6 +96,30 @@ export function seatTakenColumn(database: Knex, aliases: { trip: string; seat: s
               WHERE allocation.trip_id = ??.id AND allocation.seat_number = ??.seat_number
                 AND allocation.state IN ('HELD', 'BOOKED')) AS taken`,
     [aliases.trip, aliases.seat],
+  );
+}
+
+/**
+ * The column `taken_seats` of a query over trips (`tripAlias`): a JSON array of the seats among these that another
+ * booking holds or has booked, lapsed holds excepted, as a reservation would find them. A read without locks, for
+ * refusing a create early; the reservation's own check stays the authority.
+ */
+export function seatsTakenColumn(
+  database: Knex,
+  input: {
+    tripAlias: string;
+    seatNumbers: readonly string[];
+    bookingId: string;
+    lapsedHoldGraceSeconds: number;
+  },
+): Knex.Raw {
+  return database.raw(
+    `(SELECT coalesce(json_agg(allocation.seat_number), '[]'::json)
+        FROM seat_allocations AS allocation JOIN bookings AS booking ON booking.id = allocation.booking_id
+       WHERE allocation.trip_id = ??.id AND allocation.seat_number = ANY(?::text[])
+         AND allocation.state IN ('HELD', 'BOOKED') AND allocation.booking_id <> ?
+         AND NOT ${lapsedHoldSql}) AS taken_seats`,
+    [input.tripAlias, [...input.seatNumbers], input.bookingId, input.lapsedHoldGraceSeconds],
   );
 }
 
