@@ -15,13 +15,29 @@ import type { AsyncLocalStorage as NodeAsyncLocalStorage } from 'node:async_hook
  * for the same reason (a frozen copy of it could not register a tracer provider); callers pass its root context.
  */
 
-/** The sandbox's AsyncLocalStorage (the SDK injects it): a preloaded module's storages outlive every workflow. */
-const SandboxAsyncLocalStorage = (
-  globalThis as unknown as { AsyncLocalStorage: new <T>() => NodeAsyncLocalStorage<T> }
-).AsyncLocalStorage;
+interface ContextStorage<T> {
+  run<R>(store: T, work: () => R): R;
+  getStore(): T | undefined;
+}
 
-const tracingContexts = new SandboxAsyncLocalStorage<Context>();
-const servedRequestIds = new SandboxAsyncLocalStorage<string>();
+/** Outside a workflow sandbox (a test importing the interceptors' constants) there is no context to keep. */
+class NoContextStorage<T> implements ContextStorage<T> {
+  run<R>(_store: T, work: () => R): R {
+    return work();
+  }
+
+  getStore(): T | undefined {
+    return undefined;
+  }
+}
+
+/** The sandbox's AsyncLocalStorage (the SDK injects it): made before any workflow, it outlives every workflow. */
+const SandboxAsyncLocalStorage =
+  (globalThis as unknown as { AsyncLocalStorage?: new <T>() => NodeAsyncLocalStorage<T> })
+    .AsyncLocalStorage ?? NoContextStorage;
+
+const tracingContexts: ContextStorage<Context> = new SandboxAsyncLocalStorage<Context>();
+const servedRequestIds: ContextStorage<string> = new SandboxAsyncLocalStorage<string>();
 
 /**
  * An OpenTelemetry context manager over the one shared storage; each workflow registers its own (a small object),
