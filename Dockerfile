@@ -15,6 +15,10 @@ COPY migrations ./migrations
 # The build's last step writes dist/workflow-bundle.js, which workers start from instead of bundling at start.
 COPY scripts/build-workflow-bundle.cjs ./scripts/
 RUN npm run build && npm prune --omit=dev --ignore-scripts
+# Production workers refuse to bundle at start: the image build fails here instead if pruning the dev packages
+# removed or changed a file the bundle was made from.
+RUN node -e "const found = require('./dist/src/worker/workflow-bundle.js').findPrebuiltWorkflowBundle(); \
+  if (found.kind !== 'prebuilt') { console.error(found.reason); process.exit(1); }"
 
 FROM ${NODE_IMAGE} AS runtime
 ENV NODE_ENV=production

@@ -37,6 +37,11 @@ export interface BookingWorkersOptions {
   workflowBundle?: WorkflowBundleWithSourceMap;
   /** Where `npm run build` wrote the pre-built bundle; the build output folder by default. */
   workflowBundleDirectory?: string;
+  /**
+   * Refuse to start rather than bundle from source (production): the image carries the bundle its build made, so
+   * a missing or stale one means a broken image, and bundling would cost every new pod seconds of CPU at start.
+   */
+  requirePrebuiltWorkflowBundle?: boolean;
 }
 
 export interface BookingWorkers {
@@ -61,6 +66,11 @@ async function workflowCode(options: BookingWorkersOptions): Promise<WorkflowBun
       'workflow code: the pre-built bundle',
     );
     return { codePath: found.codePath };
+  }
+  if (options.requirePrebuiltWorkflowBundle === true) {
+    throw new Error(
+      `workflow code: ${found.reason}; a production worker runs only the bundle \`npm run build\` wrote and does not bundle at start`,
+    );
   }
   const bundle = await bundleBookingWorkflows();
   options.logger.info(

@@ -82,6 +82,7 @@ async function start(logger: Logger, config: Config): Promise<{ running: Promise
       smsSender: withClientSpans(dependencies.smsSender, 'SmsSender', ['send']),
     }),
     logger,
+    requirePrebuiltWorkflowBundle: config.environment === 'production',
   });
   observed.workers = workers;
   stopEverything = async () => {
