@@ -2,7 +2,13 @@
 // separate processes, two API processes and workers split by task queue, all supervised. Also a library for tests.
 import fs from 'node:fs';
 import path from 'node:path';
-import { loadClusterStackConfig, loadConfig, type ClusterStackConfig, type Config } from '../config';
+import {
+  loadClusterStackConfig,
+  loadConfig,
+  plaintextTemporalEnvironment,
+  type ClusterStackConfig,
+  type Config,
+} from '../config';
 import { projectRoot } from '../project-root';
 import { taskQueues } from '../domain/task-queues';
 import { startEmbeddedPostgres, type RunningPostgres } from './embedded-postgres';
@@ -250,6 +256,8 @@ export async function startClusterStack(options: ClusterStackOptions = {}): Prom
       ...process.env,
       ...secrets,
       ...grpcTls.environment,
+      // The shell's Temporal security settings (for another cluster) are not this cluster's.
+      ...plaintextTemporalEnvironment,
       ...temporalTlsEnvironment(temporalTls),
       DATABASE_URL: databaseUrl,
       TEMPORAL_ADDRESS: temporal.address,
