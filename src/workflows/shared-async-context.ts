@@ -1,6 +1,5 @@
 // The async context every workflow of a worker's V8 context shares: loaded once, when the context is made.
 import type { Context, ContextManager } from '@opentelemetry/api';
-import type { AsyncLocalStorage as NodeAsyncLocalStorage } from 'node:async_hooks';
 
 /*
  * Why one store for all: Node keeps one slot per enabled AsyncLocalStorage on every promise created while it is
@@ -15,6 +14,7 @@ import type { AsyncLocalStorage as NodeAsyncLocalStorage } from 'node:async_hook
  * for the same reason (a frozen copy of it could not register a tracer provider); callers pass its root context.
  */
 
+/** What the code below uses of an AsyncLocalStorage. */
 interface ContextStorage<T> {
   run<R>(store: T, work: () => R): R;
   getStore(): T | undefined;
@@ -33,8 +33,8 @@ class NoContextStorage<T> implements ContextStorage<T> {
 
 /** The sandbox's AsyncLocalStorage (the SDK injects it): made before any workflow, it outlives every workflow. */
 const SandboxAsyncLocalStorage =
-  (globalThis as unknown as { AsyncLocalStorage?: new <T>() => NodeAsyncLocalStorage<T> })
-    .AsyncLocalStorage ?? NoContextStorage;
+  (globalThis as unknown as { AsyncLocalStorage?: new <T>() => ContextStorage<T> }).AsyncLocalStorage ??
+  NoContextStorage;
 
 const tracingContexts: ContextStorage<Context> = new SandboxAsyncLocalStorage<Context>();
 const servedRequestIds: ContextStorage<string> = new SandboxAsyncLocalStorage<string>();
