@@ -52,6 +52,33 @@ const openHoldsSql = `
   ORDER BY expires_at
   LIMIT :limit`;
 
+/**
+ * The claim, under the customer's lock: `counted` when the booking id already counts (a retry takes no second
+ * slot; the customer's other expired claims are purged, its own is renewed instead), else `claimed` when the open
+ * holds were below the cap (a create refused earlier under this id has its row turned into the claim), and
+ * `open_holds`, the expiries the cap was reached with.
+ */
+const claimSql = `
+  WITH purged AS (
+    DELETE FROM booking_hold_claims
+     WHERE customer_id = :customerId AND expires_at <= :at AND booking_id <> :bookingId
+  ), earlier AS (
+    SELECT EXISTS (SELECT 1 FROM booking_hold_claims
+                    WHERE booking_id = :bookingId AND refused_request_fingerprint IS NULL AND expires_at > :at)
+        OR EXISTS (SELECT 1 FROM bookings WHERE id = :bookingId) AS counted
+  ), open_holds AS (${openHoldsSql}
+  ), claimed AS (
+    INSERT INTO booking_hold_claims (booking_id, customer_id, claimed_at, expires_at)
+    SELECT CAST(:bookingId AS uuid), CAST(:customerId AS uuid), CAST(:at AS timestamptz), CAST(:expiresAt AS timestamptz)
+     WHERE NOT (SELECT counted FROM earlier) AND (SELECT count(*) FROM open_holds) < :limit
+    ON CONFLICT (booking_id) DO UPDATE
+       SET claimed_at = excluded.claimed_at, expires_at = excluded.expires_at, released_at = NULL,
+           refused_request_fingerprint = NULL
+    RETURNING booking_id
+  )
+  SELECT (SELECT counted FROM earlier) AS counted, EXISTS (SELECT 1 FROM claimed) AS claimed,
+         (SELECT coalesce(json_agg(expires_at ORDER BY expires_at), '[]'::json) FROM open_holds) AS open_holds`;
+
 export function createOpenHoldClaims(dependencies: OpenHoldClaimsDependencies): OpenHoldClaims {
   const { database, maximumOpenHolds, claimDurationMs, now } = dependencies;
 
@@ -72,43 +99,22 @@ export function createOpenHoldClaims(dependencies: OpenHoldClaimsDependencies): 
         `${lockPrefix}${customerId}`,
       ]);
       const at = now();
-      await transaction('booking_hold_claims')
-        .where('customer_id', customerId)
-        .where('expires_at', '<=', at)
-        .delete();
-      const counted: { rows: { counted: boolean }[] } = await transaction.raw(
-        `SELECT EXISTS (SELECT 1 FROM booking_hold_claims
-                         WHERE booking_id = :bookingId AND refused_request_fingerprint IS NULL)
-             OR EXISTS (SELECT 1 FROM bookings WHERE id = :bookingId) AS counted`,
-        { bookingId },
-      );
-      if (counted.rows[0].counted) return;
-      const openHolds: { rows: { expires_at: Date }[] } = await transaction.raw(openHoldsSql, {
-        customerId,
-        at,
-        limit: maximumOpenHolds,
-      });
-      if (openHolds.rows.length >= maximumOpenHolds) {
-        throw capReached(
-          openHolds.rows.map((row) => row.expires_at),
+      // One statement after the lock (its snapshot sees every claim committed before): purge the customer's
+      // expired claims, tell a retry of a counted booking id, count the open holds, and claim below the cap.
+      const outcome: { rows: { counted: boolean; claimed: boolean; open_holds: string[] }[] } =
+        await transaction.raw(claimSql, {
+          customerId,
+          bookingId,
           at,
-        );
-      }
-      // A retry of a create refused earlier (its seat is free now) turns the refusal's row into its claim.
-      await transaction('booking_hold_claims')
-        .insert({
-          booking_id: bookingId,
-          customer_id: customerId,
-          claimed_at: at,
-          expires_at: new Date(at.getTime() + claimDurationMs),
-        })
-        .onConflict('booking_id')
-        .merge({
-          claimed_at: at,
-          expires_at: new Date(at.getTime() + claimDurationMs),
-          released_at: null,
-          refused_request_fingerprint: null,
+          expiresAt: new Date(at.getTime() + claimDurationMs),
+          limit: maximumOpenHolds,
         });
+      const { counted, claimed, open_holds: openHolds } = outcome.rows[0];
+      if (counted || claimed) return;
+      throw capReached(
+        openHolds.map((expiresAt) => new Date(expiresAt)),
+        at,
+      );
     });
   }
 
