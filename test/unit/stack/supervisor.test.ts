@@ -153,6 +153,35 @@ describe('service supervisor', () => {
     expect(supervisor.startCount).toBe(1);
   });
 
+  it('signals the running process as a failure would end it, and restarts it', async () => {
+    const { supervisor, startedPids, restartLines } = supervise('run', quickPolicy);
+    supervisor.start();
+    await waitFor('the first start', () => startedPids().length === 1);
+    expect(supervisor.pid).toBe(startedPids()[0]);
+
+    expect(supervisor.signal('SIGKILL')).toBe(true);
+    await waitFor('the restart', () => startedPids().length === 2);
+    expect(restartLines()).toEqual(['error: fake exited (signal SIGKILL); restarting in 10 ms (attempt 1)']);
+    await waitFor('the new pid', () => supervisor.pid === startedPids()[1]);
+  });
+
+  it('leaves the process running but restarts nothing after restarts are held', async () => {
+    const { supervisor, startedPids, restartLines } = supervise('run', quickPolicy);
+    supervisor.start();
+    await waitFor('the first start', () => startedPids().length === 1);
+    const [pid] = startedPids();
+
+    supervisor.holdRestarts();
+    expect(isRunning(pid)).toBe(true);
+    // What a Ctrl-C to the whole process group does while the stack stops its services one tier at a time.
+    process.kill(pid, 'SIGINT');
+    await waitFor('the exit', () => !isRunning(pid));
+    await new Promise((resolve) => setTimeout(resolve, 20 * quickPolicy.initialDelayMs));
+    expect(startedPids()).toEqual([pid]);
+    expect(restartLines()).toEqual([]);
+    expect(supervisor.signal('SIGKILL')).toBe(false);
+  });
+
   it('gives up at once, in one line naming the cause, when the command cannot be run', async () => {
     const notExecutable = path.join(folder, 'not-executable');
     fs.writeFileSync(notExecutable, '#!/bin/sh\n', { mode: 0o644 });
