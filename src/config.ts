@@ -245,9 +245,9 @@ function integer(
 }
 
 /**
- * A cached booking costs the worker about 0.7 MiB of memory (the bench's soak: 231 → 931 MiB RSS for 1,000 cached
- * bookings); by default the cache holds a quarter of the V8 heap limit in MiB as bookings (100 to 1,000), which is
- * about a sixth of the heap limit in memory, and never fewer than the workflow tasks that may run at once.
+ * A cached booking costs the worker about 0.9 MiB of memory (the bench's soak: 231 MiB idle, about 1,160 MiB and
+ * flat with 1,000 cached while 10,000 are open); by default the cache holds a quarter of the V8 heap limit in MiB as
+ * bookings (100 to 1,000), and never fewer than the workflow tasks that may run at once.
  */
 export function defaultMaxCachedWorkflows(heapLimitMiB: number, maxConcurrentWorkflowTasks: number): number {
   const byMemory = Math.min(1000, Math.max(100, Math.floor(heapLimitMiB / 4)));
