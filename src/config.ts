@@ -122,7 +122,7 @@ export interface Config {
   tracing: TracingConfig;
 }
 
-/** The Temporal frontend and how to reach it: the same TEMPORAL_* variables the `temporal` CLI reads. */
+/** The Temporal frontend and how to reach it: TEMPORAL_* variables named as the `temporal` CLI's, but for its _PATH files. */
 export interface TemporalConfig {
   address: string;
   namespace: string;
