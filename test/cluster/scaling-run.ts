@@ -15,7 +15,8 @@ import { startClusterStack } from '../../src/stack/cluster';
 import { signInCustomers } from './load/customers';
 
 const usage = `tsx test/cluster/scaling-run.ts [--concurrency 30] [--bookings 150] [--workers 1,2,4] [--no-dev-server]
-Runs under \`flock /work/brief/bench.lock\` on a shared machine. Ports: the cluster stack's CLUSTER_* variables.`;
+Run \`npm run build\` first (the cluster stack starts the compiled processes); nothing else may load the machine
+while it measures. Ports: the cluster stack's CLUSTER_* variables.`;
 
 /** As the bench's stack runs them: no limit of the service is what gets measured. */
 const unlimited = {
