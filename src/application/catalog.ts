@@ -2,7 +2,7 @@
 import type { Knex } from 'knex';
 import { parseInt8 } from '../db/connection';
 import { pageWindow, readPage, type KeysetListing, type PageWindow } from '../db/paging';
-import { seatTakenColumn } from '../db/seat-allocations';
+import { takenSeatNumbersOfTrip } from '../db/seat-allocations';
 import type { FareClass, Money } from '../domain/booking';
 import { notFound, validationFailed } from '../domain/errors';
 import { validateId } from '../domain/validation';
@@ -172,19 +172,20 @@ export function createCatalogApplication(dependencies: CatalogApplicationDepende
   });
   /**
    * One round trip: the route (no row when it does not exist), its trips that day, each with its fares and its
-   * seat map, served by the trips (route_id, departure_time), seats and one-active-per-seat indexes. Written once
-   * as SQL text: building it per request with the query builder cost more than PostgreSQL's part.
+   * seat map, served by the trips (route_id, departure_time), seats and one-active-per-seat indexes (one range scan
+   * of the last per trip). Written once as SQL text: building it per request with the query builder cost more than
+   * PostgreSQL's part.
    */
   const routeAvailabilitySql = `
     SELECT trip.id AS trip_id, trip.departure_time, trip.arrival_time,
            (SELECT coalesce(json_agg(json_build_array(fare.fare_class, fare.amount_minor::text, fare.currency)),
                             '[]'::json)
               FROM trip_fares AS fare WHERE fare.trip_id = trip.id) AS fares,
-           (SELECT coalesce(json_agg(json_build_array(seat.seat_number, seat.fare_class, seat.taken)
+           (SELECT coalesce(json_agg(json_build_array(seat.seat_number, seat.fare_class,
+                                                      seat.seat_number = ANY(taken.seat_numbers))
                                      ORDER BY seat.row_number, seat.seat_number), '[]'::json)
-              FROM (SELECT seat.seat_number, seat.fare_class, seat.row_number,
-                           ${seatTakenColumn(database, { trip: 'trip', seat: 'seat' }).toQuery()}
-                      FROM seats AS seat WHERE seat.layout_id = trip.layout_id) AS seat) AS seats
+              FROM seats AS seat, ${takenSeatNumbersOfTrip(database, 'trip').toQuery()} AS taken
+             WHERE seat.layout_id = trip.layout_id) AS seats
       FROM routes AS route
       JOIN stops AS origin ON origin.code = route.origin_stop_code
       LEFT JOIN trips AS trip ON trip.route_id = route.id AND trip.status = 'SCHEDULED' AND ${localDateRangeSql}
