@@ -9,8 +9,9 @@ import { linearFit } from '../lib/statistics';
 const requiredSlopePercent = 10;
 const requiredOpenBookings = 10_000;
 const requiredWindowSeconds = 600;
-// Creates are what a 10,000-booking soak waits on; the API and the worker take this many at once without 503s.
-const createConcurrency = 40;
+// Creates are what a 10,000-booking soak waits on. On two cores, 40 at once made 7.5 a second and let 45 of the
+// 10,000 queue past their answer time (503); 20 at once made 14 a second and none.
+const createConcurrency = 20;
 const payConcurrency = 2;
 
 export interface MemoryPoint {
