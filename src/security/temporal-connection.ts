@@ -11,7 +11,9 @@ export interface TemporalConnectionOptions {
   apiKey?: string;
 }
 
-export function temporalConnectionOptions(temporal: TemporalConfig): TemporalConnectionOptions {
+export function temporalConnectionOptions(
+  temporal: Pick<TemporalConfig, 'address' | 'tls' | 'apiKey'>,
+): TemporalConnectionOptions {
   const { tls, apiKey } = temporal;
   return {
     address: temporal.address,

@@ -39,6 +39,7 @@ import {
   temporalServiceNames,
   writeTemporalServerConfig,
   type RunningTemporalCluster,
+  type TemporalClusterPorts,
   type TemporalClusterTls,
   type TemporalServiceName,
 } from './temporal-cluster';
@@ -80,6 +81,14 @@ function bookingProcesses(settings: ClusterStackConfig, bookingsWorkers = 2): Bo
   ];
 }
 
+function temporalPortsOf(settings: ClusterStackConfig): TemporalClusterPorts {
+  return {
+    frontend: settings.temporalPort,
+    membership: settings.temporalMembershipPort,
+    metrics: settings.temporalMetricsPort,
+  };
+}
+
 /** Every port the stack binds, with the variable that moves it. */
 function clusterPorts(settings: ClusterStackConfig, bookingsWorkers?: number): [number, string][] {
   const processes = bookingProcesses(settings, bookingsWorkers);
@@ -90,18 +99,11 @@ function clusterPorts(settings: ClusterStackConfig, bookingsWorkers?: number): [
     ]);
   return [
     [settings.postgresPort, 'CLUSTER_POSTGRES_PORT'],
-    ...temporalClusterPortList(
-      {
-        frontend: settings.temporalPort,
-        membership: settings.temporalMembershipPort,
-        metrics: settings.temporalMetricsPort,
-      },
-      {
-        frontend: 'CLUSTER_TEMPORAL_PORT',
-        membership: 'CLUSTER_TEMPORAL_MEMBERSHIP_PORT',
-        metrics: 'CLUSTER_TEMPORAL_METRICS_PORT',
-      },
-    ),
+    ...temporalClusterPortList(temporalPortsOf(settings), {
+      frontend: 'CLUSTER_TEMPORAL_PORT',
+      membership: 'CLUSTER_TEMPORAL_MEMBERSHIP_PORT',
+      metrics: 'CLUSTER_TEMPORAL_METRICS_PORT',
+    }),
     ...fromBase(settings.httpPort, 'CLUSTER_HTTP_PORT', 2),
     ...fromBase(settings.grpcPort, 'CLUSTER_GRPC_PORT', 2),
     ...fromBase(settings.metricsPort, 'CLUSTER_METRICS_PORT', processes.length),
@@ -217,11 +219,7 @@ export async function startClusterStack(options: ClusterStackOptions = {}): Prom
     logger.info('creating the databases and applying the Temporal schema (deploy/ scripts)');
     await prepareTemporalDatabases({ database, passwords, installation, logFile: setupLog });
 
-    const ports = {
-      frontend: settings.temporalPort,
-      membership: settings.temporalMembershipPort,
-      metrics: settings.temporalMetricsPort,
-    };
+    const ports = temporalPortsOf(settings);
     const configFile = writeTemporalServerConfig({
       directory: path.join(settings.dataDirectory, 'temporal'),
       installation,

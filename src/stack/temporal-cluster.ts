@@ -9,6 +9,7 @@ import { grpc } from '@temporalio/proto';
 import pg from 'pg';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { projectRoot } from '../project-root';
+import { temporalConnectionOptions } from '../security/temporal-connection';
 import { ServiceSupervisor } from './supervisor';
 import {
   loadOrCreateDevelopmentCertificates,
@@ -376,23 +377,28 @@ export interface RunningTemporalCluster {
   stop(): Promise<void>;
 }
 
-/** Options of a frontend connection from this process (readiness checks), TLS included. */
-export function frontendConnectionOptions(
+/** Options of a frontend connection from this process (readiness checks), mutual TLS as the booking processes use it. */
+function frontendConnectionOptions(
   address: string,
   tls: TemporalClusterTls | undefined,
 ): Parameters<typeof Connection.connect>[0] {
-  if (!tls) return { address, connectTimeout: 2000 };
   return {
-    address,
+    ...temporalConnectionOptions({
+      address,
+      ...(tls === undefined
+        ? {}
+        : {
+            tls: {
+              serverName: tls.serverName,
+              serverCaPem: fs.readFileSync(tls.certificates.certificateAuthority),
+              clientCertificate: {
+                certificatePem: fs.readFileSync(tls.certificates.client.certificate),
+                privateKey: fs.readFileSync(tls.certificates.client.privateKey),
+              },
+            },
+          }),
+    }),
     connectTimeout: 2000,
-    tls: {
-      serverNameOverride: tls.serverName,
-      serverRootCACertificate: fs.readFileSync(tls.certificates.certificateAuthority),
-      clientCertPair: {
-        crt: fs.readFileSync(tls.certificates.client.certificate),
-        key: fs.readFileSync(tls.certificates.client.privateKey),
-      },
-    },
   };
 }
 
@@ -404,11 +410,12 @@ export async function waitForFrontend(options: {
   gaveUp: () => boolean;
 }): Promise<void> {
   const deadline = Date.now() + options.timeoutMs;
+  const connectionOptions = frontendConnectionOptions(options.address, options.tls);
   let lastError: unknown;
   while (Date.now() < deadline) {
     if (options.gaveUp()) throw new Error('a Temporal service kept failing during start-up');
     try {
-      const connection = await Connection.connect(frontendConnectionOptions(options.address, options.tls));
+      const connection = await Connection.connect(connectionOptions);
       try {
         const answer = await connection.healthService.check({});
         if (answer.status === grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING) return;
