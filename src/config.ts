@@ -842,11 +842,16 @@ export interface StackConfig {
   namespace: string;
 }
 
+/** STACK_DATA_DIR, relative to the project unless absolute. */
+function stackDataDirectory(environment: Environment, projectRoot: string): string {
+  const dataDirectory = text(environment, 'STACK_DATA_DIR', '.data');
+  return dataDirectory.startsWith('/') ? dataDirectory : `${projectRoot}/${dataDirectory}`;
+}
+
 /** Settings of the one-command embedded stack (`npm start`); the processes it runs read `loadConfig`. */
 export function loadStackConfig(environment: Environment = process.env, projectRoot: string): StackConfig {
-  const dataDirectory = text(environment, 'STACK_DATA_DIR', '.data');
   return {
-    dataDirectory: dataDirectory.startsWith('/') ? dataDirectory : `${projectRoot}/${dataDirectory}`,
+    dataDirectory: stackDataDirectory(environment, projectRoot),
     postgresPort: port(environment, 'EMBEDDED_POSTGRES_PORT', 54320),
     temporalPort: port(environment, 'TEMPORAL_PORT', 7233),
     temporalUiPort: port(environment, 'TEMPORAL_UI_PORT', 8233),
@@ -884,13 +889,12 @@ export function loadClusterStackConfig(
   environment: Environment = process.env,
   projectRoot: string,
 ): ClusterStackConfig {
-  const stack = text(environment, 'STACK_DATA_DIR', '.data');
   const temporalMembershipPort = integer(environment, 'CLUSTER_TEMPORAL_MEMBERSHIP_PORT', 16933, {
     min: 1024,
     max: 32767 - 4,
   });
   return {
-    dataDirectory: `${stack.startsWith('/') ? stack : `${projectRoot}/${stack}`}/cluster`,
+    dataDirectory: `${stackDataDirectory(environment, projectRoot)}/cluster`,
     postgresPort: port(environment, 'CLUSTER_POSTGRES_PORT', 15432),
     temporalPort: port(environment, 'CLUSTER_TEMPORAL_PORT', 17233),
     temporalMembershipPort,
