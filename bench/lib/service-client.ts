@@ -5,6 +5,7 @@ import { BookingServiceCallError, createBookingClient, type BookingClient } from
 import { loadTestUsers, LOAD_TEST_PASSWORD } from '../../src/db/seed';
 import type { DevelopmentCertificates } from '../../src/stack/development-certificates';
 import type { FreeSeat } from './inventory';
+import { status as grpcStatus } from '@grpc/grpc-js';
 
 export interface Account {
   email: string;
@@ -173,26 +174,6 @@ export function createGrpcClient(address: string, certificates: DevelopmentCerti
   });
 }
 
-const grpcStatusNames: Record<number, string> = {
-  0: 'OK',
-  1: 'CANCELLED',
-  2: 'UNKNOWN',
-  3: 'INVALID_ARGUMENT',
-  4: 'DEADLINE_EXCEEDED',
-  5: 'NOT_FOUND',
-  6: 'ALREADY_EXISTS',
-  7: 'PERMISSION_DENIED',
-  8: 'RESOURCE_EXHAUSTED',
-  9: 'FAILED_PRECONDITION',
-  10: 'ABORTED',
-  11: 'OUT_OF_RANGE',
-  12: 'UNIMPLEMENTED',
-  13: 'INTERNAL',
-  14: 'UNAVAILABLE',
-  15: 'DATA_LOSS',
-  16: 'UNAUTHENTICATED',
-};
-
 export async function grpcCreate(
   client: BookingClient,
   account: Account,
@@ -226,7 +207,7 @@ export async function grpcCreate(
   } catch (error) {
     if (!(error instanceof BookingServiceCallError)) throw error;
     return {
-      status: grpcStatusNames[error.code] ?? String(error.code),
+      status: grpcStatus[error.code] ?? String(error.code),
       milliseconds: performance.now() - startedAt,
       ...(error.reason === undefined ? {} : { code: error.reason }),
     };

@@ -9,6 +9,7 @@ import {
   BookingStatus as GrpcBookingStatus,
   type Booking as GrpcBooking,
 } from '../../../src/generated/com/example/bookings/v1/booking';
+import { status as grpcStatus } from '@grpc/grpc-js';
 
 /** What the load needs to know of a booking after a call that answered one. */
 export interface BookingSnapshot {
@@ -172,25 +173,6 @@ export function restFront(name: string, baseUrl: string): Front {
   };
 }
 
-const grpcStatusNames: Record<number, string> = {
-  1: 'CANCELLED',
-  2: 'UNKNOWN',
-  3: 'INVALID_ARGUMENT',
-  4: 'DEADLINE_EXCEEDED',
-  5: 'NOT_FOUND',
-  6: 'ALREADY_EXISTS',
-  7: 'PERMISSION_DENIED',
-  8: 'RESOURCE_EXHAUSTED',
-  9: 'FAILED_PRECONDITION',
-  10: 'ABORTED',
-  11: 'OUT_OF_RANGE',
-  12: 'UNIMPLEMENTED',
-  13: 'INTERNAL',
-  14: 'UNAVAILABLE',
-  15: 'DATA_LOSS',
-  16: 'UNAUTHENTICATED',
-};
-
 function grpcSnapshot(booking: GrpcBooking | undefined): BookingSnapshot | undefined {
   if (booking === undefined) return undefined;
   const status = GrpcBookingStatus[booking.status] ?? 'UNRECOGNIZED';
@@ -236,7 +218,7 @@ export function grpcFront(name: string, address: string, files: GrpcClientFiles)
       const processingId = error.statusDetails?.errorInfo?.metadata.bookingId;
       return {
         ok: false,
-        status: grpcStatusNames[error.code] ?? String(error.code),
+        status: grpcStatus[error.code] ?? String(error.code),
         ...(error.reason === undefined ? {} : { code: error.reason }),
         ...(processingId === undefined ? {} : { bookingId: processingId }),
       };
