@@ -100,11 +100,10 @@ async function settledBy<T>(promise: Promise<T>, deadline: number): Promise<T | 
 
 /** SEAT_UNAVAILABLE for seats another booking's create is reserving at this moment. */
 function seatsBeingReserved(seatNumbers: readonly string[]): DomainError {
-  const refusal = seatUnavailable(seatNumbers);
-  const pronoun = seatNumbers.length === 1 ? 'it' : 'them';
-  return new DomainError('SEAT_UNAVAILABLE', `${refusal.message}: another booking is reserving ${pronoun}`, {
-    details: refusal.details,
-  });
+  return seatUnavailable(
+    seatNumbers,
+    `another booking is reserving ${seatNumbers.length === 1 ? 'it' : 'them'}`,
+  );
 }
 
 /** Activity timings not in Config; tests shorten the retry interval to keep transient-failure cases fast. */

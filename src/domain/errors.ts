@@ -247,12 +247,18 @@ export function validationFailed(fieldViolations: readonly FieldViolation[]): Do
   );
 }
 
-export function seatUnavailable(seatNumbers: readonly string[]): DomainError {
+/** `because`, when given, says why after the seats (e.g. another booking is reserving them). */
+export function seatUnavailable(seatNumbers: readonly string[], because?: string): DomainError {
   const plural = seatNumbers.length === 1 ? 'Seat' : 'Seats';
   const verb = seatNumbers.length === 1 ? 'is' : 'are';
-  return new DomainError('SEAT_UNAVAILABLE', `${plural} ${seatNumbers.join(', ')} ${verb} not available`, {
-    details: { seatNumbers: [...seatNumbers] },
-  });
+  const reason = because === undefined ? '' : `: ${because}`;
+  return new DomainError(
+    'SEAT_UNAVAILABLE',
+    `${plural} ${seatNumbers.join(', ')} ${verb} not available${reason}`,
+    {
+      details: { seatNumbers: [...seatNumbers] },
+    },
+  );
 }
 
 const actionPhrases: Readonly<Record<BookingAction, string>> = {
