@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { startBenchStack } from '../../bench/lib/bench-stack';
+import { benchLimits, startBenchStack } from '../../bench/lib/bench-stack';
 import { seedInventory, SeatSupply } from '../../bench/lib/inventory';
 import { ProcessSampler, type WatchedProcess } from '../../bench/lib/process-sampler';
 import { restCreateUntilHeld, restPay, type Account } from '../../bench/lib/service-client';
@@ -17,16 +17,6 @@ import { signInCustomers } from './load/customers';
 const usage = `tsx test/cluster/scaling-run.ts [--concurrency 30] [--bookings 150] [--workers 1,2,4] [--no-dev-server]
 Run \`npm run build\` first (the cluster stack starts the compiled processes); nothing else may load the machine
 while it measures. Ports: the cluster stack's CLUSTER_* variables.`;
-
-/** As the bench's stack runs them: no limit of the service is what gets measured. */
-const unlimited = {
-  RATE_LIMIT_PER_USER: '0',
-  RATE_LIMIT_PER_IP: '0',
-  IDP_LOGIN_MAX_FAILURES_PER_IP: '100000',
-  IDP_ACCESS_TOKEN_TTL_SECONDS: String(24 * 3600),
-  BOOKING_HOLD_SECONDS: String(24 * 3600),
-  BOOKING_MAX_OPEN_HOLDS_PER_CUSTOMER: '1000',
-};
 
 interface Measurement {
   name: string;
@@ -148,7 +138,7 @@ async function onCluster(
   const stack = await startClusterStack({
     settings: { dataDirectory },
     bookingsWorkers,
-    environment: { ...unlimited, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' },
+    environment: { ...benchLimits, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' },
   });
   const database = createDatabase(stack.databaseUrl, { poolSize: 2, applicationName: 'scaling-run' });
   try {
