@@ -83,6 +83,10 @@ export interface Config {
   catalog: {
     /** How long a page of the route catalogue is answered again without PostgreSQL; 0 asks every time. */
     routeCacheSeconds: number;
+    /** The longest a seat availability answer is kept while no change to its route is heard; 0 keeps none. */
+    availabilityCacheSeconds: number;
+    /** Seat availability answers (a route on a date) kept at most per API process. */
+    availabilityCacheEntries: number;
   };
   /** Prometheus /metrics listeners, apart from the public ports: loopback unless a deployment opens them. */
   metrics: {
@@ -787,6 +791,14 @@ export function loadConfig(environment: Environment = process.env): Config {
     worker: workerConfig(environment, taskQueues),
     catalog: {
       routeCacheSeconds: integer(environment, 'CATALOG_ROUTE_CACHE_SECONDS', 30, { min: 0, max: 3600 }),
+      availabilityCacheSeconds: integer(environment, 'CATALOG_AVAILABILITY_CACHE_SECONDS', 60, {
+        min: 0,
+        max: 3600,
+      }),
+      availabilityCacheEntries: integer(environment, 'CATALOG_AVAILABILITY_CACHE_ENTRIES', 10_000, {
+        min: 1,
+        max: 1_000_000,
+      }),
     },
     metrics: {
       api: {

@@ -6,6 +6,10 @@ import type { Knex } from 'knex';
 import type { Config } from '../config';
 import type { Logger } from '../logger';
 import { createDatabase } from '../db/connection';
+import {
+  listenForRouteAvailabilityChanges,
+  type RouteAvailabilityChanges,
+} from '../db/route-availability-changes';
 import { createBookingApplication, type BookingApplicationDependencies } from '../application/bookings';
 import { createCatalogApplication } from '../application/catalog';
 import type { BookingApplication } from '../application/interface';
@@ -41,6 +45,8 @@ export interface ApiConnections {
   /** The Temporal connection readiness checks; the client below runs over it. */
   connection: Connection;
   temporal: Client;
+  /** PostgreSQL's notices of availability changes; without them, availability is never kept. */
+  availabilityChanges?: RouteAvailabilityChanges;
 }
 
 /** What a deployment leaves at its defaults; tests set them to keep their workflows on queues of their own. */
@@ -69,7 +75,7 @@ export async function composeApi(
   connections: ApiConnections,
   options: ApiOptions = {},
 ): Promise<ApiComposition> {
-  const { database, cipher, connection, temporal } = connections;
+  const { database, cipher, connection, temporal, availabilityChanges } = connections;
   const identityProviderOptions = identityProviderOptionsFromConfig(config, { database, cipher, logger });
   const identityProvider =
     identityProviderOptions === undefined ? undefined : await createIdentityProvider(identityProviderOptions);
@@ -99,7 +105,19 @@ export async function composeApi(
     settings: restSettingsFromConfig(config),
     applications: {
       bookings: countingOpenHoldRefusals(metrics, bookings),
-      catalog: createCatalogApplication({ database, routeCacheSeconds: config.catalog.routeCacheSeconds }),
+      catalog: createCatalogApplication({
+        database,
+        routeCacheSeconds: config.catalog.routeCacheSeconds,
+        ...(availabilityChanges === undefined
+          ? {}
+          : {
+              availabilityCache: {
+                changes: availabilityChanges,
+                timeToLiveSeconds: config.catalog.availabilityCacheSeconds,
+                maximumEntries: config.catalog.availabilityCacheEntries,
+              },
+            }),
+      }),
       users: createUserApplication({ database, cipher }),
     },
     idempotency,
@@ -146,11 +164,21 @@ export async function startApi(
     dataConverter: createBookingDataConverter(config),
     interceptors: { workflow: temporalClientInterceptors() },
   });
+  const availabilityChanges =
+    config.catalog.availabilityCacheSeconds > 0
+      ? await listenForRouteAvailabilityChanges({ databaseUrl: config.database.url, logger })
+      : undefined;
 
   const { app, bookings, checkReadiness, verifier, idempotency, metrics } = await composeApi(
     config,
     logger,
-    { database, cipher, connection, temporal },
+    {
+      database,
+      cipher,
+      connection,
+      temporal,
+      ...(availabilityChanges === undefined ? {} : { availabilityChanges }),
+    },
     { metrics: createApiMetrics(createProcessMetricsRegistry()), ...options },
   );
   const stopPurge = schedulePurge(idempotency, config.idempotency.purgeIntervalSeconds * 1000, (error) =>
@@ -196,7 +224,7 @@ export async function startApi(
         grpcServer.stop(),
         new Promise<void>((resolve) => metricsServer.close(() => resolve())),
       ]);
-      await Promise.allSettled([database.destroy(), connection.close()]);
+      await Promise.allSettled([database.destroy(), connection.close(), availabilityChanges?.close()]);
     },
   };
 }

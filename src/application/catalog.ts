@@ -2,6 +2,7 @@
 import type { Knex } from 'knex';
 import { parseInt8 } from '../db/connection';
 import { pageWindow, readPage, type KeysetListing, type PageWindow } from '../db/paging';
+import { everyRoute, type RouteAvailabilityChanges } from '../db/route-availability-changes';
 import { takenSeatNumbersOfTrip } from '../db/seat-allocations';
 import type { FareClass, Money } from '../domain/booking';
 import { notFound, validationFailed } from '../domain/errors';
@@ -154,9 +155,19 @@ export interface CatalogApplicationDependencies {
   database: Knex;
   /**
    * How long a page of the route catalogue is served again without asking PostgreSQL (routes and timetables change
-   * rarely, and only by operators); 0 asks every time. Seat availability is never kept.
+   * rarely, and only by operators); 0 asks every time.
    */
   routeCacheSeconds?: number;
+  /**
+   * Seat availability answers kept until PostgreSQL says their route changed, and only while that is heard; absent,
+   * every availability read asks PostgreSQL.
+   */
+  availabilityCache?: {
+    changes: RouteAvailabilityChanges;
+    /** The longest an answer is kept even when no change is heard; 0 keeps none. */
+    timeToLiveSeconds: number;
+    maximumEntries: number;
+  };
   /** Epoch milliseconds; tests move it. */
   now?: () => number;
 }
@@ -166,9 +177,16 @@ const maximumCachedRoutePages = 1000;
 
 export function createCatalogApplication(dependencies: CatalogApplicationDependencies): CatalogApplication {
   const { database } = dependencies;
+  const { availabilityCache } = dependencies;
   const availabilityReads = new ReadThroughCache<RouteAvailabilityView>({
-    timeToLiveMs: 0,
-    maximumEntries: 0,
+    timeToLiveMs: (availabilityCache?.timeToLiveSeconds ?? 0) * 1000,
+    maximumEntries: availabilityCache?.maximumEntries ?? 0,
+    keepWhile: () => availabilityCache?.changes.hearing === true,
+    ...(dependencies.now === undefined ? {} : { now: dependencies.now }),
+  });
+  availabilityCache?.changes.subscribe((routeId) => {
+    if (routeId === everyRoute) availabilityReads.forgetAll();
+    else availabilityReads.forgetWhere((key) => key.startsWith(`${routeId}/`));
   });
   /**
    * One round trip: the route (no row when it does not exist), its trips that day, each with its fares and its
@@ -285,7 +303,8 @@ export function createCatalogApplication(dependencies: CatalogApplicationDepende
     if (!isCalendarDate(date)) {
       throw validationFailed([{ field: 'date', message: 'must be a calendar date YYYY-MM-DD' }]);
     }
-    // Identical reads at the same moment (a popular trip) share one query; nothing is kept after it answers.
+    // Identical reads at the same moment (a popular trip) share one query; with the cache, later ones reuse it until
+    // a seat, fare or trip of the route changes.
     return availabilityReads.read(`${routeId}/${date}`, () => readRouteAvailability(routeId, date));
   }
 

@@ -1,4 +1,5 @@
 // Answers of a read kept for a short while (bounded, least recently used out); identical reads in flight share one load.
+// Answers can be forgotten when what they were read from changes; a load under way then is not kept either.
 
 export interface ReadThroughCacheOptions {
   /** How long an answer is served again; 0 keeps none, and only reads in flight at the same time share a load. */
@@ -7,6 +8,11 @@ export interface ReadThroughCacheOptions {
   maximumEntries: number;
   /** Epoch milliseconds; tests move it. */
   now?: () => number;
+  /**
+   * Answers are kept, and kept ones served, only while this holds (a source of change notices is heard); when
+   * absent, always.
+   */
+  keepWhile?: () => boolean;
 }
 
 interface Entry<Value> {
@@ -19,9 +25,11 @@ export class ReadThroughCache<Value> {
   private readonly answers = new Map<string, Entry<Value>>();
   private readonly loading = new Map<string, Promise<Value>>();
   private readonly now: () => number;
+  private readonly keeping: () => boolean;
 
   constructor(private readonly options: ReadThroughCacheOptions) {
     this.now = options.now ?? Date.now;
+    this.keeping = options.keepWhile ?? (() => true);
   }
 
   /**
@@ -32,21 +40,24 @@ export class ReadThroughCache<Value> {
     const kept = this.answers.get(key);
     if (kept !== undefined) {
       this.answers.delete(key);
-      if (kept.expiresAt > this.now()) {
+      if (kept.expiresAt > this.now() && this.keeping()) {
         this.answers.set(key, kept);
         return Promise.resolve(kept.value);
       }
     }
     const underWay = this.loading.get(key);
     if (underWay !== undefined) return underWay;
-    const loaded = load().then(
+    const loaded: Promise<Value> = load().then(
       (value) => {
-        this.loading.delete(key);
-        this.keep(key, value);
+        // Forgotten while it loaded: it may have read what was there before the change.
+        if (this.loading.get(key) === loaded) {
+          this.loading.delete(key);
+          this.keep(key, value);
+        }
         return value;
       },
       (error: unknown) => {
-        this.loading.delete(key);
+        if (this.loading.get(key) === loaded) this.loading.delete(key);
         throw error;
       },
     );
@@ -54,8 +65,22 @@ export class ReadThroughCache<Value> {
     return loaded;
   }
 
+  /**
+   * Drops the kept answers whose key matches, and lets the loads under way for them answer their own callers only:
+   * later reads load again.
+   */
+  forgetWhere(matches: (key: string) => boolean): void {
+    for (const key of [...this.answers.keys()]) if (matches(key)) this.answers.delete(key);
+    for (const key of [...this.loading.keys()]) if (matches(key)) this.loading.delete(key);
+  }
+
+  forgetAll(): void {
+    this.answers.clear();
+    this.loading.clear();
+  }
+
   private keep(key: string, value: Value): void {
-    if (this.options.timeToLiveMs <= 0 || this.options.maximumEntries <= 0) return;
+    if (this.options.timeToLiveMs <= 0 || this.options.maximumEntries <= 0 || !this.keeping()) return;
     this.answers.set(key, { value, expiresAt: this.now() + this.options.timeToLiveMs });
     while (this.answers.size > this.options.maximumEntries) {
       const oldest = this.answers.keys().next();

@@ -1,4 +1,4 @@
-// The route catalogue answers a repeated search from its cache for CATALOG_ROUTE_CACHE_SECONDS; seat availability never.
+// The route catalogue answers a repeated search from its cache for CATALOG_ROUTE_CACHE_SECONDS.
 import type { Knex } from 'knex';
 import { createCatalogApplication } from '../../../src/application/catalog';
 import { createNetworkFixture, type NetworkFixture } from '../../support/route-network';
@@ -55,18 +55,4 @@ test('with CATALOG_ROUTE_CACHE_SECONDS 0 every route search reads PostgreSQL', a
   expect(await operatorOfMainRoute(catalog, network.stops.origin)).toBe('First Lines');
   await renameOperator('Second Lines');
   expect(await operatorOfMainRoute(catalog, network.stops.origin)).toBe('Second Lines');
-});
-
-test('seat availability is read afresh every time, whatever the route cache keeps', async () => {
-  const catalog = createCatalogApplication({ database, routeCacheSeconds: 30, now: () => clock.now });
-  const seatStatus = async () => {
-    const availability = await catalog.getRouteAvailability(network.routes.main.id, network.date);
-    const morning = availability.trips.find((trip) => trip.tripId === network.trips.morning);
-    return morning?.seatMap.find((seat) => seat.seatNumber === network.heldSeat)?.status;
-  };
-  expect(await seatStatus()).toBe('TAKEN');
-  await database('seat_allocations')
-    .where({ trip_id: network.trips.morning, seat_number: network.heldSeat })
-    .update({ state: 'RELEASED', released_at: database.fn.now() });
-  expect(await seatStatus()).toBe('FREE');
 });

@@ -1,4 +1,5 @@
-// ReadThroughCache: answers kept for their time to live, bounded, identical reads in flight sharing one load.
+// ReadThroughCache: answers kept for their time to live, bounded, identical reads in flight sharing one load,
+// forgotten on a change and kept only while changes are heard.
 import { ReadThroughCache } from '../../../src/application/read-through-cache';
 
 describe('ReadThroughCache', () => {
@@ -45,5 +46,48 @@ describe('ReadThroughCache', () => {
     await cache.read('c', () => Promise.resolve('c1'));
     expect(await cache.read('b', () => Promise.resolve('b2'))).toBe('b2');
     expect(await cache.read('c', () => Promise.resolve('c2'))).toBe('c1');
+  });
+
+  it('forgets the answers a change touches and keeps the others', async () => {
+    const cache = new ReadThroughCache<string>({ timeToLiveMs: 1000, maximumEntries: 10, now });
+    await cache.read('route-1/2031-01-01', () => Promise.resolve('one before'));
+    await cache.read('route-2/2031-01-01', () => Promise.resolve('two before'));
+    cache.forgetWhere((key) => key.startsWith('route-1/'));
+    expect(await cache.read('route-1/2031-01-01', () => Promise.resolve('one after'))).toBe('one after');
+    expect(await cache.read('route-2/2031-01-01', () => Promise.resolve('two after'))).toBe('two before');
+    cache.forgetAll();
+    expect(await cache.read('route-2/2031-01-01', () => Promise.resolve('two again'))).toBe('two again');
+  });
+
+  it('does not keep a load that was under way when its key was forgotten, nor hand it to later reads', async () => {
+    const cache = new ReadThroughCache<string>({ timeToLiveMs: 1000, maximumEntries: 10, now });
+    let finishStale: (value: string) => void = () => undefined;
+    const staleRead = cache.read('key', () => new Promise<string>((resolve) => (finishStale = resolve)));
+    cache.forgetWhere((key) => key === 'key');
+    const freshLoad = jest.fn(() => Promise.resolve('fresh'));
+    const freshRead = cache.read('key', freshLoad);
+    finishStale('stale');
+    expect(await staleRead).toBe('stale');
+    expect(await freshRead).toBe('fresh');
+    expect(freshLoad).toHaveBeenCalledTimes(1);
+    expect(await cache.read('key', () => Promise.resolve('later'))).toBe('fresh');
+  });
+
+  it('keeps and serves answers only while keepWhile holds', async () => {
+    let hearing = false;
+    const cache = new ReadThroughCache<string>({
+      timeToLiveMs: 1000,
+      maximumEntries: 10,
+      now,
+      keepWhile: () => hearing,
+    });
+    await cache.read('key', () => Promise.resolve('unheard'));
+    hearing = true;
+    expect(await cache.read('key', () => Promise.resolve('heard'))).toBe('heard');
+    expect(await cache.read('key', () => Promise.resolve('again'))).toBe('heard');
+    hearing = false;
+    expect(await cache.read('key', () => Promise.resolve('deaf'))).toBe('deaf');
+    hearing = true;
+    expect(await cache.read('key', () => Promise.resolve('back'))).toBe('back');
   });
 });

@@ -1,0 +1,129 @@
+// Hears PostgreSQL say that a route's seat availability may have changed, on a connection of its own that comes back.
+import { Client } from 'pg';
+import type { Logger } from '../logger';
+
+/** The channel migration 008's triggers notify; the payload is a route id or `everyRoute`. */
+export const routeAvailabilityChannel = 'route_availability_changed';
+/** Said by a change that may touch every route (a layout, a stop's time zone, a table emptied). */
+export const everyRoute = '*';
+
+export interface RouteAvailabilityChanges {
+  /**
+   * True while every change is heard: from the LISTEN's acknowledgement until the connection is found lost. Whoever
+   * keeps availability keeps it only while this holds.
+   */
+  readonly hearing: boolean;
+  /**
+   * Calls `onChange` with each route id whose availability may have changed, and with `everyRoute` whenever hearing
+   * stops or starts again (changes in between went unheard). Returns the unsubscribe.
+   */
+  subscribe(onChange: (routeId: string) => void): () => void;
+  /** Stops listening for good. */
+  close(): Promise<void>;
+}
+
+export interface RouteAvailabilityChangesOptions {
+  databaseUrl: string;
+  logger: Logger;
+  /** Shown in pg_stat_activity (default `bookings-api-availability-changes`). */
+  applicationName?: string;
+  /** The wait before the first reconnection, doubled after each failure up to `maximumReconnectDelayMs`. */
+  firstReconnectDelayMs?: number;
+  maximumReconnectDelayMs?: number;
+}
+
+/** Opens the listening connection; resolves once the first attempt has succeeded or failed (it retries either way). */
+export async function listenForRouteAvailabilityChanges(
+  options: RouteAvailabilityChangesOptions,
+): Promise<RouteAvailabilityChanges> {
+  const { logger } = options;
+  const firstReconnectDelayMs = options.firstReconnectDelayMs ?? 500;
+  const maximumReconnectDelayMs = options.maximumReconnectDelayMs ?? 30_000;
+  const subscribers = new Set<(routeId: string) => void>();
+  const lostClients = new WeakSet<Client>();
+  let current: Client | undefined;
+  let hearing = false;
+  let closed = false;
+  let reconnectDelayMs = firstReconnectDelayMs;
+  let reconnectTimer: NodeJS.Timeout | undefined;
+
+  const tell = (routeId: string) => {
+    for (const onChange of subscribers) onChange(routeId);
+  };
+
+  function lost(client: Client, error?: unknown): void {
+    if (lostClients.has(client)) return;
+    lostClients.add(client);
+    client.end().catch(() => undefined);
+    if (current === client) current = undefined;
+    if (hearing) {
+      hearing = false;
+      tell(everyRoute);
+      logger.warn(
+        { err: error },
+        'availability changes no longer heard; availability is read afresh until they are',
+      );
+    }
+    if (closed) return;
+    reconnectTimer = setTimeout(() => void connect(), reconnectDelayMs);
+    reconnectTimer.unref();
+    reconnectDelayMs = Math.min(reconnectDelayMs * 2, maximumReconnectDelayMs);
+  }
+
+  async function connect(): Promise<void> {
+    reconnectTimer = undefined;
+    const client = new Client({
+      connectionString: options.databaseUrl,
+      application_name: options.applicationName ?? 'bookings-api-availability-changes',
+      // A connection that died without a word (a dropped network path) is found out by TCP keep-alive.
+      keepAlive: true,
+    });
+    client.on('notification', (message) => {
+      if (message.channel === routeAvailabilityChannel) tell(message.payload ?? everyRoute);
+    });
+    client.on('error', (error) => lost(client, error));
+    client.on('end', () => lost(client));
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${routeAvailabilityChannel}`);
+    } catch (error) {
+      lost(client, error);
+      return;
+    }
+    if (closed || lostClients.has(client)) {
+      await client.end().catch(() => undefined);
+      return;
+    }
+    current = client;
+    hearing = true;
+    reconnectDelayMs = firstReconnectDelayMs;
+    // Whatever changed before the LISTEN went unheard.
+    tell(everyRoute);
+    logger.info('availability changes heard; availability answers may be kept');
+  }
+
+  await connect();
+  return {
+    get hearing() {
+      return hearing;
+    },
+    subscribe(onChange) {
+      subscribers.add(onChange);
+      return () => subscribers.delete(onChange);
+    },
+    async close() {
+      closed = true;
+      if (reconnectTimer !== undefined) clearTimeout(reconnectTimer);
+      const client = current;
+      current = undefined;
+      if (hearing) {
+        hearing = false;
+        tell(everyRoute);
+      }
+      if (client !== undefined) {
+        lostClients.add(client);
+        await client.end().catch(() => undefined);
+      }
+    },
+  };
+}

@@ -1,0 +1,240 @@
+// Seat availability is kept until PostgreSQL notifies a change to its route, and only while those notices are heard.
+import type { Knex } from 'knex';
+import { createCatalogApplication } from '../../../src/application/catalog';
+import {
+  everyRoute,
+  listenForRouteAvailabilityChanges,
+  type RouteAvailabilityChanges,
+} from '../../../src/db/route-availability-changes';
+import { createLogger } from '../../../src/logger';
+import { createNetworkFixture, type NetworkFixture } from '../../support/route-network';
+import { openTestDatabase, testCipher, testDatabaseUrl } from '../../support/database';
+import { insertUser } from '../../support/users';
+
+// Of this suite only: the API processes other suites start listen too.
+const listenerApplicationName = `availability-cache-tests-${process.pid}`;
+let database: Knex;
+let network: NetworkFixture;
+const logger = createLogger({ level: 'silent', name: 'route-availability-cache-tests' });
+const opened: RouteAvailabilityChanges[] = [];
+const frozenClock = () => Date.UTC(2031, 0, 1);
+
+beforeAll(async () => {
+  database = openTestDatabase({ poolSize: 3, applicationName: 'route-availability-cache-tests' });
+  const cipher = testCipher();
+  const customer = await insertUser(database, cipher, { roles: ['customer'] });
+  network = await createNetworkFixture(database, {
+    cipher,
+    customerId: customer.id,
+    date: '2031-12-11',
+    nextDate: '2031-12-12',
+  });
+});
+
+afterEach(async () => {
+  await Promise.all(opened.splice(0).map((changes) => changes.close()));
+});
+
+afterAll(async () => {
+  await network?.remove();
+  await database?.destroy();
+});
+
+async function listen(): Promise<RouteAvailabilityChanges> {
+  const changes = await listenForRouteAvailabilityChanges({
+    databaseUrl: testDatabaseUrl(),
+    logger,
+    applicationName: listenerApplicationName,
+    firstReconnectDelayMs: 50,
+    maximumReconnectDelayMs: 200,
+  });
+  opened.push(changes);
+  return changes;
+}
+
+/** Polls `condition` every 20 ms for at most 10 s; the notices travel asynchronously. */
+async function eventually(condition: () => Promise<boolean> | boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`not within 10 s: ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** Counts the availability reads that reach PostgreSQL (they alone select from trip_fares). */
+function countAvailabilityQueries(): { count: number; stop(): void } {
+  const counter = {
+    count: 0,
+    stop: () => database.off('query', onQuery),
+  };
+  const onQuery = (query: { sql: string }) => {
+    if (query.sql.includes('trip_fares')) counter.count += 1;
+  };
+  database.on('query', onQuery);
+  return counter;
+}
+
+function catalogKeeping(changes: RouteAvailabilityChanges) {
+  return createCatalogApplication({
+    database,
+    availabilityCache: { changes, timeToLiveSeconds: 3600, maximumEntries: 100 },
+    now: frozenClock,
+  });
+}
+
+async function seatStatus(catalog: ReturnType<typeof createCatalogApplication>, seatNumber: string) {
+  const availability = await catalog.getRouteAvailability(network.routes.main.id, network.date);
+  const morning = availability.trips.find((trip) => trip.tripId === network.trips.morning);
+  return morning?.seatMap.find((seat) => seat.seatNumber === seatNumber)?.status;
+}
+
+/** Releases the seat's allocation, or makes its latest one active again (`HELD` only for the fixture's held seat). */
+async function setSeatState(seatNumber: string, state: 'RELEASED' | 'HELD' | 'BOOKED'): Promise<void> {
+  const allocation = database('seat_allocations').where({
+    trip_id: network.trips.morning,
+    seat_number: seatNumber,
+  });
+  if (state === 'RELEASED') {
+    await allocation.whereIn('state', ['HELD', 'BOOKED']).update({ state, released_at: database.fn.now() });
+  } else {
+    await database('seat_allocations')
+      .where(
+        'id',
+        database('seat_allocations')
+          .where({ trip_id: network.trips.morning, seat_number: seatNumber })
+          .orderBy('created_at', 'desc')
+          .first('id'),
+      )
+      .update({ state, released_at: null });
+  }
+}
+
+test('while changes are heard, a repeated availability read is answered without asking PostgreSQL', async () => {
+  // A feed that is heard and never says anything: only the catalogue decides what is kept.
+  const silentFeed: RouteAvailabilityChanges = {
+    hearing: true,
+    subscribe: () => () => undefined,
+    close: () => Promise.resolve(),
+  };
+  const catalog = catalogKeeping(silentFeed);
+  const queries = countAvailabilityQueries();
+  try {
+    const first = await catalog.getRouteAvailability(network.routes.main.id, network.date);
+    const again = await catalog.getRouteAvailability(network.routes.main.id, network.date);
+    expect(again).toEqual(first);
+    expect(queries.count).toBe(1);
+    await catalog.getRouteAvailability(network.routes.main.id, network.nextDate);
+    expect(queries.count).toBe(2);
+  } finally {
+    queries.stop();
+  }
+});
+
+test('without the change notices, seat availability is read afresh every time', async () => {
+  const catalog = createCatalogApplication({ database, routeCacheSeconds: 30, now: frozenClock });
+  expect(await seatStatus(catalog, network.heldSeat)).toBe('TAKEN');
+  await setSeatState(network.heldSeat, 'RELEASED');
+  expect(await seatStatus(catalog, network.heldSeat)).toBe('FREE');
+  await setSeatState(network.heldSeat, 'HELD');
+  expect(await seatStatus(catalog, network.heldSeat)).toBe('TAKEN');
+});
+
+test('a seat released or taken again shows at once the notice arrives, long before the time to live', async () => {
+  const changes = await listen();
+  expect(changes.hearing).toBe(true);
+  const catalog = catalogKeeping(changes);
+  expect(await seatStatus(catalog, network.bookedSeat)).toBe('TAKEN');
+
+  await setSeatState(network.bookedSeat, 'RELEASED');
+  await eventually(async () => (await seatStatus(catalog, network.bookedSeat)) === 'FREE', 'seat shown free');
+  await setSeatState(network.bookedSeat, 'BOOKED');
+  await eventually(
+    async () => (await seatStatus(catalog, network.bookedSeat)) === 'TAKEN',
+    'seat shown taken',
+  );
+});
+
+test('a trip added to the route on that date shows once its notice arrives', async () => {
+  const changes = await listen();
+  const catalog = catalogKeeping(changes);
+  const tripsOnDate = async () =>
+    (await catalog.getRouteAvailability(network.routes.main.id, network.date)).trips.map(
+      (trip) => trip.tripId,
+    );
+  const before = await tripsOnDate();
+
+  const [morning] = await database('trips')
+    .where('id', network.trips.morning)
+    .select<{ layout_id: string; departure_time: Date }[]>('layout_id', 'departure_time');
+  const departure = new Date(morning.departure_time.getTime() + 2 * 3_600_000);
+  const [added] = await database('trips')
+    .insert({
+      route_id: network.routes.main.id,
+      layout_id: morning.layout_id,
+      departure_time: departure,
+      arrival_time: new Date(departure.getTime() + 3_600_000),
+    })
+    .returning<{ id: string }[]>('id');
+  try {
+    await database('trip_fares').insert({
+      trip_id: added.id,
+      fare_class: 'STANDARD',
+      amount_minor: 1500,
+      currency: 'EUR',
+    });
+    await eventually(async () => (await tripsOnDate()).includes(added.id), 'added trip shown');
+    expect((await tripsOnDate()).length).toBe(before.length + 1);
+  } finally {
+    await database('trips').where('id', added.id).delete();
+  }
+  await eventually(async () => !(await tripsOnDate()).includes(added.id), 'removed trip gone');
+});
+
+test('a lost listening connection stops the keeping at once, and a new one resumes it', async () => {
+  const changes = await listen();
+  const heard: string[] = [];
+  changes.subscribe((routeId) => heard.push(routeId));
+  const catalog = catalogKeeping(changes);
+  expect(await seatStatus(catalog, network.bookedSeat)).toBe('TAKEN');
+
+  const [listener] = await database('pg_stat_activity')
+    .where({ application_name: listenerApplicationName })
+    .whereRaw("query ILIKE 'LISTEN%'")
+    .select<{ pid: number }[]>('pid');
+  expect(listener).toBeDefined();
+  await database.raw('SELECT pg_terminate_backend(?)', [listener.pid]);
+  await eventually(() => !changes.hearing, 'the loss noticed');
+  expect(heard).toContain(everyRoute);
+
+  // Kept while deaf, this change would go unseen: it is seen because nothing is kept now.
+  await setSeatState(network.bookedSeat, 'RELEASED');
+  expect(await seatStatus(catalog, network.bookedSeat)).toBe('FREE');
+
+  await eventually(() => changes.hearing, 'listening again');
+  await setSeatState(network.bookedSeat, 'BOOKED');
+  await eventually(
+    async () => (await seatStatus(catalog, network.bookedSeat)) === 'TAKEN',
+    'seat shown taken',
+  );
+});
+
+test('a change to one route leaves the kept availability of another alone', async () => {
+  const changes = await listen();
+  const heard: string[] = [];
+  changes.subscribe((routeId) => heard.push(routeId));
+  const catalog = catalogKeeping(changes);
+  await catalog.getRouteAvailability(network.routes.main.id, network.date);
+  const queries = countAvailabilityQueries();
+  try {
+    await database('trips').where('id', network.trips.branch).update({ status: 'SCHEDULED' });
+    await eventually(() => heard.includes(network.routes.branch.id), 'the branch route notice');
+    // Other suites may change stops or layouts meanwhile ('*'), which rightly forgets everything: only a read that
+    // follows nothing but the branch's notice must come from the cache.
+    if (!heard.includes(everyRoute)) {
+      await catalog.getRouteAvailability(network.routes.main.id, network.date);
+      if (!heard.includes(everyRoute)) expect(queries.count).toBe(0);
+    }
+  } finally {
+    queries.stop();
+  }
+});
