@@ -65,12 +65,20 @@ export function readPageSize(pageSize: number | undefined): number {
   return pageSize;
 }
 
+/** Digests of the filters seen last: the same searches come again and again, and a fresh hash costs more than a read. */
+const recentDigests = new Map<string, string>();
+const maximumRecentDigests = 1000;
+
 /** The listing builds its filters object the same way every time, so equal filters give equal JSON. */
 function digestOf(filters: unknown): string {
-  return createHash('sha256')
-    .update(JSON.stringify(filters) ?? 'null')
-    .digest('base64url')
-    .slice(0, 16);
+  const text = JSON.stringify(filters) ?? 'null';
+  let digest = recentDigests.get(text);
+  if (digest === undefined) {
+    digest = createHash('sha256').update(text).digest('base64url').slice(0, 16);
+    if (recentDigests.size >= maximumRecentDigests) recentDigests.delete(recentDigests.keys().next().value!);
+    recentDigests.set(text, digest);
+  }
+  return digest;
 }
 
 function tokenOf(listingName: string, filterDigest: string, position: unknown): string {

@@ -90,8 +90,18 @@ export const sensitiveLogKeys: ReadonlySet<string> = new Set([
 
 const normalizedSensitiveKeys: ReadonlySet<string> = new Set([...sensitiveLogKeys].map(normalizeKey));
 
+/** Answers for the keys met so far: log lines repeat the same few, and normalizing each anew showed in profiles. */
+const sensitivityOfKey = new Map<string, boolean>();
+const maximumRememberedKeys = 10_000;
+
 export function isSensitiveKey(key: string): boolean {
-  return normalizedSensitiveKeys.has(normalizeKey(key));
+  let sensitive = sensitivityOfKey.get(key);
+  if (sensitive === undefined) {
+    sensitive = normalizedSensitiveKeys.has(normalizeKey(key));
+    if (sensitivityOfKey.size >= maximumRememberedKeys) sensitivityOfKey.clear();
+    sensitivityOfKey.set(key, sensitive);
+  }
+  return sensitive;
 }
 
 const maximumDepth = 16;
