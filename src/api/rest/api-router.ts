@@ -76,12 +76,16 @@ export function createApiRouter(dependencies: ApiRouterDependencies): Router {
       const actor = context.state.actor as Actor;
       const requestId = String(context.state.requestId);
       const receivedAt = context.state.receivedAt as number | undefined;
+      // Named one by one: spreading objects of many shapes here was the costliest line of a cached read's profile.
       const request: OperationRequest = {
         actor,
-        ...input,
+        path: input.path,
+        query: input.query,
+        headers: input.headers,
+        body: input.body,
         prefix,
-        ...(receivedAt === undefined ? {} : { receivedAt }),
       };
+      if (receivedAt !== undefined) request.receivedAt = receivedAt;
       const key = input.headers['idempotency-key'];
       const response =
         idempotent && typeof key === 'string'

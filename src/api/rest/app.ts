@@ -114,10 +114,11 @@ export function createRestApp(dependencies: RestDependencies): Koa {
     idempotency: dependencies.idempotency,
     bodyLimitBytes: settings.bodyLimitBytes,
   });
+  // The API's operations first: they take nearly every request, which then skips matching the other routers.
   const routers = [
+    apiRouter,
     serviceRouter(dependencies),
     documentationRouter(),
-    apiRouter,
     ...(dependencies.additionalRouters ?? []),
   ];
   for (const router of routers) {

@@ -30,6 +30,10 @@ describe('securityMiddleware', () => {
       expect(response.headers['strict-transport-security']).toMatch(/max-age=/);
       expect(response.headers['content-security-policy']).toContain("default-src 'self'");
       expect(response.headers['x-frame-options']).toBe('SAMEORIGIN');
+      expect(response.headers['referrer-policy']).toBe('no-referrer');
+      expect(response.headers['cross-origin-opener-policy']).toBe('same-origin');
+      expect(response.headers['cross-origin-resource-policy']).toBe('same-origin');
+      expect(response.headers['x-dns-prefetch-control']).toBe('off');
       expect(response.headers['x-powered-by']).toBeUndefined();
     }
   });
