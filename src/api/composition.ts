@@ -32,7 +32,12 @@ import { createOperationGuard } from './rest/request-authorization';
 import { createRestServer } from './rest/server';
 import { grpcServerSettingsFromConfig, startGrpcServer } from './grpc/server';
 import { countingLoginThrottle, countingOpenHoldRefusals } from './rest/request-metrics';
-import { createApiMetrics, createProcessMetricsRegistry, type ApiMetrics } from '../observability/metrics';
+import {
+  createApiMetrics,
+  createProcessMetricsRegistry,
+  registerAvailabilityChangesHeard,
+  type ApiMetrics,
+} from '../observability/metrics';
 import { createPlainHttpServer, registryMetrics } from '../observability/metrics-http';
 import { listen } from '../runtime/process';
 import { temporalClientInterceptors } from '../observability/tracing-temporal';
@@ -181,6 +186,9 @@ export async function startApi(
     },
     { metrics: createApiMetrics(createProcessMetricsRegistry()), ...options },
   );
+  if (availabilityChanges !== undefined) {
+    registerAvailabilityChangesHeard(metrics.registry, () => availabilityChanges.hearing);
+  }
   const stopPurge = schedulePurge(idempotency, config.idempotency.purgeIntervalSeconds * 1000, (error) =>
     logger.warn({ err: error }, 'purging expired idempotency keys failed'),
   );

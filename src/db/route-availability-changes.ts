@@ -1,6 +1,5 @@
 // Hears PostgreSQL say that a route's seat availability may have changed, on a connection of its own that comes back.
 import { Client } from 'pg';
-import type { Logger } from '../logger';
 
 /** The channel migration 008's triggers notify; the payload is a route id or `everyRoute`. */
 export const routeAvailabilityChannel = 'route_availability_changed';
@@ -22,9 +21,15 @@ export interface RouteAvailabilityChanges {
   close(): Promise<void>;
 }
 
+/** Where the connection's loss and return are told (the process's logger). */
+export interface ListeningLog {
+  info(message: string): void;
+  warn(details: { err: unknown }, message: string): void;
+}
+
 export interface RouteAvailabilityChangesOptions {
   databaseUrl: string;
-  logger: Logger;
+  logger: ListeningLog;
   /** Shown in pg_stat_activity (default `bookings-api-availability-changes`). */
   applicationName?: string;
   /** The wait before the first reconnection, doubled after each failure up to `maximumReconnectDelayMs`. */

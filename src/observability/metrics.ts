@@ -120,6 +120,21 @@ export function createApiMetrics(registry: Registry = new Registry()): ApiMetric
   return metrics;
 }
 
+/**
+ * 1 while the API hears PostgreSQL's notices of seat availability changes, and so may keep availability answers;
+ * 0 while it does not, and reads every availability from PostgreSQL.
+ */
+export function registerAvailabilityChangesHeard(registry: Registry, hearing: () => boolean): void {
+  new Gauge({
+    name: 'bus_booking_availability_changes_heard',
+    help: '1 while the API hears seat availability change notices and may keep availability answers, else 0',
+    registers: [registry],
+    collect() {
+      this.set(hearing() ? 1 : 0);
+    },
+  });
+}
+
 // ---- Workers: business facts, counted where they happen ----
 
 export const bookingTransitions = [

@@ -137,6 +137,8 @@ it('counts a create → pay → cancel flow on the API and worker metrics endpoi
   }
 
   const apiMetrics = await scrapeMetrics(apiMetricsUrl);
+  // The API listens for availability changes, so it may keep availability answers.
+  expect(metricValue(apiMetrics.samples, 'bus_booking_availability_changes_heard', {})).toBe(1);
   const requests = 'bus_booking_http_request_duration_seconds_count';
   const createsAnswered =
     metricValue(apiMetrics.samples, requests, { method: 'POST', route: '/v1/bookings', status: '201' }) +
