@@ -61,12 +61,13 @@ function supervise(plan: string, policy: RestartPolicy, command = '/bin/sh') {
     onGiveUp: (reason) => reasons.push(reason),
   });
   supervisors.push(supervisor);
+  // Only lines the script has finished writing: the file exists, empty, a moment before its first line does.
   const startedPids = () =>
     fs.existsSync(events)
       ? fs
           .readFileSync(events, 'utf8')
-          .trim()
           .split('\n')
+          .slice(0, -1)
           .map((line) => Number(line.split(' ')[1]))
       : [];
   const restartLines = () => lines.filter((line) => line.includes('restarting in'));
