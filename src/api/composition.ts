@@ -103,6 +103,9 @@ export async function composeApi(
   const checkReadiness = createReadinessCheck({ database, temporal: connection });
   const idempotency = createIdempotencyStore({ database, cipher, settings: config.idempotency });
   const metrics = options.metrics ?? createApiMetrics();
+  if (availabilityChanges !== undefined) {
+    registerAvailabilityChangesHeard(metrics.registry, () => availabilityChanges.hearing);
+  }
   const app = createRestApp({
     metrics,
     logger,
@@ -186,9 +189,6 @@ export async function startApi(
     },
     { metrics: createApiMetrics(createProcessMetricsRegistry()), ...options },
   );
-  if (availabilityChanges !== undefined) {
-    registerAvailabilityChangesHeard(metrics.registry, () => availabilityChanges.hearing);
-  }
   const stopPurge = schedulePurge(idempotency, config.idempotency.purgeIntervalSeconds * 1000, (error) =>
     logger.warn({ err: error }, 'purging expired idempotency keys failed'),
   );

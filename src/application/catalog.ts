@@ -176,8 +176,7 @@ export interface CatalogApplicationDependencies {
 const maximumCachedRoutePages = 1000;
 
 export function createCatalogApplication(dependencies: CatalogApplicationDependencies): CatalogApplication {
-  const { database } = dependencies;
-  const { availabilityCache } = dependencies;
+  const { database, availabilityCache } = dependencies;
   const availabilityReads = new ReadThroughCache<RouteAvailabilityView>({
     timeToLiveMs: (availabilityCache?.timeToLiveSeconds ?? 0) * 1000,
     maximumEntries: availabilityCache?.maximumEntries ?? 0,

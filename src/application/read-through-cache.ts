@@ -70,8 +70,9 @@ export class ReadThroughCache<Value> {
    * later reads load again.
    */
   forgetWhere(matches: (key: string) => boolean): void {
-    for (const key of [...this.answers.keys()]) if (matches(key)) this.answers.delete(key);
-    for (const key of [...this.loading.keys()]) if (matches(key)) this.loading.delete(key);
+    // Deleting the entry a Map iteration is at is defined behaviour: no copy of the keys is needed.
+    for (const key of this.answers.keys()) if (matches(key)) this.answers.delete(key);
+    for (const key of this.loading.keys()) if (matches(key)) this.loading.delete(key);
   }
 
   forgetAll(): void {

@@ -2,7 +2,7 @@
 import { Client } from 'pg';
 
 /** The channel migration 008's triggers notify; the payload is a route id or `everyRoute`. */
-export const routeAvailabilityChannel = 'route_availability_changed';
+const routeAvailabilityChannel = 'route_availability_changed';
 /** Said by a change that may touch every route (a layout, a stop's time zone, a table emptied). */
 export const everyRoute = '*';
 
@@ -14,9 +14,9 @@ export interface RouteAvailabilityChanges {
   readonly hearing: boolean;
   /**
    * Calls `onChange` with each route id whose availability may have changed, and with `everyRoute` whenever hearing
-   * stops or starts again (changes in between went unheard). Returns the unsubscribe.
+   * stops or starts again (changes in between went unheard).
    */
-  subscribe(onChange: (routeId: string) => void): () => void;
+  subscribe(onChange: (routeId: string) => void): void;
   /** Stops listening for good. */
   close(): Promise<void>;
 }
@@ -95,8 +95,9 @@ export async function listenForRouteAvailabilityChanges(
       lost(client, error);
       return;
     }
+    // Closed meanwhile, or lost already (and a reconnection scheduled then): this one is not kept.
     if (closed || lostClients.has(client)) {
-      await client.end().catch(() => undefined);
+      lost(client);
       return;
     }
     current = client;
@@ -114,7 +115,6 @@ export async function listenForRouteAvailabilityChanges(
     },
     subscribe(onChange) {
       subscribers.add(onChange);
-      return () => subscribers.delete(onChange);
     },
     async close() {
       closed = true;
