@@ -9,6 +9,7 @@ import {
 import { createLogger } from '../../../src/logger';
 import { createNetworkFixture, type NetworkFixture } from '../../support/route-network';
 import { openTestDatabase, testCipher, testDatabaseUrl } from '../../support/database';
+import { eventually } from '../../support/outcomes';
 import { insertUser } from '../../support/users';
 
 // Of this suite only: the API processes other suites start listen too.
@@ -52,14 +53,8 @@ async function listen(): Promise<RouteAvailabilityChanges> {
   return changes;
 }
 
-/** Polls `condition` every 20 ms for at most 10 s; the notices travel asynchronously. */
-async function eventually(condition: () => Promise<boolean> | boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`not within 10 s: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
+/** The notices travel asynchronously: reads are polled, often, for at most 10 s. */
+const polling = { timeoutMs: 10_000, intervalMs: 20 };
 
 /** Counts the availability reads that reach PostgreSQL (they alone select from trip_fares). */
 function countAvailabilityQueries(): { count: number; stop(): void } {
@@ -86,6 +81,19 @@ async function seatStatus(catalog: ReturnType<typeof createCatalogApplication>, 
   const availability = await catalog.getRouteAvailability(network.routes.main.id, network.date);
   const morning = availability.trips.find((trip) => trip.tripId === network.trips.morning);
   return morning?.seatMap.find((seat) => seat.seatNumber === seatNumber)?.status;
+}
+
+/** Waits for the catalogue to show the seat so (the notice of its change travels asynchronously). */
+async function seatShownAs(
+  catalog: ReturnType<typeof createCatalogApplication>,
+  seatNumber: string,
+  status: 'FREE' | 'TAKEN',
+): Promise<void> {
+  await eventually(
+    () => seatStatus(catalog, seatNumber),
+    (shown) => shown === status,
+    polling,
+  );
 }
 
 /** Releases the seat's allocation, or makes its latest one active again (`HELD` only for the fixture's held seat). */
@@ -146,12 +154,9 @@ test('a seat released or taken again shows at once the notice arrives, long befo
   expect(await seatStatus(catalog, network.bookedSeat)).toBe('TAKEN');
 
   await setSeatState(network.bookedSeat, 'RELEASED');
-  await eventually(async () => (await seatStatus(catalog, network.bookedSeat)) === 'FREE', 'seat shown free');
+  await seatShownAs(catalog, network.bookedSeat, 'FREE');
   await setSeatState(network.bookedSeat, 'BOOKED');
-  await eventually(
-    async () => (await seatStatus(catalog, network.bookedSeat)) === 'TAKEN',
-    'seat shown taken',
-  );
+  await seatShownAs(catalog, network.bookedSeat, 'TAKEN');
 });
 
 test('a trip added to the route on that date shows once its notice arrives', async () => {
@@ -182,12 +187,12 @@ test('a trip added to the route on that date shows once its notice arrives', asy
       amount_minor: 1500,
       currency: 'EUR',
     });
-    await eventually(async () => (await tripsOnDate()).includes(added.id), 'added trip shown');
+    await eventually(tripsOnDate, (trips) => trips.includes(added.id), polling);
     expect((await tripsOnDate()).length).toBe(before.length + 1);
   } finally {
     await database('trips').where('id', added.id).delete();
   }
-  await eventually(async () => !(await tripsOnDate()).includes(added.id), 'removed trip gone');
+  await eventually(tripsOnDate, (trips) => !trips.includes(added.id), polling);
 });
 
 test('a lost listening connection stops the keeping at once, and a new one resumes it', async () => {
@@ -203,19 +208,24 @@ test('a lost listening connection stops the keeping at once, and a new one resum
     .select<{ pid: number }[]>('pid');
   expect(listener).toBeDefined();
   await database.raw('SELECT pg_terminate_backend(?)', [listener.pid]);
-  await eventually(() => !changes.hearing, 'the loss noticed');
+  await eventually(
+    () => Promise.resolve(changes.hearing),
+    (hearing) => !hearing,
+    polling,
+  );
   expect(heard).toContain(everyRoute);
 
   // Kept while deaf, this change would go unseen: it is seen because nothing is kept now.
   await setSeatState(network.bookedSeat, 'RELEASED');
   expect(await seatStatus(catalog, network.bookedSeat)).toBe('FREE');
 
-  await eventually(() => changes.hearing, 'listening again');
-  await setSeatState(network.bookedSeat, 'BOOKED');
   await eventually(
-    async () => (await seatStatus(catalog, network.bookedSeat)) === 'TAKEN',
-    'seat shown taken',
+    () => Promise.resolve(changes.hearing),
+    (hearing) => hearing,
+    polling,
   );
+  await setSeatState(network.bookedSeat, 'BOOKED');
+  await seatShownAs(catalog, network.bookedSeat, 'TAKEN');
 });
 
 test('a change to one route leaves the kept availability of another alone', async () => {
@@ -227,7 +237,11 @@ test('a change to one route leaves the kept availability of another alone', asyn
   const queries = countAvailabilityQueries();
   try {
     await database('trips').where('id', network.trips.branch).update({ status: 'SCHEDULED' });
-    await eventually(() => heard.includes(network.routes.branch.id), 'the branch route notice');
+    await eventually(
+      () => Promise.resolve(heard.includes(network.routes.branch.id)),
+      (included) => included,
+      polling,
+    );
     // Other suites may change stops or layouts meanwhile ('*'), which rightly forgets everything: only a read that
     // follows nothing but the branch's notice must come from the cache.
     if (!heard.includes(everyRoute)) {
