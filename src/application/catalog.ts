@@ -308,11 +308,11 @@ export function createCatalogApplication(dependencies: CatalogApplicationDepende
   }
 
   async function readRouteAvailability(routeId: string, date: string): Promise<RouteAvailabilityView> {
-    const { rows } = await database.raw<{ rows: TripAvailabilityRow[] }>(routeAvailabilitySql, [
-      date,
-      date,
-      routeId,
-    ]);
+    const { rows } = await database
+      .raw<{ rows: TripAvailabilityRow[] }>(routeAvailabilitySql, [date, date, routeId])
+      // A named statement is parsed and planned once per connection: planning this query cost PostgreSQL more
+      // than running it.
+      .options({ name: 'catalog_route_availability' });
     if (rows.length === 0) throw notFound('Route', routeId);
 
     const availability = rows.flatMap((trip): TripAvailabilityView[] => {
