@@ -8,12 +8,16 @@ export interface RestResponse {
   body: unknown;
 }
 
-/** A JSON body already serialized: sent as it is. */
+/** A JSON body already serialized and encoded: sent as these bytes. */
 export class SerializedJson {
-  constructor(readonly text: string) {}
+  readonly bytes: Buffer;
+
+  constructor(text: string) {
+    this.bytes = Buffer.from(text);
+  }
 
   toJSON(): unknown {
-    return JSON.parse(this.text);
+    return JSON.parse(this.bytes.toString());
   }
 }
 
@@ -33,8 +37,9 @@ export function serializedOnce(view: object, render: () => unknown): SerializedJ
 }
 
 /**
- * Objects are serialized here, once: left to Koa, a JSON body is serialized twice (once to measure its length,
- * which the compression threshold asks for, and once to send it).
+ * Objects are serialized and encoded here, once: left to Koa, a JSON body is serialized twice (once to measure its
+ * length, which the compression threshold asks for, and once to send it), and a text body is encoded twice (to
+ * count its bytes for Content-Length, and again when written to the socket).
  */
 export function sendResponse(context: Koa.Context, response: RestResponse): void {
   context.status = response.status;
@@ -42,10 +47,10 @@ export function sendResponse(context: Koa.Context, response: RestResponse): void
   const { body } = response;
   if (body instanceof SerializedJson) {
     if (!context.response.get('Content-Type')) context.type = 'json';
-    context.body = body.text;
+    context.body = body.bytes;
   } else if (body !== null && body !== undefined && typeof body === 'object' && !Buffer.isBuffer(body)) {
     if (!context.response.get('Content-Type')) context.type = 'json';
-    context.body = JSON.stringify(body);
+    context.body = Buffer.from(JSON.stringify(body));
   } else {
     context.body = body;
   }
