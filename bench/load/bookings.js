@@ -4,11 +4,21 @@
 import http from 'k6/http';
 import { check } from 'k6';
 import exec from 'k6/execution';
-import { baseUrl, constantLoad, findFreeSeats, signInPool, thresholds, uuid } from './common.js';
+import {
+  arrivalLoad,
+  baseUrl,
+  defaultBookingRate,
+  everyArrivalServed,
+  findFreeSeats,
+  signInPool,
+  thresholds,
+  uuid,
+} from './common.js';
 
 export const options = {
-  scenarios: { bookings: constantLoad() },
+  scenarios: { bookings: arrivalLoad(defaultBookingRate) },
   thresholds: {
+    ...everyArrivalServed,
     ...thresholds('http_req_duration{name:POST /api/bookings}', 1000),
     'http_req_duration{name:POST /api/bookings/{id}/payment}': [`p(95)<${Number(__ENV.P95_MS || 1000)}`],
     'http_req_failed{scenario:bookings}': [`rate<${Number(__ENV.MAX_ERROR_RATE || 0.01)}`],

@@ -5,6 +5,8 @@ import { fail } from 'k6';
 
 export const baseUrl = (__ENV.BASE_URL || 'http://localhost:8080').replace(/\/$/, '');
 export const vus = Number(__ENV.VUS || 10);
+/** New bookings a second in the booking scenarios: about half of what one dev-server stack on two cores completes. */
+export const defaultBookingRate = 3;
 export const duration = __ENV.DURATION || '60s';
 /** The seed's load-test accounts: loadtest-001@example.com … loadtest-100@example.com (development and test only). */
 export const accountCount = Number(__ENV.LOAD_TEST_ACCOUNTS || 100);
@@ -23,9 +25,32 @@ export function thresholds(metric, p95Milliseconds) {
   };
 }
 
+/** A closed loop: `vus` users, each sending its next request as soon as the last is answered. */
 export function constantLoad() {
   return { executor: 'constant-vus', vus, duration, gracefulStop: '30s' };
 }
+
+/**
+ * An open model: `RATE` new customers a second, arriving whether or not earlier ones were answered, as customers
+ * do. A closed loop of back-to-back bookings asks for as many as the stack can make, so its latency says how long
+ * the queue grew rather than how a load the stack should carry is served; and it slows down with the stack,
+ * hiding the wait a slow answer causes. Arrivals it cannot start for want of users are dropped and counted.
+ */
+export function arrivalLoad(defaultRatePerSecond) {
+  const rate = Number(__ENV.RATE || defaultRatePerSecond);
+  return {
+    executor: 'constant-arrival-rate',
+    rate,
+    timeUnit: '1s',
+    duration,
+    preAllocatedVUs: Math.max(vus, Math.ceil(rate)),
+    maxVUs: Math.max(vus, Math.ceil(rate)) * 5,
+    gracefulStop: '30s',
+  };
+}
+
+/** Every arrival was served: none dropped because all the users were still waiting for answers. */
+export const everyArrivalServed = { dropped_iterations: ['count<1'] };
 
 export function uuid() {
   // Random enough for idempotency keys and request ids; k6 has no crypto.randomUUID before its web crypto module.

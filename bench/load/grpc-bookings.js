@@ -4,7 +4,15 @@
 import grpc from 'k6/net/grpc';
 import { check } from 'k6';
 import exec from 'k6/execution';
-import { findFreeSeats, constantLoad, signInPool, thresholds, uuid } from './common.js';
+import {
+  arrivalLoad,
+  defaultBookingRate,
+  everyArrivalServed,
+  findFreeSeats,
+  signInPool,
+  thresholds,
+  uuid,
+} from './common.js';
 
 const address = __ENV.GRPC_ADDRESS || 'localhost:50051';
 const certificateDirectory = __ENV.GRPC_CERT_DIR || '.data/certs';
@@ -18,8 +26,8 @@ const service = 'com.example.bookings.v1.BookingService';
 const client = new grpc.Client();
 
 export const options = {
-  scenarios: { grpc_bookings: constantLoad() },
-  thresholds: thresholds('grpc_req_duration{name:CreateBooking}', 1000),
+  scenarios: { grpc_bookings: arrivalLoad(defaultBookingRate) },
+  thresholds: { ...everyArrivalServed, ...thresholds('grpc_req_duration{name:CreateBooking}', 1000) },
 };
 
 export function setup() {

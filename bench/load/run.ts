@@ -1,4 +1,4 @@
-// `npm run load -- <scenario> [--url URL] [--grpc HOST:PORT] [--cert-dir DIR] [--vus N] [--duration 60s]`:
+// `npm run load -- <scenario> [--url URL] [--grpc HOST:PORT] [--cert-dir DIR] [--vus N] [--rate N] [--duration 60s]`:
 // runs one k6 scenario against a running stack (`npm start` by default), shows k6's progress, fails when a
 // threshold fails, and writes k6's HTML report and its summary under bench/results/load/.
 import { spawnSync } from 'node:child_process';
@@ -13,7 +13,8 @@ const usage = `usage: npm run load -- <${scenarios.join(' | ')}> [flags]
   --url <url>          REST base URL (API_URL, else http://localhost:$HTTP_PORT, port 8080)
   --grpc <host:port>   gRPC address (GRPC_ADDRESS, else localhost:$GRPC_PORT, port 50051)
   --cert-dir <dir>     ca.crt, client.crt, client.key for mutual TLS (GRPC_CERT_DIR, else $STACK_DATA_DIR/certs)
-  --vus <n>            virtual users (10)
+  --vus <n>            virtual users (10); in the booking scenarios, the users ready for arrivals
+  --rate <n>           booking scenarios: new bookings a second, arriving however fast they are answered (3)
   --duration <time>    how long, k6 notation (60s)
   --p95 <ms>           override the scenario's p95 latency threshold
 The stack must be seeded in development or test (npm start does), so the load-test accounts exist, and its
@@ -28,6 +29,7 @@ function main(): number {
       grpc: { type: 'string' },
       'cert-dir': { type: 'string' },
       vus: { type: 'string' },
+      rate: { type: 'string' },
       duration: { type: 'string' },
       p95: { type: 'string' },
       help: { type: 'boolean', default: false },
@@ -67,6 +69,7 @@ function main(): number {
         GRPC_ADDRESS: grpcAddress,
         GRPC_CERT_DIR: certificateDirectory,
         ...(values.vus === undefined ? {} : { VUS: values.vus }),
+        ...(values.rate === undefined ? {} : { RATE: values.rate }),
         ...(values.duration === undefined ? {} : { DURATION: values.duration }),
         ...(values.p95 === undefined ? {} : { P95_MS: values.p95 }),
         // The dashboard's HTML export with charts; -1: no dashboard server, so nothing binds a port or waits.
