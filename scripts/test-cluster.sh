@@ -17,10 +17,7 @@ mkdir -p .data
 results=.data/jest-cluster-results.json
 jest_status=0
 npx jest --selectProjects cluster --ci --json --outputFile="$results" "$@" || jest_status=$?
-jest_summary="$(node -e '
-  const r = require(require("node:path").resolve(process.argv[1]));
-  console.log(`${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests} skipped`);
-' "$results" 2>/dev/null || echo 'no results')"
+jest_summary="$(node scripts/jest-summary.cjs "$results" 2>/dev/null || echo 'no results')"
 
 chaos_summary='not present'
 chaos_status=0

@@ -34,8 +34,5 @@ status=0
 # The `cluster` project is `npm run test:cluster`'s (a real Temporal cluster, built from source on first use).
 npx jest --ci --forceExit --selectProjects unit integration --json --outputFile="$results" "$@" || status=$?
 # jest's own summary is not a line CI can read; say it plainly.
-node -e '
-  const r = require(require("node:path").resolve(process.argv[1]));
-  console.log(`tests: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests} skipped`);
-' "$results" || true
+echo "tests: $(node scripts/jest-summary.cjs "$results" || echo 'no results')"
 exit "$status"
