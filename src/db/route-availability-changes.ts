@@ -56,14 +56,25 @@ export async function listenForRouteAvailabilityChanges(
     for (const onChange of subscribers) onChange(routeId);
   };
 
+  /** Whoever keeps availability forgets it: changes from now on may go unheard. True if it was hearing. */
+  function stopHearing(): boolean {
+    if (!hearing) return false;
+    hearing = false;
+    tell(everyRoute);
+    return true;
+  }
+
+  /** Ends a connection that is no longer to be listened on; its own end and error events then change nothing. */
+  function release(client: Client): Promise<void> {
+    lostClients.add(client);
+    if (current === client) current = undefined;
+    return client.end().catch(() => undefined);
+  }
+
   function lost(client: Client, error?: unknown): void {
     if (lostClients.has(client)) return;
-    lostClients.add(client);
-    client.end().catch(() => undefined);
-    if (current === client) current = undefined;
-    if (hearing) {
-      hearing = false;
-      tell(everyRoute);
+    void release(client);
+    if (stopHearing()) {
       logger.warn(
         { err: error },
         'availability changes no longer heard; availability is read afresh until they are',
@@ -120,15 +131,8 @@ export async function listenForRouteAvailabilityChanges(
       closed = true;
       if (reconnectTimer !== undefined) clearTimeout(reconnectTimer);
       const client = current;
-      current = undefined;
-      if (hearing) {
-        hearing = false;
-        tell(everyRoute);
-      }
-      if (client !== undefined) {
-        lostClients.add(client);
-        await client.end().catch(() => undefined);
-      }
+      stopHearing();
+      if (client !== undefined) await release(client);
     },
   };
 }
