@@ -5,9 +5,8 @@ import http from 'k6/http';
 import { check } from 'k6';
 import exec from 'k6/execution';
 import {
-  arrivalLoad,
   baseUrl,
-  defaultBookingRate,
+  bookingArrivals,
   everyArrivalServed,
   findFreeSeats,
   signInPool,
@@ -16,7 +15,7 @@ import {
 } from './common.js';
 
 export const options = {
-  scenarios: { bookings: arrivalLoad(defaultBookingRate) },
+  scenarios: { bookings: bookingArrivals() },
   thresholds: {
     ...everyArrivalServed,
     ...thresholds('http_req_duration{name:POST /api/bookings}', 1000),

@@ -5,8 +5,6 @@ import { fail } from 'k6';
 
 export const baseUrl = (__ENV.BASE_URL || 'http://localhost:8080').replace(/\/$/, '');
 export const vus = Number(__ENV.VUS || 10);
-/** New bookings a second in the booking scenarios: about half of what one dev-server stack on two cores completes. */
-export const defaultBookingRate = 3;
 export const duration = __ENV.DURATION || '60s';
 /** The seed's load-test accounts: loadtest-001@example.com … loadtest-100@example.com (development and test only). */
 export const accountCount = Number(__ENV.LOAD_TEST_ACCOUNTS || 100);
@@ -31,13 +29,14 @@ export function constantLoad() {
 }
 
 /**
- * An open model: `RATE` new customers a second, arriving whether or not earlier ones were answered, as customers
- * do. A closed loop of back-to-back bookings asks for as many as the stack can make, so its latency says how long
- * the queue grew rather than how a load the stack should carry is served; and it slows down with the stack,
- * hiding the wait a slow answer causes. Arrivals it cannot start for want of users are dropped and counted.
+ * The booking scenarios' open model: `RATE` new customers a second (3, about half of what one dev-server stack on
+ * two cores completes), arriving whether or not earlier ones were answered, as customers do. A closed loop of
+ * back-to-back bookings asks for as many as the stack can make, so its latency says how long the queue grew rather
+ * than how a load the stack should carry is served; and it slows down with the stack, hiding the wait a slow answer
+ * causes. Arrivals it cannot start for want of users are dropped and counted.
  */
-export function arrivalLoad(defaultRatePerSecond) {
-  const rate = Number(__ENV.RATE || defaultRatePerSecond);
+export function bookingArrivals() {
+  const rate = Number(__ENV.RATE || 3);
   return {
     executor: 'constant-arrival-rate',
     rate,

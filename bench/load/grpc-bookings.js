@@ -5,8 +5,7 @@ import grpc from 'k6/net/grpc';
 import { check } from 'k6';
 import exec from 'k6/execution';
 import {
-  arrivalLoad,
-  defaultBookingRate,
+  bookingArrivals,
   everyArrivalServed,
   findFreeSeats,
   signInPool,
@@ -26,7 +25,7 @@ const service = 'com.example.bookings.v1.BookingService';
 const client = new grpc.Client();
 
 export const options = {
-  scenarios: { grpc_bookings: arrivalLoad(defaultBookingRate) },
+  scenarios: { grpc_bookings: bookingArrivals() },
   thresholds: { ...everyArrivalServed, ...thresholds('grpc_req_duration{name:CreateBooking}', 1000) },
 };
 
