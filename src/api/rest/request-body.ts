@@ -1,6 +1,8 @@
 // Reads JSON request bodies (strict JSON, size limit) and turns every way a body can be wrong into a problem.
+import type { Http2ServerRequest } from 'node:http2';
 import { bodyParser } from '@koa/bodyparser';
 import type Koa from 'koa';
+import typeis from 'type-is';
 import { DomainError, payloadTooLarge, validationFailed } from '../../domain/errors';
 import { unsupportedMediaType } from './problem-details';
 
@@ -29,6 +31,18 @@ function bodyError(error: unknown, limitBytes: number): DomainError {
 }
 
 /**
+ * HTTP/1.1 announces a body in its headers (Content-Length or Transfer-Encoding). HTTP/2 need not: a request has
+ * a body when its stream did not end with the headers. An explicit `Content-Length: 0` (fetch sends it for a
+ * bodyless PUT) is no body, whatever its type.
+ */
+function carriesBody(context: Koa.Context): boolean {
+  if (context.request.length === 0 && !context.get('Transfer-Encoding')) return false;
+  if (typeis.hasBody(context.req)) return true;
+  const { stream } = context.req as { stream?: Http2ServerRequest['stream'] };
+  return stream !== undefined && !stream.endAfterHeaders;
+}
+
+/**
  * Puts the parsed body in `context.request.body`: `undefined` when the request has none. Only
  * `application/json` is accepted; strict mode refuses bare JSON scalars as bodies.
  */
@@ -40,18 +54,15 @@ export function jsonRequestBody(options: { limitBytes: number; required: boolean
     parsedMethods: ['POST', 'PUT', 'PATCH'],
   });
   return async (context, next) => {
-    // Koa's `is` answers null when the request has no body, false when it has one of another type. An
-    // explicit `Content-Length: 0` (fetch sends it for a bodyless PUT) is no body either, whatever its type.
-    const declaredEmpty = context.request.length === 0 && !context.get('Transfer-Encoding');
-    const matchedType = declaredEmpty ? null : context.request.is('application/json');
-    if (matchedType === null) {
+    // Not Koa's `request.is`: it takes an HTTP/2 body without Content-Length for no body at all.
+    if (!carriesBody(context)) {
       if (options.required) {
         throw validationFailed([{ field: '', message: 'a JSON request body is required' }]);
       }
       await next();
       return;
     }
-    if (matchedType === false) throw unsupportedMediaType();
+    if (typeis.is(context.get('Content-Type'), ['application/json']) === false) throw unsupportedMediaType();
     try {
       await parse(context, () => Promise.resolve());
     } catch (error) {

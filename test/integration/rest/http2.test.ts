@@ -95,7 +95,12 @@ function pickHeaders(headers: Record<string, unknown>): Record<string, string> {
   );
 }
 
-function overHttp1(requestPath: string, method: string, headers: Record<string, string>): Promise<Answer> {
+function overHttp1(
+  requestPath: string,
+  method: string,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const request = https.request(
       `${server.baseUrl}${requestPath}`,
@@ -114,15 +119,27 @@ function overHttp1(requestPath: string, method: string, headers: Record<string, 
       },
     );
     request.on('error', reject);
-    request.end();
+    request.end(body);
   });
 }
 
-function overHttp2(requestPath: string, method: string, headers: Record<string, string>): Promise<Answer> {
+/**
+ * HTTP/2 needs no Content-Length: the stream's end marks the end of the body, and this client sends none. Without a
+ * body the headers end the stream, as browsers and curl send it.
+ */
+function overHttp2(
+  requestPath: string,
+  method: string,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const session = http2.connect(server.baseUrl, { ca: certificate });
     session.on('error', reject);
-    const stream = session.request({ ':method': method, ':path': requestPath, ...headers });
+    const stream = session.request(
+      { ':method': method, ':path': requestPath, ...headers },
+      { endStream: body === undefined },
+    );
     const chunks: Buffer[] = [];
     let status = 0;
     let responseHeaders: Record<string, unknown> = {};
@@ -142,7 +159,7 @@ function overHttp2(requestPath: string, method: string, headers: Record<string, 
       });
     });
     stream.on('error', reject);
-    stream.end();
+    if (body !== undefined) stream.end(body);
   });
 }
 
@@ -167,6 +184,26 @@ describe('HTTP/2 with HTTP/1.1 fallback', () => {
       headers: first.headers,
       body: first.body,
     });
+  });
+
+  it.each([
+    ['a JSON body', '{"trip_id": 5}', { 'content-type': 'application/json' }],
+    ['a malformed JSON body', '{"trip_id": ', { 'content-type': 'application/json' }],
+    ['a body of another type', 'trip=5', { 'content-type': 'text/plain' }],
+    ['no body', undefined, {}],
+  ])('reads %s over HTTP/2 without Content-Length as over HTTP/1.1', async (_name, body, bodyHeaders) => {
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${token}`,
+      'idempotency-key': 'http2-body-without-length',
+      'x-request-id': `body-${body?.length ?? 'none'}`,
+      ...bodyHeaders,
+    };
+    const [first, second] = await Promise.all([
+      overHttp1('/v1/bookings', 'POST', headers, body),
+      overHttp2('/v1/bookings', 'POST', headers, body),
+    ]);
+    expect(first.status).toBeGreaterThanOrEqual(400);
+    expect({ status: second.status, body: second.body }).toEqual({ status: first.status, body: first.body });
   });
 
   it('serves the caller’s profile over HTTP/2', async () => {
