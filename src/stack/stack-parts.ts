@@ -5,7 +5,7 @@ import net from 'node:net';
 import path from 'node:path';
 import type { StdioOptions } from 'node:child_process';
 import type { Config } from '../config';
-import { createLogger } from '../logger';
+import { createLogger, synchronousStandardOutput } from '../logger';
 import { projectRoot } from '../project-root';
 import { migrateWithDatabase } from '../db/migrate';
 import { createDatabase } from '../db/connection';
@@ -17,7 +17,8 @@ import {
   type DevelopmentCertificates,
 } from './development-certificates';
 
-export const stackLogger = createLogger({ level: 'info', name: 'stack' });
+// Synchronous: the stack writes its banner to standard output itself, after lines that must come before it.
+export const stackLogger = createLogger({ level: 'info', name: 'stack' }, synchronousStandardOutput());
 
 function portIsFree(port: number): Promise<boolean> {
   return new Promise((resolve) => {

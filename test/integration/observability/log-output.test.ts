@@ -1,0 +1,74 @@
+// The services' log lines on standard output: written in chunks, yet whole, in order, and none left behind.
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+
+jest.setTimeout(60_000);
+
+const writerScript = path.join(__dirname, '..', '..', 'support', 'log-writer-main.ts');
+const tsxWriter = `"${process.execPath}" --import tsx "${writerScript}"`;
+
+interface LoggedLine {
+  name: string;
+  line: number;
+  msg: string;
+}
+
+/** Runs `command` in a shell, its standard output one pipe whoever writes to it, and collects the lines. */
+function collect(command: string, environment: Record<string, string>) {
+  const child: ChildProcess = spawn('sh', ['-c', command], {
+    env: { ...process.env, ...environment },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const lines: string[] = [];
+  const waiters: (() => void)[] = [];
+  createInterface({ input: child.stdout! }).on('line', (line) => {
+    lines.push(line);
+    waiters.splice(0).forEach((wake) => wake());
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  const firstLine = new Promise<void>((resolve) => {
+    if (lines.length > 0) resolve();
+    else waiters.push(resolve);
+  });
+  return { child, lines, exited, firstLine };
+}
+
+describe('log lines on standard output', () => {
+  it('writes every line before the process exits, in order', async () => {
+    const run = collect(tsxWriter, { LOG_WRITER_LINES: '2000', LOG_WRITER_THEN: 'exit' });
+    expect(await run.exited).toBe(0);
+    const logged = run.lines.map((line) => JSON.parse(line) as LoggedLine);
+    expect(logged.map((line) => line.line)).toEqual(Array.from({ length: 2000 }, (_, index) => index + 1));
+  });
+
+  it('writes a lone line while the process keeps running', async () => {
+    const run = collect(`exec ${tsxWriter}`, { LOG_WRITER_LINES: '1', LOG_WRITER_THEN: 'wait' });
+    try {
+      await run.firstLine;
+      expect(JSON.parse(run.lines[0])).toMatchObject({ line: 1, msg: 'logged' });
+    } finally {
+      run.child.kill('SIGKILL');
+      await run.exited;
+    }
+  });
+
+  it('keeps the lines of processes sharing one pipe whole', async () => {
+    const run = collect(`${tsxWriter} & ${tsxWriter} & ${tsxWriter} & wait`, {
+      LOG_WRITER_LINES: '3000',
+      LOG_WRITER_THEN: 'exit',
+    });
+    expect(await run.exited).toBe(0);
+    // A line cut by another process's chunk would not parse, or would leave a writer short of lines.
+    const logged = run.lines.map((line) => JSON.parse(line) as LoggedLine);
+    const linesPerWriter = new Map<string, number[]>();
+    for (const { name, line } of logged) {
+      const writerLines = linesPerWriter.get(name) ?? [];
+      writerLines.push(line);
+      linesPerWriter.set(name, writerLines);
+    }
+    expect([...linesPerWriter.values()]).toEqual(
+      Array.from({ length: 3 }, () => Array.from({ length: 3000 }, (_, index) => index + 1)),
+    );
+  });
+});
