@@ -6,6 +6,7 @@ import { openApiOperationsById } from '../../contracts/openapi-document';
 import type { IdentityProvider } from '../../identity/identity-provider';
 import { documentRequestValidator } from './openapi-validation';
 import { authorizeOperation } from './request-authorization';
+import { requestBodyKind } from './request-body';
 
 // Credentials are short (the contract caps a password at 1 KiB and a refresh token at 2 KiB).
 const credentialBodyLimitBytes = 16 * 1024;
@@ -25,7 +26,7 @@ function validatedBody(operationId: string): (context: Koa.Context) => Record<st
 }
 
 const requireJson: Koa.Middleware = async (context, next) => {
-  if (!context.is('application/json')) context.throw(415);
+  if (requestBodyKind(context) !== 'json') context.throw(415);
   await next();
 };
 

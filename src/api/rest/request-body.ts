@@ -43,6 +43,15 @@ function carriesBody(context: Koa.Context): boolean {
 }
 
 /**
+ * Whether the request has no body, a JSON one, or one of another media type. Not Koa's `request.is`: it takes an
+ * HTTP/2 body without Content-Length for no body at all.
+ */
+export function requestBodyKind(context: Koa.Context): 'none' | 'json' | 'other' {
+  if (!carriesBody(context)) return 'none';
+  return typeis.is(context.get('Content-Type'), ['application/json']) === false ? 'other' : 'json';
+}
+
+/**
  * Puts the parsed body in `context.request.body`: `undefined` when the request has none. Only
  * `application/json` is accepted; strict mode refuses bare JSON scalars as bodies.
  */
@@ -54,15 +63,15 @@ export function jsonRequestBody(options: { limitBytes: number; required: boolean
     parsedMethods: ['POST', 'PUT', 'PATCH'],
   });
   return async (context, next) => {
-    // Not Koa's `request.is`: it takes an HTTP/2 body without Content-Length for no body at all.
-    if (!carriesBody(context)) {
+    const kind = requestBodyKind(context);
+    if (kind === 'none') {
       if (options.required) {
         throw validationFailed([{ field: '', message: 'a JSON request body is required' }]);
       }
       await next();
       return;
     }
-    if (typeis.is(context.get('Content-Type'), ['application/json']) === false) throw unsupportedMediaType();
+    if (kind === 'other') throw unsupportedMediaType();
     try {
       await parse(context, () => Promise.resolve());
     } catch (error) {

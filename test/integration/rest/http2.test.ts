@@ -6,6 +6,9 @@ import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
 import type { Knex } from 'knex';
+import Koa from 'koa';
+import { identityProviderRouter } from '../../../src/api/rest/auth-routes';
+import type { IdentityProvider } from '../../../src/identity/identity-provider';
 import {
   bookingsOutOfScope,
   buildApp,
@@ -29,6 +32,7 @@ interface Answer {
 const comparedHeaders = ['content-type', 'x-request-id', 'etag', 'allow', 'www-authenticate'];
 
 let directory: string;
+let tlsFiles: { certificateFile: string; keyFile: string };
 let certificate: Buffer;
 let database: Knex;
 let customer: TestUser;
@@ -63,6 +67,7 @@ beforeAll(async () => {
     { stdio: 'ignore' },
   );
   certificate = fs.readFileSync(certificateFile);
+  tlsFiles = { certificateFile, keyFile };
 
   database = openTestDatabase();
   const cipher = testCipher();
@@ -75,7 +80,7 @@ beforeAll(async () => {
     operationGuard: issuer.operationGuard,
     bookings: bookingsOutOfScope,
   });
-  server = await startServer(app, { certificateFile, keyFile });
+  server = await startServer(app, tlsFiles);
 });
 
 afterAll(async () => {
@@ -100,10 +105,11 @@ function overHttp1(
   method: string,
   headers: Record<string, string>,
   body?: string,
+  baseUrl = server.baseUrl,
 ): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const request = https.request(
-      `${server.baseUrl}${requestPath}`,
+      `${baseUrl}${requestPath}`,
       { method, headers, ca: certificate, agent: false },
       (response) => {
         const chunks: Buffer[] = [];
@@ -132,9 +138,10 @@ function overHttp2(
   method: string,
   headers: Record<string, string>,
   body?: string,
+  baseUrl = server.baseUrl,
 ): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const session = http2.connect(server.baseUrl, { ca: certificate });
+    const session = http2.connect(baseUrl, { ca: certificate });
     session.on('error', reject);
     const stream = session.request(
       { ':method': method, ':path': requestPath, ...headers },
@@ -204,6 +211,29 @@ describe('HTTP/2 with HTTP/1.1 fallback', () => {
     ]);
     expect(first.status).toBeGreaterThanOrEqual(400);
     expect({ status: second.status, body: second.body }).toEqual({ status: first.status, body: first.body });
+  });
+
+  it('signs in over HTTP/2 without Content-Length as over HTTP/1.1', async () => {
+    const identityProvider = {
+      login: ({ email }: { email: string }) => Promise.resolve({ access_token: `token-for-${email}` }),
+    } as unknown as IdentityProvider;
+    const authApp = new Koa();
+    authApp.use(identityProviderRouter(identityProvider).routes());
+    const authServer = await startServer(authApp, tlsFiles);
+    try {
+      const body = JSON.stringify({ email: 'ana@example.com', password: 'a-long-password' });
+      const headers = { 'content-type': 'application/json' };
+      const overBoth = (send: typeof overHttp1) =>
+        send('/api/auth/login', 'POST', headers, body, authServer.baseUrl);
+      const [first, second] = await Promise.all([overBoth(overHttp1), overBoth(overHttp2)]);
+      expect(first).toMatchObject({ status: 200, body: '{"access_token":"token-for-ana@example.com"}' });
+      expect({ status: second.status, body: second.body }).toEqual({
+        status: first.status,
+        body: first.body,
+      });
+    } finally {
+      await authServer.close();
+    }
   });
 
   it('serves the caller’s profile over HTTP/2', async () => {
