@@ -1,5 +1,6 @@
 // The services' log lines on standard output: written in chunks, yet whole, in order, and none left behind.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 
@@ -21,16 +22,11 @@ function collect(command: string, environment: Record<string, string>) {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const lines: string[] = [];
-  const waiters: (() => void)[] = [];
-  createInterface({ input: child.stdout! }).on('line', (line) => {
-    lines.push(line);
-    waiters.splice(0).forEach((wake) => wake());
-  });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
-  const firstLine = new Promise<void>((resolve) => {
-    if (lines.length > 0) resolve();
-    else waiters.push(resolve);
-  });
+  const reader = createInterface({ input: child.stdout! });
+  reader.on('line', (line) => lines.push(line));
+  const firstLine = once(reader, 'line');
+  // 'close', not 'exit': only then has every line the process wrote been read.
+  const exited = new Promise<number | null>((resolve) => child.once('close', resolve));
   return { child, lines, exited, firstLine };
 }
 
