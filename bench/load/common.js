@@ -37,13 +37,14 @@ export function constantLoad() {
  */
 export function bookingArrivals() {
   const rate = Number(__ENV.RATE || 3);
+  const readyUsers = Math.max(vus, Math.ceil(rate));
   return {
     executor: 'constant-arrival-rate',
     rate,
     timeUnit: '1s',
     duration,
-    preAllocatedVUs: Math.max(vus, Math.ceil(rate)),
-    maxVUs: Math.max(vus, Math.ceil(rate)) * 5,
+    preAllocatedVUs: readyUsers,
+    maxVUs: readyUsers * 5,
     gracefulStop: '30s',
   };
 }
