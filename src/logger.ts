@@ -23,15 +23,15 @@ const logFlushIntervalMs = 200;
 /** Linux's PIPE_BUF: a write to a pipe of at most this many bytes is never split or mixed with another writer's. */
 const atomicPipeWriteBytes = 4096;
 
-let bufferedOutput: DestinationStream | undefined;
+let bufferedOutput: ReturnType<typeof pino.destination> | undefined;
 
 /**
  * Standard output, written in chunks of whole lines instead of a line at a time. A write per line cost the API a
  * fifth of its CPU per request at full load (each wakes the reader of the pipe: the supervisor, the container
  * runtime), and a synchronous write to a full pipe stalls the whole event loop. Chunks stay within one atomic pipe
- * write, so processes sharing one output (`npm start`) never interleave mid-line. pino writes what is left when
- * the process exits; only a kill without an exit (SIGKILL, out of memory) loses the last lines. One per process,
- * so that every logger's lines keep their order.
+ * write, so processes sharing one output (`npm start`) never interleave mid-line. pino writes what is buffered when
+ * the process exits, though not a chunk still in flight: deliberate exits wait for `logLinesWritten` first. One per
+ * process, so that every logger's lines keep their order.
  */
 function bufferedStandardOutput(): DestinationStream {
   bufferedOutput ??= pino.destination({
@@ -42,6 +42,27 @@ function bufferedStandardOutput(): DestinationStream {
     periodicFlush: logFlushIntervalMs,
   });
   return bufferedOutput;
+}
+
+/** Waits this long at most for the lines already logged to be written before a deliberate exit. */
+const exitFlushTimeoutMs = 2_000;
+
+/**
+ * Resolves once every line logged so far has left the process, or after a bounded wait when nobody reads the
+ * output. pino's exit hook writes what is buffered but cannot wait for a chunk whose write is in flight (one
+ * retried because the reader lags): exiting then loses that chunk, or writes it after the lines logged later.
+ */
+export function logLinesWritten(): Promise<void> {
+  const output = bufferedOutput;
+  if (!output) return Promise.resolve();
+  return new Promise((resolve) => {
+    const giveUp = setTimeout(resolve, exitFlushTimeoutMs);
+    giveUp.unref();
+    output.flush(() => {
+      clearTimeout(giveUp);
+      resolve();
+    });
+  });
 }
 
 /** For a process that also writes to standard output itself and needs its lines in order with those writes. */

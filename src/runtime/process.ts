@@ -1,6 +1,6 @@
 // Process lifecycle shared by the entry points: listening with a clear port-in-use message, and graceful shutdown.
 import type { Server } from 'node:net';
-import type { Logger } from '../logger';
+import { logLinesWritten, type Logger } from '../logger';
 
 export class PortInUseError extends Error {
   constructor(
@@ -32,6 +32,11 @@ export function listen(
   });
 }
 
+/** Exits with `code` once the lines logged so far are written: the last lines are the ones an operator needs. */
+export function exitOnceLogged(code: number): void {
+  void logLinesWritten().then(() => process.exit(code));
+}
+
 /** Runs every shutdown step once on SIGINT or SIGTERM, then exits; a second signal exits at once. */
 export function onShutdownSignal(logger: Logger, shutdown: () => Promise<void>): void {
   let stopping = false;
@@ -40,10 +45,10 @@ export function onShutdownSignal(logger: Logger, shutdown: () => Promise<void>):
     stopping = true;
     logger.info({ signal }, 'shutting down');
     shutdown()
-      .then(() => process.exit(0))
+      .then(() => exitOnceLogged(0))
       .catch((error: unknown) => {
         logger.error({ err: error }, 'shutdown failed');
-        process.exit(1);
+        exitOnceLogged(1);
       });
   };
   process.once('SIGINT', handle);
@@ -55,6 +60,6 @@ export function exitOnStartupFailure(logger: Logger) {
   return (error: unknown) => {
     const message = error instanceof Error ? error.message : String(error);
     logger.fatal({ err: error }, `failed to start: ${message}`);
-    process.exit(1);
+    exitOnceLogged(1);
   };
 }

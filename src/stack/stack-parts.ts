@@ -11,6 +11,7 @@ import { migrateWithDatabase } from '../db/migrate';
 import { createDatabase } from '../db/connection';
 import { seedDemoData, demoUsers } from '../db/seed';
 import { createFieldCipherFromConfig } from '../security/field-cipher-from-config';
+import { exitOnceLogged } from '../runtime/process';
 import { ServiceSupervisor } from './supervisor';
 import {
   loadOrCreateDevelopmentCertificates,
@@ -201,7 +202,7 @@ export function runStack(
     await stop().catch((error: unknown) =>
       stackLogger.error({ err: error }, 'the stack did not stop cleanly'),
     );
-    process.exit(exitCode);
+    exitOnceLogged(exitCode);
   };
   process.once('SIGINT', () => void stopEverything(0));
   process.once('SIGTERM', () => void stopEverything(0));

@@ -6,7 +6,7 @@ import { createActivities, createActivityDependencies } from '../activities';
 import { loadConfig, type Config } from '../config';
 import { createLogger, type Logger } from '../logger';
 import { currentTracing, logTracingDiagnostics, withClientSpans } from '../observability/tracing';
-import { exitOnStartupFailure, onShutdownSignal } from '../runtime/process';
+import { exitOnceLogged, exitOnStartupFailure, onShutdownSignal } from '../runtime/process';
 import { createProcessMetricsRegistry } from '../observability/metrics';
 import { createBookingWorkers, type BookingWorkers } from './booking-workers';
 import {
@@ -96,22 +96,14 @@ async function start(logger: Logger, config: Config): Promise<{ running: Promise
   return { running: workers.run() };
 }
 
-function loadConfigOrExit(): Config {
-  try {
-    return loadConfig();
-  } catch (error) {
-    exitOnStartupFailure(createLogger({ level: 'info', name: 'worker' }))(error);
-    throw error;
-  }
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const logger = createLogger({ level: config.logLevel, name: 'worker' });
+  const { running } = await start(logger, config);
+  await running.catch((error: unknown) => {
+    logger.fatal({ err: error }, 'a booking worker stopped unexpectedly');
+    exitOnceLogged(1);
+  });
 }
 
-const config = loadConfigOrExit();
-const logger = createLogger({ level: config.logLevel, name: 'worker' });
-start(logger, config).then(
-  ({ running }) =>
-    running.catch((error: unknown) => {
-      logger.fatal({ err: error }, 'a booking worker stopped unexpectedly');
-      process.exit(1);
-    }),
-  exitOnStartupFailure(logger),
-);
+main().catch(exitOnStartupFailure(createLogger({ level: 'info', name: 'worker' })));

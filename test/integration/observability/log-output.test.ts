@@ -8,6 +8,8 @@ jest.setTimeout(60_000);
 
 const writerScript = path.join(__dirname, '..', '..', 'support', 'log-writer-main.ts');
 const tsxWriter = `"${process.execPath}" --import tsx "${writerScript}"`;
+// A reader that falls behind for a moment, as a log shipper does: the pipe fills while the writers still write.
+const laggingReader = '{ sleep 1; cat; }';
 
 interface LoggedLine {
   name: string;
@@ -17,7 +19,7 @@ interface LoggedLine {
 
 /** Runs `command` in a shell, its standard output one pipe whoever writes to it, and collects the lines. */
 function collect(command: string, environment: Record<string, string>) {
-  const child: ChildProcess = spawn('sh', ['-c', command], {
+  const child: ChildProcess = spawn('bash', ['-o', 'pipefail', '-c', command], {
     env: { ...process.env, ...environment },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -31,8 +33,11 @@ function collect(command: string, environment: Record<string, string>) {
 }
 
 describe('log lines on standard output', () => {
-  it('writes every line before the process exits, in order', async () => {
-    const run = collect(tsxWriter, { LOG_WRITER_LINES: '2000', LOG_WRITER_THEN: 'exit' });
+  it('writes every line before the process exits, in order, though its reader lags behind', async () => {
+    const run = collect(`${tsxWriter} | ${laggingReader}`, {
+      LOG_WRITER_LINES: '2000',
+      LOG_WRITER_THEN: 'exit',
+    });
     expect(await run.exited).toBe(0);
     const logged = run.lines.map((line) => JSON.parse(line) as LoggedLine);
     expect(logged.map((line) => line.line)).toEqual(Array.from({ length: 2000 }, (_, index) => index + 1));
@@ -50,7 +55,7 @@ describe('log lines on standard output', () => {
   });
 
   it('keeps the lines of processes sharing one pipe whole', async () => {
-    const run = collect(`${tsxWriter} & ${tsxWriter} & ${tsxWriter} & wait`, {
+    const run = collect(`{ ${tsxWriter} & ${tsxWriter} & ${tsxWriter} & wait; } | ${laggingReader}`, {
       LOG_WRITER_LINES: '3000',
       LOG_WRITER_THEN: 'exit',
     });
