@@ -57,7 +57,6 @@ export function logLinesWritten(): Promise<void> {
   if (!output) return Promise.resolve();
   return new Promise((resolve) => {
     const giveUp = setTimeout(resolve, exitFlushTimeoutMs);
-    giveUp.unref();
     output.flush(() => {
       clearTimeout(giveUp);
       resolve();
