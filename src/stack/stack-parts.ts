@@ -11,7 +11,6 @@ import { migrateWithDatabase } from '../db/migrate';
 import { createDatabase } from '../db/connection';
 import { seedDemoData, demoUsers } from '../db/seed';
 import { createFieldCipherFromConfig } from '../security/field-cipher-from-config';
-import { exitOnceLogged } from '../runtime/process';
 import { ServiceSupervisor } from './supervisor';
 import {
   loadOrCreateDevelopmentCertificates,
@@ -202,7 +201,7 @@ export function runStack(
     await stop().catch((error: unknown) =>
       stackLogger.error({ err: error }, 'the stack did not stop cleanly'),
     );
-    exitOnceLogged(exitCode);
+    process.exit(exitCode);
   };
   process.once('SIGINT', () => void stopEverything(0));
   process.once('SIGTERM', () => void stopEverything(0));

@@ -100,14 +100,17 @@ function pickHeaders(headers: Record<string, unknown>): Record<string, string> {
   );
 }
 
-function overHttp1(
+/** Sends one request and collects its answer: the same arguments over either protocol. */
+type SendRequest = (
   requestPath: string,
   method: string,
   headers: Record<string, string>,
   body?: string,
-  baseUrl = server.baseUrl,
-): Promise<Answer> {
-  return new Promise((resolve, reject) => {
+  baseUrl?: string,
+) => Promise<Answer>;
+
+const overHttp1: SendRequest = (requestPath, method, headers, body, baseUrl = server.baseUrl) =>
+  new Promise((resolve, reject) => {
     const request = https.request(
       `${baseUrl}${requestPath}`,
       { method, headers, ca: certificate, agent: false },
@@ -127,20 +130,13 @@ function overHttp1(
     request.on('error', reject);
     request.end(body);
   });
-}
 
 /**
  * HTTP/2 needs no Content-Length: the stream's end marks the end of the body, and this client sends none. Without a
  * body the headers end the stream, as browsers and curl send it.
  */
-function overHttp2(
-  requestPath: string,
-  method: string,
-  headers: Record<string, string>,
-  body?: string,
-  baseUrl = server.baseUrl,
-): Promise<Answer> {
-  return new Promise((resolve, reject) => {
+const overHttp2: SendRequest = (requestPath, method, headers, body, baseUrl = server.baseUrl) =>
+  new Promise((resolve, reject) => {
     const session = http2.connect(baseUrl, { ca: certificate });
     session.on('error', reject);
     const stream = session.request(
@@ -168,7 +164,6 @@ function overHttp2(
     stream.on('error', reject);
     if (body !== undefined) stream.end(body);
   });
-}
 
 describe('HTTP/2 with HTTP/1.1 fallback', () => {
   it.each([
@@ -223,7 +218,7 @@ describe('HTTP/2 with HTTP/1.1 fallback', () => {
     try {
       const body = JSON.stringify({ email: 'ana@example.com', password: 'a-long-password' });
       const headers = { 'content-type': 'application/json' };
-      const overBoth = (send: typeof overHttp1) =>
+      const overBoth = (send: SendRequest) =>
         send('/api/auth/login', 'POST', headers, body, authServer.baseUrl);
       const [first, second] = await Promise.all([overBoth(overHttp1), overBoth(overHttp2)]);
       expect(first).toMatchObject({ status: 200, body: '{"access_token":"token-for-ana@example.com"}' });
