@@ -103,3 +103,13 @@ export function createLogger(
   });
   return logger;
 }
+
+/**
+ * A logger writing where `logger` writes, at its level and with its bindings, for a line whose fields are fixed and
+ * never sensitive (the access line, one per request): it skips the redaction walk and the correlation mixin, whose
+ * share of a cached read's CPU was a tenth, so its caller names the request and trace itself.
+ */
+export function fixedFieldLogger(logger: Logger): Logger {
+  const destination = (logger as unknown as Record<symbol, DestinationStream>)[pino.symbols.streamSym];
+  return pino({ level: logger.level }, destination).child(logger.bindings());
+}

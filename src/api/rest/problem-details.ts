@@ -8,8 +8,12 @@ import {
   internalError,
   type ErrorCode,
 } from '../../domain/errors';
-import type { Logger } from '../../logger';
-import { runWithRequestId } from '../../observability/request-context';
+import { fixedFieldLogger, type Logger } from '../../logger';
+import {
+  correlationFields,
+  runWithRequestId,
+  type CorrelationFields,
+} from '../../observability/request-context';
 import { setServerSpanRoute } from '../../observability/tracing';
 import { isWellFormedRequestId } from '../../domain/request-correlation';
 import { bearerRealm } from '../../security/token-verifier';
@@ -82,11 +86,18 @@ export function requestIdentity(): Koa.Middleware {
   };
 }
 
+interface AccessLine extends CorrelationFields {
+  method: string;
+  path: string;
+  status: number;
+  durationMs: number;
+}
+
 /** One line per request with its id, method, path, status and duration; bodies and headers are never logged. */
 export function accessLog(logger: Logger): Koa.Middleware {
+  const lines = fixedFieldLogger(logger);
   return async (context, next) => {
     const started = process.hrtime.bigint();
-    // The request id is no binding of its own: the logger's mixin adds request_id to every line of the request.
     context.state.logger = logger;
     try {
       await next();
@@ -95,10 +106,14 @@ export function accessLog(logger: Logger): Koa.Middleware {
       const route = (context as { _matchedRoute?: string | RegExp })._matchedRoute;
       if (route !== undefined) setServerSpanRoute(String(route));
       const durationMs = Number((process.hrtime.bigint() - started) / 1000n) / 1000;
-      logger.info(
-        { method: context.method, path: context.path, status: context.status, durationMs },
-        'request',
-      );
+      // The request and trace ids first, as the logger's mixin puts them on every other line of the request.
+      const line: AccessLine = Object.assign(correlationFields(), {
+        method: context.method,
+        path: context.path,
+        status: context.status,
+        durationMs,
+      });
+      lines.info(line, 'request');
     }
   };
 }
