@@ -19,6 +19,7 @@ import type { Role } from '../../src/domain/roles';
 import type { IdentityProvider } from '../../src/identity/identity-provider';
 import type { LogLevel } from '../../src/config';
 import { createLogger, type Logger } from '../../src/logger';
+import type { ApiMetrics } from '../../src/observability/metrics';
 import type { FieldCipher } from '../../src/security/field-encryption';
 import { scopesForRoles } from '../../src/security/policy';
 import { createBookingDataConverter } from '../../src/security/temporal-payload-codec';
@@ -101,6 +102,8 @@ export function buildApp(options: {
   logger?: Logger;
   /** What the codec endpoint decodes with; the saga tests' keyring unless given. */
   dataConverter?: DataConverter;
+  /** The registry the app counts into; a fresh one unless given. */
+  metrics?: ApiMetrics;
 }): Koa {
   const { database, cipher } = options;
   return createRestApp({
@@ -120,6 +123,7 @@ export function buildApp(options: {
     }),
     operationGuard: options.operationGuard,
     dataConverter: options.dataConverter ?? createBookingDataConverter(testConfig()),
+    ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
   });
 }
 

@@ -21,7 +21,8 @@ export interface ApiRouterDependencies {
   handlers: Readonly<Record<string, OperationHandler>>;
   /** Authenticates (unless the operation is public) and enforces the operation's scopes and roles. */
   operationGuard: (operationId: string) => Koa.Middleware;
-  userRateLimit: Koa.Middleware;
+  /** Absent when the per-user rate limit is off. */
+  userRateLimit?: Koa.Middleware;
   idempotency: IdempotencyStore;
   bodyLimitBytes: number;
 }
@@ -106,7 +107,7 @@ export function createApiRouter(dependencies: ApiRouterDependencies): Router {
 
     const middleware: RouterMiddleware[] = [
       dependencies.operationGuard(operation.operationId),
-      dependencies.userRateLimit,
+      ...(dependencies.userRateLimit === undefined ? [] : [dependencies.userRateLimit]),
       ...(validator.requestBody === undefined
         ? []
         : [

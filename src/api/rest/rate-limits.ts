@@ -56,31 +56,45 @@ function announce(context: Koa.Context, quota: Quota): void {
   context.set('RateLimit-Reset', String(quota.resetSeconds));
 }
 
-function enforce(context: Koa.Context, outcome: { quota: Quota; exceeded: boolean }): void {
-  announce(context, outcome.quota);
-  if (outcome.exceeded) {
-    context.set('RateLimit-Remaining', '0');
-    throw rateLimited(Math.max(1, outcome.quota.resetSeconds));
-  }
+export type RateLimitName = 'address' | 'user';
+
+/** The limits that are on, as middleware; a limit that is off is no middleware at all, so it costs no request. */
+export interface RateLimits {
+  addressLimit?: Koa.Middleware;
+  /** Runs after authentication: the user is known only from a verified token. */
+  userLimit?: Koa.Middleware;
 }
 
-export function createRateLimits(settings: RateLimitSettings) {
+/** `onRefusal` hears each 429 a limit answers (the metrics count them), just before it is thrown. */
+export function createRateLimits(
+  settings: RateLimitSettings,
+  onRefusal: (limit: RateLimitName) => void = () => {},
+): RateLimits {
   const perAddress = createLimiter(settings.perAddress, settings.windowSeconds, 'address');
   const perUser = createLimiter(settings.perUser, settings.windowSeconds, 'user');
 
-  const addressLimit: Koa.Middleware = async (context, next) => {
-    if (perAddress !== undefined && isLimitedPath(context.path)) {
-      enforce(context, await perAddress(context.ip));
+  function enforce(context: Koa.Context, limit: RateLimitName, outcome: { quota: Quota; exceeded: boolean }) {
+    announce(context, outcome.quota);
+    if (outcome.exceeded) {
+      context.set('RateLimit-Remaining', '0');
+      onRefusal(limit);
+      throw rateLimited(Math.max(1, outcome.quota.resetSeconds));
     }
-    await next();
-  };
+  }
 
-  /** Runs after authentication: the user is known only from a verified token. */
-  const userLimit: Koa.Middleware = async (context, next) => {
-    const actor = context.state.actor as Actor | undefined;
-    if (perUser !== undefined && actor !== undefined) enforce(context, await perUser(actor.userId));
-    await next();
-  };
-
-  return { addressLimit, userLimit };
+  const limits: RateLimits = {};
+  if (perAddress !== undefined) {
+    limits.addressLimit = async (context, next) => {
+      if (isLimitedPath(context.path)) enforce(context, 'address', await perAddress(context.ip));
+      await next();
+    };
+  }
+  if (perUser !== undefined) {
+    limits.userLimit = async (context, next) => {
+      const actor = context.state.actor as Actor | undefined;
+      if (actor !== undefined) enforce(context, 'user', await perUser(actor.userId));
+      await next();
+    };
+  }
+  return limits;
 }

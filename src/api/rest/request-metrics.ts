@@ -4,7 +4,7 @@ import type Koa from 'koa';
 import type { BookingApplication } from '../../application/interface';
 import { DomainError } from '../../domain/errors';
 import type { IdentityProvider } from '../../identity/identity-provider';
-import type { ApiMetrics, RefusalReason } from '../../observability/metrics';
+import type { ApiMetrics } from '../../observability/metrics';
 import { openHoldCapRefusalOf, tokenFailureReasonOf } from '../../observability/metrics-labels';
 
 /** What @koa/router leaves on the context about the route it matched. */
@@ -76,19 +76,6 @@ export function reportingRefusals(
       throw error;
     }
   };
-}
-
-/** A rate limit, its 429s counted as refusals for `reason`. */
-export function countingRateLimitRefusals(
-  metrics: ApiMetrics,
-  reason: RefusalReason,
-  limit: Koa.Middleware,
-): Koa.Middleware {
-  return reportingRefusals(limit, (error) => {
-    if (error instanceof DomainError && error.code === 'RATE_LIMITED') {
-      metrics.requestRefusals.inc({ front: 'rest', reason });
-    }
-  });
 }
 
 /** An operation guard, its refused tokens counted by reason (a refused scope or role is not a token failure). */

@@ -7,20 +7,18 @@ import { unavailable } from '../../domain/errors';
  * Idempotency-Key retry then finds its outcome once it is recorded.
  */
 export function requestTimeout(timeoutMs: number): Koa.Middleware {
-  return async (context, next) => {
+  // A timer and a settle on next(), not a Promise.race with a timeout promise: this runs on every request.
+  return (context, next) => {
     // Deadlines further in (a create's answer time) count from here, not from when a handler got its turn.
     context.state.receivedAt = Date.now();
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_resolve, reject) => {
-      timer = setTimeout(
+    return new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(
         () => reject(unavailable('The request took too long to complete; retry shortly', 1)),
         timeoutMs,
       );
+      next()
+        .finally(() => clearTimeout(timer))
+        .then(resolve, reject);
     });
-    try {
-      await Promise.race([next(), timeout]);
-    } finally {
-      clearTimeout(timer);
-    }
   };
 }

@@ -5,6 +5,7 @@ import { gzipSync } from 'node:zlib';
 import type { Knex } from 'knex';
 import { readRequestBody } from '../../../src/api/rest/openapi-validation';
 import type { CatalogApplication } from '../../../src/application/interface';
+import { createApiMetrics, type ApiMetrics } from '../../../src/observability/metrics';
 import { openApiOperations, type OpenApiOperation } from '../../../src/contracts/openapi-document';
 import type { FieldCipher } from '../../../src/security/field-encryption';
 import { expectContract, observe, type ObservedResponse } from '../../support/rest-contract';
@@ -238,25 +239,58 @@ describe('request ids and compression', () => {
     expect(response.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
   });
 
-  it('compresses large responses for clients that accept it', async () => {
-    const headers = await new Promise<http.IncomingHttpHeaders>((resolve, reject) => {
+  /** The headers and byte length of GET `path`, with the Accept-Encoding given (none when undefined). */
+  function fetchRaw(path: string, acceptEncoding: string | undefined) {
+    return new Promise<{ headers: http.IncomingHttpHeaders; bytes: number }>((resolve, reject) => {
       const request = http.get(
-        `${server.baseUrl}/openapi.yaml`,
-        { headers: { 'accept-encoding': 'gzip' } },
+        `${server.baseUrl}${path}`,
+        { headers: acceptEncoding === undefined ? {} : { 'accept-encoding': acceptEncoding } },
         (response) => {
-          response.resume();
-          resolve(response.headers);
+          let bytes = 0;
+          response.on('data', (chunk: Buffer) => (bytes += chunk.length));
+          response.on('end', () => resolve({ headers: response.headers, bytes }));
+          response.on('error', reject);
         },
       );
       request.on('error', reject);
     });
+  }
+
+  it('compresses large responses for clients that accept it', async () => {
+    const { headers } = await fetchRaw('/openapi.yaml', 'gzip');
     expect(headers['content-encoding']).toBe('gzip');
+    expect(headers.vary).toMatch(/accept-encoding/i);
     expect(headers['x-request-id']).toBeDefined();
+  });
+
+  it('answers the same large response uncompressed to a client that accepts no encoding, varying on it', async () => {
+    const plain = await fetchRaw('/openapi.yaml', undefined);
+    const identity = await fetchRaw('/openapi.yaml', 'identity');
+    for (const { headers, bytes } of [plain, identity]) {
+      expect(headers['content-encoding']).toBeUndefined();
+      expect(headers.vary).toMatch(/accept-encoding/i);
+      expect(Number(headers['content-length'])).toBe(bytes);
+    }
+    expect(plain.bytes).toBe(identity.bytes);
+    expect(plain.bytes).toBeGreaterThan(1024);
   });
 });
 
 describe('rate limits', () => {
+  let metrics: ApiMetrics;
+
+  /** The 429s the app counted as refusals of `reason`, from its metrics exposition. */
+  async function refusalsCounted(reason: string): Promise<number> {
+    const exposition = await metrics.registry.metrics();
+    const sample = new RegExp(
+      `^bus_booking_request_refusals_total\\{front="rest",reason="${reason}"\\} (\\d+)$`,
+      'm',
+    );
+    return Number(sample.exec(exposition)?.[1] ?? 0);
+  }
+
   async function limitedServer(perUser: number, perAddress: number): Promise<RunningServer> {
+    metrics = createApiMetrics();
     const running = await startServer(
       buildApp({
         database,
@@ -264,6 +298,7 @@ describe('rate limits', () => {
         operationGuard: issuer.operationGuard,
         bookings: bookingsOutOfScope,
         settings: testSettings({ rateLimits: { windowSeconds: 60, perUser, perAddress } }),
+        metrics,
       }),
     );
     extraServers.push(running);
@@ -282,6 +317,8 @@ describe('rate limits', () => {
     expectProblem(refused, 429, 'RATE_LIMITED');
     expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
     expect(Number(refused.headers['ratelimit-reset'])).toBeGreaterThan(0);
+    expect(await refusalsCounted('rate_limit_address')).toBe(1);
+    expect(await refusalsCounted('rate_limit_user')).toBe(0);
 
     const probe = await send('/healthz', {}, limited);
     expect(probe.status).toBe(200);
@@ -293,6 +330,7 @@ describe('rate limits', () => {
     for (let index = 0; index < 3; index += 1)
       statuses.push((await send('/v1/users/me', {}, limited)).status);
     expect(statuses).toEqual([200, 200, 429]);
+    expect(await refusalsCounted('rate_limit_user')).toBe(1);
     const other = await send('/v1/users/me', { headers: { authorization: `Bearer ${otherToken}` } }, limited);
     expect(other.status).toBe(200);
     expect(other.headers['ratelimit-remaining']).toBe('1');

@@ -3,12 +3,8 @@
 import Router from '@koa/router';
 import Koa from 'koa';
 import request from 'supertest';
-import {
-  countingRateLimitRefusals,
-  countingTokenFailures,
-  requestMetrics,
-  routeLabelOf,
-} from '../../../src/api/rest/request-metrics';
+import { createRateLimits } from '../../../src/api/rest/rate-limits';
+import { countingTokenFailures, requestMetrics, routeLabelOf } from '../../../src/api/rest/request-metrics';
 import { rateLimited } from '../../../src/domain/errors';
 import { createApiMetrics, type ApiMetrics } from '../../../src/observability/metrics';
 import { missingTokenError } from '../../../src/security/token-verifier';
@@ -99,27 +95,37 @@ describe('requestMetrics', () => {
   });
 });
 
-describe('countingRateLimitRefusals', () => {
+describe("the rate limits' refusals", () => {
+  const settings = { windowSeconds: 60, perUser: 1, perAddress: 0 };
+  const asUser: Koa.Middleware = (context, next) => {
+    context.state.actor = { userId: 'user-1' };
+    return next();
+  };
   const refusing: Koa.Middleware = () => Promise.reject(rateLimited(30));
-  const passing: Koa.Middleware = (_context, next) => next();
 
-  it("counts the limit's own 429s under its reason", async () => {
-    const metrics = createApiMetrics();
-    const app = appWith(metrics, [countingRateLimitRefusals(metrics, 'rate_limit_user', refusing)]);
+  it("reports each 429 of a limit under the limit's name, and nothing for requests it lets through", async () => {
+    const refusals: string[] = [];
+    const { userLimit } = createRateLimits(settings, (limit) => refusals.push(limit));
+    const app = appWith(createApiMetrics(), [asUser, userLimit!]);
+    await request(app.callback()).get('/v1/bookings/a').expect(200);
+    expect(refusals).toEqual([]);
     await request(app.callback()).get('/v1/bookings/a').expect(429);
-    expect(
-      await counted(metrics, 'bus_booking_request_refusals_total', {
-        front: 'rest',
-        reason: 'rate_limit_user',
-      }),
-    ).toBe(1);
+    expect(refusals).toEqual(['user']);
   });
 
-  it('does not count a 429 raised after the limit let the request through (the open-hold cap)', async () => {
-    const metrics = createApiMetrics();
-    const app = appWith(metrics, [countingRateLimitRefusals(metrics, 'rate_limit_user', passing), refusing]);
+  it('does not report a 429 raised after the limit let the request through (the open-hold cap)', async () => {
+    const refusals: string[] = [];
+    const { userLimit } = createRateLimits(settings, (limit) => refusals.push(limit));
+    const app = appWith(createApiMetrics(), [asUser, userLimit!, refusing]);
     await request(app.callback()).get('/v1/bookings/a').expect(429);
-    expect(await counted(metrics, 'bus_booking_request_refusals_total', { front: 'rest' })).toBe(0);
+    expect(refusals).toEqual([]);
+  });
+
+  it('makes no middleware of a limit that is off, so it costs a request nothing', () => {
+    expect(createRateLimits({ windowSeconds: 60, perUser: 0, perAddress: 0 })).toEqual({});
+    expect(Object.keys(createRateLimits({ windowSeconds: 60, perUser: 0, perAddress: 5 }))).toEqual([
+      'addressLimit',
+    ]);
   });
 });
 
