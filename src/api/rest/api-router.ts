@@ -14,7 +14,7 @@ import {
 } from './operation-handlers';
 import { compileRequestValidator, createOpenApiAjv } from './openapi-validation';
 import { jsonRequestBody } from './request-body';
-import { sendResponse } from './responses';
+import { sendResponse, type RestResponse } from './responses';
 
 export interface ApiRouterDependencies {
   /** Handlers by canonical operationId; documented operations without one are served by other routers. */
@@ -44,16 +44,11 @@ export function servedOperations(
 /**
  * BOOKING_PROCESSING becomes 202 Accepted here, outside the idempotency store, which stores no retryable outcome:
  * a retry with the same Idempotency-Key takes the key over with its reserved booking id and gets the booking.
+ * Any other error is thrown on.
  */
-function answerBookingProcessing(prefix: string): Koa.Middleware {
-  return async (context, next) => {
-    try {
-      await next();
-    } catch (error) {
-      if (!(error instanceof DomainError) || error.code !== 'BOOKING_PROCESSING') throw error;
-      sendResponse(context, bookingProcessingResponse(error, prefix));
-    }
-  };
+function bookingProcessingAnswer(error: unknown, prefix: string): RestResponse {
+  if (!(error instanceof DomainError) || error.code !== 'BOOKING_PROCESSING') throw error;
+  return bookingProcessingResponse(error, prefix);
 }
 
 export function createApiRouter(dependencies: ApiRouterDependencies): Router {
@@ -88,20 +83,25 @@ export function createApiRouter(dependencies: ApiRouterDependencies): Router {
       };
       if (receivedAt !== undefined) request.receivedAt = receivedAt;
       const key = input.headers['idempotency-key'];
-      const response =
-        idempotent && typeof key === 'string'
-          ? await dependencies.idempotency.run(
-              {
-                customerId: actor.userId,
-                key,
-                operationId: operation.canonicalOperationId,
-                fingerprint: requestFingerprint(operation.canonicalOperationId, input.path, input.body),
-                instance: context.path,
-                requestId,
-              },
-              (reservedId) => handler({ ...request, reservedId }),
-            )
-          : await handler(request);
+      let response: RestResponse;
+      try {
+        response =
+          idempotent && typeof key === 'string'
+            ? await dependencies.idempotency.run(
+                {
+                  customerId: actor.userId,
+                  key,
+                  operationId: operation.canonicalOperationId,
+                  fingerprint: requestFingerprint(operation.canonicalOperationId, input.path, input.body),
+                  instance: context.path,
+                  requestId,
+                },
+                (reservedId) => handler({ ...request, reservedId }),
+              )
+            : await handler(request);
+      } catch (error) {
+        response = bookingProcessingAnswer(error, prefix);
+      }
       sendResponse(context, response);
     };
 
@@ -116,7 +116,6 @@ export function createApiRouter(dependencies: ApiRouterDependencies): Router {
               required: validator.requestBody.required,
             }),
           ]),
-      answerBookingProcessing(prefix),
       handle,
     ];
     router.register(operation.routerPath, [operation.method], middleware, {

@@ -97,10 +97,10 @@ export function createRestApp(dependencies: RestDependencies): Koa {
   app.proxy = settings.trustProxy;
   // Behind a proxy only the address the nearest proxy saw is trusted; earlier hops are client-supplied.
   app.maxIpsCount = settings.trustProxy ? 1 : 0;
+  const metrics = dependencies.metrics ?? createApiMetrics();
   const rateLimits = createRateLimits(settings.rateLimits, (limit) =>
     metrics.requestRefusals.inc({ front: 'rest', reason: `rate_limit_${limit}` }),
   );
-  const metrics = dependencies.metrics ?? createApiMetrics();
 
   app.use(requestMetrics(metrics));
   app.use(requestIdentity());

@@ -13,6 +13,9 @@ import {
   type TokenVerifier,
 } from '../../security/token-verifier';
 
+/** A middleware that lets the request on or throws; typed so that guards can be chained without wrappers. */
+type RequestGuard = (context: Koa.Context, next: Koa.Next) => Promise<void>;
+
 /** Sets RFC 6750's WWW-Authenticate before the failure reaches the problem+json middleware. */
 function rejecting(context: Koa.Context, error: unknown): never {
   const failure = authenticationFailure(error);
@@ -27,7 +30,7 @@ function rejecting(context: Koa.Context, error: unknown): never {
  * gRPC shares), so the signature is checked once per token, not once per request. Any missing, malformed,
  * expired, mis-addressed, unsigned or unknown-key token answers 401 UNAUTHENTICATED with a Bearer challenge.
  */
-export function authenticateRequest(verifier: TokenVerifier): Koa.Middleware {
+export function authenticateRequest(verifier: TokenVerifier): RequestGuard {
   const verifyWithKoaJwt = koaJwt({
     secret: (header: Parameters<TokenVerifier['signingKeyFor']>[0]) => verifier.signingKeyFor(header),
     ...verifier.verifyOptions,
@@ -75,7 +78,7 @@ export function authenticateRequest(verifier: TokenVerifier): Koa.Middleware {
  * `x-roles`. Public operations pass. An unknown operationId fails when the router is built, not per request.
  * Ownership (`x-ownership: owner-or-staff`) needs the resource, so handlers call `assertMayActOn`.
  */
-export function authorizeOperation(operationId: string): Koa.Middleware {
+export function authorizeOperation(operationId: string): RequestGuard {
   const operation = restOperation(operationId);
   return async (context, next) => {
     if (!operation.public) {
@@ -102,10 +105,7 @@ export function createOperationGuard(verifier: TokenVerifier): (operationId: str
   return (operationId) => {
     const authorize = authorizeOperation(operationId);
     if (restOperation(operationId).public) return authorize;
-    return async (context, next) => {
-      await authenticate(context, async () => {
-        await authorize(context, next);
-      });
-    };
+    // Promises handed on rather than awaited in wrappers of their own: this runs on every request.
+    return (context, next) => authenticate(context, () => authorize(context, next));
   };
 }

@@ -32,7 +32,7 @@ function statusOfUncaught(error: unknown): number {
 /** Outermost: times every request with its final status (after the problem+json middleware shaped it). */
 export function requestMetrics(metrics: ApiMetrics): Koa.Middleware {
   return async (context, next) => {
-    const stopTimer = metrics.httpRequestDuration.startTimer();
+    const startedAt = performance.now();
     metrics.httpRequestsInFlight.inc();
     let status: number | undefined;
     try {
@@ -43,11 +43,10 @@ export function requestMetrics(metrics: ApiMetrics): Koa.Middleware {
       throw error;
     } finally {
       metrics.httpRequestsInFlight.dec();
-      stopTimer({
-        method: context.method,
-        route: routeLabelOf(context as RoutedContext),
-        status: String(status),
-      });
+      metrics.httpRequestDuration.observe(
+        { method: context.method, route: routeLabelOf(context as RoutedContext), status: String(status) },
+        (performance.now() - startedAt) / 1000,
+      );
       // The idempotency store marks a stored answer it sends again.
       if (context.response.get('Idempotent-Replayed') === 'true') {
         metrics.idempotentReplays.inc({ front: 'rest' });
