@@ -9,11 +9,7 @@ import {
   type ErrorCode,
 } from '../../domain/errors';
 import { fixedFieldLogger, type Logger } from '../../logger';
-import {
-  correlationFields,
-  runWithRequestId,
-  type CorrelationFields,
-} from '../../observability/request-context';
+import { correlationFields, runWithRequestId } from '../../observability/request-context';
 import { setServerSpanRoute } from '../../observability/tracing';
 import { isWellFormedRequestId } from '../../domain/request-correlation';
 import { bearerRealm } from '../../security/token-verifier';
@@ -86,13 +82,6 @@ export function requestIdentity(): Koa.Middleware {
   };
 }
 
-interface AccessLine extends CorrelationFields {
-  method: string;
-  path: string;
-  status: number;
-  durationMs: number;
-}
-
 /** One line per request with its id, method, path, status and duration; bodies and headers are never logged. */
 export function accessLog(logger: Logger): Koa.Middleware {
   const lines = fixedFieldLogger(logger);
@@ -107,13 +96,16 @@ export function accessLog(logger: Logger): Koa.Middleware {
       if (route !== undefined) setServerSpanRoute(String(route));
       const durationMs = Number((process.hrtime.bigint() - started) / 1000n) / 1000;
       // The request and trace ids first, as the logger's mixin puts them on every other line of the request.
-      const line: AccessLine = Object.assign(correlationFields(), {
-        method: context.method,
-        path: context.path,
-        status: context.status,
-        durationMs,
-      });
-      lines.info(line, 'request');
+      lines.info(
+        {
+          ...correlationFields(),
+          method: context.method,
+          path: context.path,
+          status: context.status,
+          durationMs,
+        },
+        'request',
+      );
     }
   };
 }

@@ -59,10 +59,7 @@ export function requestMetrics(metrics: ApiMetrics): Koa.Middleware {
  * `middleware`, reporting the errors it throws itself, before it hands the request on: its refusals. Errors of
  * the middleware after it pass through it too and are not reported.
  */
-export function reportingRefusals(
-  middleware: Koa.Middleware,
-  onRefusal: (error: unknown) => void,
-): Koa.Middleware {
+function reportingRefusals(middleware: Koa.Middleware, onRefusal: (error: unknown) => void): Koa.Middleware {
   return async (context, next) => {
     let handedOn = false;
     try {
