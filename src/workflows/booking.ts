@@ -5,10 +5,12 @@ import {
   condition,
   isCancellation,
   log,
+  patched,
   setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
   uuid4,
+  workflowInfo,
 } from '@temporalio/workflow';
 import type { BookingState, BookingStatus, Money, Timestamp } from '../domain/booking';
 import { planBookingChange, type BookingChangePlan } from '../domain/changes';
@@ -96,6 +98,19 @@ function now(): Date {
   return new Date();
 }
 
+/** Patch id: a booking opens at its workflow's start instead of at the time of its first workflow task. */
+export const bookingOpensAtWorkflowStart = 'booking-opens-at-workflow-start';
+
+/**
+ * When the booking opens and its hold starts. The first workflow task's time differs between its attempts, but a
+ * lost attempt may already have stored the booking and its holds (worker or server gone before the task
+ * completed); the workflow's start is in its history, so every attempt opens the booking as the first stored it.
+ * Bookings started before this change replay with their first task's time, as they were opened.
+ */
+function openingTime(): Date {
+  return patched(bookingOpensAtWorkflowStart) ? workflowInfo().startTime : now();
+}
+
 class BookingSaga {
   private readonly steps: BookingSteps;
   private state: BookingState | undefined;
@@ -126,7 +141,7 @@ class BookingSaga {
   /** The application layer validated the request before starting the workflow; here it is priced and held. */
   async reserveSeatsOrFail(): Promise<boolean> {
     try {
-      this.state = openBooking(this.input, uuid4, now());
+      this.state = openBooking(this.input, uuid4, openingTime());
     } catch (error) {
       return this.endWithoutBooking(toDomainError(error));
     }

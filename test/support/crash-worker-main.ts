@@ -1,4 +1,4 @@
-// Worker process for the crash test: serves a test's queues and, when told to, dies the moment a charge is taken.
+// Worker process for the crash tests: serves a test's queues and dies at the crash point it is told.
 //
 // Started by startCrashWorker (crash-worker.ts), which documents its environment variables.
 import { readFileSync } from 'node:fs';
@@ -6,10 +6,16 @@ import path from 'node:path';
 import { NativeConnection } from '@temporalio/worker';
 import { createActivities, createActivityDependencies } from '../../src/activities';
 import { createLogger } from '../../src/logger';
+import type { BookingActivities } from '../../src/activities/interface';
 import type { PaymentGateway } from '../../src/ports/payment-gateway';
 import { createBookingWorkers } from '../../src/worker/booking-workers';
 import type { TaskQueueNames } from '../../src/domain/task-queues';
-import { crashWorkerReadyLine, crashWorkerVariables, workflowBundleFileName } from './crash-worker';
+import {
+  crashWorkerReadyLine,
+  crashWorkerVariables,
+  workflowBundleFileName,
+  type CrashPoint,
+} from './crash-worker';
 import { quietTemporalRuntime } from './saga';
 import { testConfig } from './database';
 
@@ -19,17 +25,43 @@ function requiredVariable(name: string): string {
   return value;
 }
 
+/** SIGKILL: no cleanup, no answer to Temporal — as if the machine lost power mid-activity. */
+function dieNow(): never {
+  process.kill(process.pid, 'SIGKILL');
+  throw new Error('unreachable: the process was killed');
+}
+
 /** The gateway as is, except that the process dies right after an approved charge reached the ledger. */
 function dyingAfterCharge(gateway: PaymentGateway): PaymentGateway {
   return {
     async charge(request) {
       const result = await gateway.charge(request);
-      // SIGKILL: no cleanup, no answer to Temporal — as if the machine lost power mid-activity.
-      if (result.status === 'approved') process.kill(process.pid, 'SIGKILL');
+      if (result.status === 'approved') dieNow();
       return result;
     },
     refund: (request) => gateway.refund(request),
   };
+}
+
+/** The activities as they are, except that the process dies once the reservation creating a booking committed. */
+function dyingAfterFirstReservation(activities: BookingActivities): BookingActivities {
+  return {
+    ...activities,
+    async ReserveSeats(input) {
+      await activities.ReserveSeats(input);
+      if (input.booking !== undefined) dieNow();
+    },
+  };
+}
+
+const crashPoints: readonly CrashPoint[] = ['after-charge', 'after-first-reservation'];
+
+function crashPoint(): CrashPoint {
+  const value = requiredVariable(crashWorkerVariables.killAt);
+  const point = crashPoints.find((candidate) => candidate === value);
+  if (point === undefined)
+    throw new Error(`${crashWorkerVariables.killAt} must be one of ${crashPoints.join(', ')}`);
+  return point;
 }
 
 async function main(): Promise<void> {
@@ -41,15 +73,15 @@ async function main(): Promise<void> {
   });
   const logger = createLogger({ level: config.logLevel, name: 'crash-worker' });
   const dependencies = createActivityDependencies(config, logger);
+  const killAt = crashPoint();
   const paymentGateway =
-    process.env[crashWorkerVariables.killAfterCharge] === '1'
-      ? dyingAfterCharge(dependencies.paymentGateway)
-      : dependencies.paymentGateway;
+    killAt === 'after-charge' ? dyingAfterCharge(dependencies.paymentGateway) : dependencies.paymentGateway;
+  const activities = createActivities({ ...dependencies, paymentGateway });
   const connection = await NativeConnection.connect({ address: config.temporal.address });
   const workers = await createBookingWorkers({
     config,
     connection,
-    activities: createActivities({ ...dependencies, paymentGateway }),
+    activities: killAt === 'after-first-reservation' ? dyingAfterFirstReservation(activities) : activities,
     logger,
     taskQueueNames,
     workflowBundle: {

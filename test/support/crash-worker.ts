@@ -1,4 +1,4 @@
-// Starts test/support/crash-worker-main.ts as a child process: a worker the crash test can lose like a real machine.
+// Starts test/support/crash-worker-main.ts as a child process: a worker the crash tests can lose like a real machine.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -17,12 +17,16 @@ export const crashWorkerVariables = {
   /** Directory holding the test's workflow bundle, so the child skips webpack. */
   bundleDirectory: 'CRASH_WORKER_BUNDLE_DIR',
   outboxDirectory: 'CRASH_WORKER_OUTBOX_DIR',
-  /**
-   * `1`: the child SIGKILLs itself once the gateway has recorded an approved charge, before ProcessPayment
-   * returns. Read by crash-worker-main.ts only; production code has no such switch.
-   */
-  killAfterCharge: 'CRASH_WORKER_KILL_AFTER_CHARGE',
+  /** When the child SIGKILLs itself (a CrashPoint). Read by crash-worker-main.ts only; production has no such switch. */
+  killAt: 'CRASH_WORKER_KILL_AT',
 } as const;
+
+/**
+ * Where the child dies. `after-charge`: the gateway has recorded an approved charge, ProcessPayment has not
+ * returned. `after-first-reservation`: a new booking's row and holds are committed, the workflow task that held
+ * them has not completed (so Temporal runs that task again).
+ */
+export type CrashPoint = 'after-charge' | 'after-first-reservation';
 
 const workerScript = path.join(__dirname, 'crash-worker-main.ts');
 const readyTimeoutMs = 60_000;
@@ -31,7 +35,7 @@ export interface CrashWorkerOptions {
   taskQueueNames: TaskQueueNames;
   workflowBundle: WorkflowBundleWithSourceMap;
   outboxDirectory: string;
-  killAfterCharge: boolean;
+  killAt: CrashPoint;
 }
 
 export interface CrashWorker {
@@ -79,7 +83,7 @@ export async function startCrashWorker(options: CrashWorkerOptions): Promise<Cra
       [crashWorkerVariables.taskQueues]: JSON.stringify(options.taskQueueNames),
       [crashWorkerVariables.bundleDirectory]: bundleDirectory,
       [crashWorkerVariables.outboxDirectory]: options.outboxDirectory,
-      [crashWorkerVariables.killAfterCharge]: options.killAfterCharge ? '1' : '0',
+      [crashWorkerVariables.killAt]: options.killAt,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

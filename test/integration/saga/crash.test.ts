@@ -40,7 +40,7 @@ test('the worker dies after the charge and before the confirmation; a fresh work
     taskQueueNames: testBed.saga.taskQueueNames,
     workflowBundle: testBed.saga.workflowBundle,
     outboxDirectory: testBed.saga.outboxDirectory,
-    killAfterCharge: true,
+    killAt: 'after-charge',
   });
   const pending = await testBed.saga.application.createBooking(
     testBed.customer,
