@@ -14,19 +14,27 @@ export interface VerifiedTokenCacheOptions {
 }
 
 interface Entry<Value> {
+  /** The whole token: an entry answers only the very token it was made for. */
+  token: string;
   value: Value;
   /** Epoch milliseconds after which the entry is never answered. */
   expiresAt: number;
 }
 
 /**
- * Keyed by the token string itself: two tokens with the same claims are still two entries. Only successful
+ * Each token is its own entry: two tokens with the same claims are still two entries. Only successful
  * verifications are ever remembered (the verifier never calls `remember` for a failure), so a bad token is
  * checked in full every time.
+ *
+ * Entries are found by the token's last characters (the end of its signature) and then compared whole: a Map
+ * hashes its key on every lookup, and a token of a thousand characters arrives as a new string with each request.
+ * A token that shares those characters with a remembered one but differs anywhere else finds no entry.
  */
 export class VerifiedTokenCache<Value> {
   // A Map iterates in insertion order: re-inserting on a hit makes its first key the least recently used.
   private readonly entries = new Map<string, Entry<Value>>();
+  /** How many of a token's last characters find its entry; a signature's last 24 base64url characters are random. */
+  private static readonly lookupKeyLength = 24;
   private readonly now: () => number;
 
   constructor(private readonly options: VerifiedTokenCacheOptions) {
@@ -42,11 +50,12 @@ export class VerifiedTokenCache<Value> {
 
   /** The remembered value, or undefined when the token is unknown or its entry has expired. */
   get(token: string): Value | undefined {
-    const entry = this.entries.get(token);
-    if (entry === undefined) return undefined;
-    this.entries.delete(token);
+    const key = VerifiedTokenCache.lookupKeyOf(token);
+    const entry = this.entries.get(key);
+    if (entry === undefined || entry.token !== token) return undefined;
+    this.entries.delete(key);
     if (entry.expiresAt <= this.now()) return undefined;
-    this.entries.set(token, entry);
+    this.entries.set(key, entry);
     return entry.value;
   }
 
@@ -56,12 +65,17 @@ export class VerifiedTokenCache<Value> {
     const now = this.now();
     const expiresAt = Math.min(tokenExpiresAt, now + this.options.maximumAgeMs);
     if (!(expiresAt > now)) return;
-    this.entries.delete(token);
-    this.entries.set(token, { value, expiresAt });
+    const key = VerifiedTokenCache.lookupKeyOf(token);
+    this.entries.delete(key);
+    this.entries.set(key, { token, value, expiresAt });
     while (this.entries.size > this.options.maximumEntries) {
       const oldest = this.entries.keys().next();
       if (oldest.done === true) break;
       this.entries.delete(oldest.value);
     }
+  }
+
+  private static lookupKeyOf(token: string): string {
+    return token.slice(-VerifiedTokenCache.lookupKeyLength);
   }
 }

@@ -86,7 +86,7 @@ export function requestIdentity(): Koa.Middleware {
 export function accessLog(logger: Logger): Koa.Middleware {
   const lines = fixedFieldLogger(logger);
   return async (context, next) => {
-    const started = process.hrtime.bigint();
+    const started = performance.now();
     context.state.logger = logger;
     try {
       await next();
@@ -94,7 +94,7 @@ export function accessLog(logger: Logger): Koa.Middleware {
       // @koa/router leaves the template of the route it matched here (absent when none did).
       const route = (context as { _matchedRoute?: string | RegExp })._matchedRoute;
       if (route !== undefined) setServerSpanRoute(String(route));
-      const durationMs = Number((process.hrtime.bigint() - started) / 1000n) / 1000;
+      const durationMs = Math.round((performance.now() - started) * 1000) / 1000;
       // The request and trace ids first, as the logger's mixin puts them on every other line of the request.
       lines.info(
         {

@@ -48,6 +48,27 @@ describe('VerifiedTokenCache', () => {
     expect(cache.get('token-c')).toBe('caller-c');
   });
 
+  it('answers only the very token it remembered, however much of its end another token shares', () => {
+    const cache = new VerifiedTokenCache<string>({ maximumEntries: 10, maximumAgeMs: 60_000, now });
+    const signature = 'x'.repeat(342);
+    const remembered = `header.payload-a.${signature}`;
+    cache.remember(remembered, 'caller-a', clock + 10_000);
+    expect(cache.get(`header.payload-b.${signature}`)).toBeUndefined();
+    expect(cache.get(`Header.payload-a.${signature}`)).toBeUndefined();
+    expect(cache.get(signature)).toBeUndefined();
+    // The remembered token itself, arriving as a string of its own (as each request's header does).
+    expect(cache.get(['header', 'payload-a', signature].join('.'))).toBe('caller-a');
+  });
+
+  it('remembers two tokens that end alike as one entry: the newer answers, the older is verified again', () => {
+    const cache = new VerifiedTokenCache<string>({ maximumEntries: 10, maximumAgeMs: 60_000, now });
+    const ending = 'y'.repeat(40);
+    cache.remember(`first.${ending}`, 'caller-first', clock + 10_000);
+    cache.remember(`second.${ending}`, 'caller-second', clock + 10_000);
+    expect(cache.get(`second.${ending}`)).toBe('caller-second');
+    expect(cache.get(`first.${ending}`)).toBeUndefined();
+  });
+
   it('remembers nothing with maximumEntries 0', () => {
     const cache = new VerifiedTokenCache<string>({ maximumEntries: 0, maximumAgeMs: 60_000, now });
     cache.remember('token-a', 'caller-a', clock + 10_000);
@@ -161,6 +182,23 @@ describe('createTokenVerifier with its verified-token cache', () => {
     expect(second).toBe(first);
     expect(Object.isFrozen(second)).toBe(true);
     expect(localUserIdFor).toHaveBeenCalledTimes(1);
+  });
+
+  it("refuses a token whose claims were changed under a remembered token's signature", async () => {
+    const clock = { now: Date.now() };
+    const token = await tokenExpiringAt(Math.floor(clock.now / 1000) + 3600);
+    const verifier = verifierAt(clock, () => Promise.resolve({ keys: [publicJwk] }));
+    await expect(verifier.verifyAccessToken(token)).resolves.toMatchObject({ userId: 'user-1' });
+
+    const [header, payload, signature] = token.split('.');
+    const claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Record<string, unknown>;
+    const forgedPayload = Buffer.from(JSON.stringify({ ...claims, sub: 'user-2' })).toString('base64url');
+    const forged = [header, forgedPayload, signature].join('.');
+    expect(verifier.rememberedActor(forged)).toBeUndefined();
+    expect(await codeOf(verifier.verifyAccessToken(forged))).toBe(
+      'UNAUTHENTICATED: The access token is invalid',
+    );
+    await expect(verifier.verifyAccessToken(token)).resolves.toMatchObject({ userId: 'user-1' });
   });
 
   it('remembers nothing with verifiedTokenCacheSize 0', async () => {
