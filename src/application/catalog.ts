@@ -65,8 +65,10 @@ interface TripAvailabilityRow {
   arrival_time: Date | null;
   /** [fare class, amount in minor units as text (bigint), currency]. */
   fares: [FareClass, string, string][];
-  /** [seat number, fare class, taken], in the bus's seat order. */
-  seats: [string, FareClass, boolean][];
+  /** Seats another booking holds or has booked. */
+  taken_seat_numbers: string[];
+  /** [seat number, fare class] of the trip's bus layout, in the bus's seat order. */
+  seats: [string, FareClass][];
 }
 
 interface FareRow {
@@ -188,26 +190,36 @@ export function createCatalogApplication(dependencies: CatalogApplicationDepende
     else availabilityReads.forgetWhere((key) => key.startsWith(`${routeId}/`));
   });
   /**
-   * One round trip: the route (no row when it does not exist), its trips that day, each with its fares and its
-   * seat map, served by the trips (route_id, departure_time), seats and one-active-per-seat indexes (one range scan
-   * of the last per trip). Written once as SQL text: building it per request with the query builder cost more than
-   * PostgreSQL's part.
+   * One round trip: the route (no row when it does not exist), its trips that day, each with its fares and the
+   * seat numbers taken on it, and the seats of each bus layout among them, in the bus's seat order. A layout's seat
+   * list is built once per read, not once per trip: building it was most of PostgreSQL's part. Served by the trips
+   * (route_id, departure_time), seats and one-active-per-seat indexes (one range scan of the last per trip).
+   * Written once as SQL text: building it per request with the query builder cost more than PostgreSQL's part.
    */
   const routeAvailabilitySql = `
-    SELECT trip.id AS trip_id, trip.departure_time, trip.arrival_time,
+    WITH day_trip AS (
+      SELECT trip.id, trip.departure_time, trip.arrival_time, trip.layout_id
+        FROM routes AS route
+        JOIN stops AS origin ON origin.code = route.origin_stop_code
+        LEFT JOIN trips AS trip ON trip.route_id = route.id AND trip.status = 'SCHEDULED' AND ${localDateRangeSql}
+       WHERE route.id = ?
+    ), layout AS (
+      SELECT seat.layout_id,
+             json_agg(json_build_array(seat.seat_number, seat.fare_class) ORDER BY seat.row_number, seat.seat_number)
+               AS seats
+        FROM seats AS seat
+       WHERE seat.layout_id IN (SELECT day_trip.layout_id FROM day_trip)
+       GROUP BY seat.layout_id
+    )
+    SELECT day_trip.id AS trip_id, day_trip.departure_time, day_trip.arrival_time,
            (SELECT coalesce(json_agg(json_build_array(fare.fare_class, fare.amount_minor::text, fare.currency)),
                             '[]'::json)
-              FROM trip_fares AS fare WHERE fare.trip_id = trip.id) AS fares,
-           (SELECT coalesce(json_agg(json_build_array(seat.seat_number, seat.fare_class,
-                                                      seat.seat_number = ANY(taken.seat_numbers))
-                                     ORDER BY seat.row_number, seat.seat_number), '[]'::json)
-              FROM seats AS seat, ${takenSeatNumbersOfTrip(database, 'trip').toQuery()} AS taken
-             WHERE seat.layout_id = trip.layout_id) AS seats
-      FROM routes AS route
-      JOIN stops AS origin ON origin.code = route.origin_stop_code
-      LEFT JOIN trips AS trip ON trip.route_id = route.id AND trip.status = 'SCHEDULED' AND ${localDateRangeSql}
-     WHERE route.id = ?
-     ORDER BY trip.departure_time`;
+              FROM trip_fares AS fare WHERE fare.trip_id = day_trip.id) AS fares,
+           ${takenSeatNumbersOfTrip(database, 'day_trip').toQuery()} AS taken_seat_numbers,
+           coalesce(layout.seats, '[]'::json) AS seats
+      FROM day_trip
+      LEFT JOIN layout ON layout.layout_id = day_trip.layout_id
+     ORDER BY day_trip.departure_time`;
   const routePages = new ReadThroughCache<Page<RouteView>>({
     timeToLiveMs: (dependencies.routeCacheSeconds ?? 0) * 1000,
     maximumEntries: maximumCachedRoutePages,
@@ -324,10 +336,11 @@ export function createCatalogApplication(dependencies: CatalogApplicationDepende
       }));
       // A trip without fares is not on sale, so it has no price to show.
       if (tripFares.length === 0) return [];
-      const seatMap = trip.seats.map(([seatNumber, fareClass, taken]): SeatMapEntryView => ({
+      const taken = new Set(trip.taken_seat_numbers);
+      const seatMap = trip.seats.map(([seatNumber, fareClass]): SeatMapEntryView => ({
         seatNumber,
         fareClass,
-        status: taken ? 'TAKEN' : 'FREE',
+        status: taken.has(seatNumber) ? 'TAKEN' : 'FREE',
       }));
       return [
         {

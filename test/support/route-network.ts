@@ -102,18 +102,39 @@ export async function createNetworkFixture(
     ),
   );
 
+  // The evening runs a smaller coach: a day's trips on two layouts, each trip shown with its own bus's seats.
+  const minibusLayoutId = randomUUID();
+  await database('seat_layouts').insert({
+    id: minibusLayoutId,
+    code: `REST-MINI-${suffix}`,
+    name: 'Rest test minibus',
+    row_count: 2,
+    seats_per_row: 2,
+    seat_count: 4,
+  });
+  await database('seats').insert(
+    [1, 2].flatMap((row) =>
+      ['C', 'D'].map((letter) => ({
+        layout_id: minibusLayoutId,
+        seat_number: `${row}${letter}`,
+        row_number: row,
+        fare_class: 'STANDARD',
+      })),
+    ),
+  );
+
   // Local wall-clock times in Madrid (UTC+1 in winter): 00:30 local is 23:30 UTC of the day before.
   const instant = (date: string, localTime: string) => `${date}T${localTime}:00+01:00`;
-  const tripRow = (routeId: string, departure: string) => ({
+  const tripRow = (routeId: string, departure: string, tripLayoutId = layoutId) => ({
     id: randomUUID(),
     route_id: routeId,
-    layout_id: layoutId,
+    layout_id: tripLayoutId,
     departure_time: departure,
     arrival_time: new Date(Date.parse(departure) + 300 * 60_000).toISOString(),
   });
   const trips = {
     morning: tripRow(main.id, instant(options.date, '08:30')),
-    evening: tripRow(main.id, instant(options.date, '17:00')),
+    evening: tripRow(main.id, instant(options.date, '17:00'), minibusLayoutId),
     nextDay: tripRow(main.id, instant(options.nextDate, '08:30')),
     afterMidnight: tripRow(main.id, instant(options.date, '00:30')),
     branch: tripRow(branch.id, instant(options.date, '09:00')),
@@ -180,7 +201,7 @@ export async function createNetworkFixture(
       await database('bookings').where('id', bookingId).delete();
       await database('trips').whereIn('route_id', routeIds).delete();
       await database('routes').whereIn('id', routeIds).delete();
-      await database('seat_layouts').where('id', layoutId).delete();
+      await database('seat_layouts').whereIn('id', [layoutId, minibusLayoutId]).delete();
       await database('stops').whereIn('code', Object.values(stops)).delete();
     },
   };

@@ -217,6 +217,19 @@ describe('GET /v1/routes/{route_id}/availability', () => {
       { seat_number: '3B', fare_class: 'STANDARD', status: 'FREE' },
     ]);
     expect(body.trips[0].seats_free).toBe(6);
+    // The evening's smaller coach: its own seats, none taken (the booking holds seats of the morning only).
+    expect(body.trips[2]).toMatchObject({
+      seats_total: 4,
+      seats_free: 4,
+      lowest_price: { amount_minor: 2450, currency: 'EUR' },
+    });
+    expect(body.trips[2].seat_map).toEqual(
+      ['1C', '1D', '2C', '2D'].map((seatNumber) => ({
+        seat_number: seatNumber,
+        fare_class: 'STANDARD',
+        status: 'FREE',
+      })),
+    );
   });
 
   it('counts a departure just after local midnight on its local date, not its UTC date', async () => {
