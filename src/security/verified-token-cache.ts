@@ -21,6 +21,13 @@ interface Entry<Value> {
   expiresAt: number;
 }
 
+/** How many of a token's last characters find its entry; a signature's last 24 base64url characters are random. */
+const lookupKeyLength = 24;
+
+function lookupKeyOf(token: string): string {
+  return token.slice(-lookupKeyLength);
+}
+
 /**
  * Each token is its own entry: two tokens with the same claims are still two entries. Only successful
  * verifications are ever remembered (the verifier never calls `remember` for a failure), so a bad token is
@@ -33,8 +40,6 @@ interface Entry<Value> {
 export class VerifiedTokenCache<Value> {
   // A Map iterates in insertion order: re-inserting on a hit makes its first key the least recently used.
   private readonly entries = new Map<string, Entry<Value>>();
-  /** How many of a token's last characters find its entry; a signature's last 24 base64url characters are random. */
-  private static readonly lookupKeyLength = 24;
   private readonly now: () => number;
 
   constructor(private readonly options: VerifiedTokenCacheOptions) {
@@ -50,7 +55,7 @@ export class VerifiedTokenCache<Value> {
 
   /** The remembered value, or undefined when the token is unknown or its entry has expired. */
   get(token: string): Value | undefined {
-    const key = VerifiedTokenCache.lookupKeyOf(token);
+    const key = lookupKeyOf(token);
     const entry = this.entries.get(key);
     if (entry === undefined || entry.token !== token) return undefined;
     this.entries.delete(key);
@@ -65,7 +70,7 @@ export class VerifiedTokenCache<Value> {
     const now = this.now();
     const expiresAt = Math.min(tokenExpiresAt, now + this.options.maximumAgeMs);
     if (!(expiresAt > now)) return;
-    const key = VerifiedTokenCache.lookupKeyOf(token);
+    const key = lookupKeyOf(token);
     this.entries.delete(key);
     this.entries.set(key, { token, value, expiresAt });
     while (this.entries.size > this.options.maximumEntries) {
@@ -73,9 +78,5 @@ export class VerifiedTokenCache<Value> {
       if (oldest.done === true) break;
       this.entries.delete(oldest.value);
     }
-  }
-
-  private static lookupKeyOf(token: string): string {
-    return token.slice(-VerifiedTokenCache.lookupKeyLength);
   }
 }

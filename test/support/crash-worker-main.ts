@@ -11,6 +11,7 @@ import type { PaymentGateway } from '../../src/ports/payment-gateway';
 import { createBookingWorkers } from '../../src/worker/booking-workers';
 import type { TaskQueueNames } from '../../src/domain/task-queues';
 import {
+  crashPoints,
   crashWorkerReadyLine,
   crashWorkerVariables,
   workflowBundleFileName,
@@ -53,8 +54,6 @@ function dyingAfterFirstReservation(activities: BookingActivities): BookingActiv
     },
   };
 }
-
-const crashPoints: readonly CrashPoint[] = ['after-charge', 'after-first-reservation'];
 
 function crashPoint(): CrashPoint {
   const value = requiredVariable(crashWorkerVariables.killAt);

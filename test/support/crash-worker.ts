@@ -26,7 +26,8 @@ export const crashWorkerVariables = {
  * returned. `after-first-reservation`: a new booking's row and holds are committed, the workflow task that held
  * them has not completed (so Temporal runs that task again).
  */
-export type CrashPoint = 'after-charge' | 'after-first-reservation';
+export const crashPoints = ['after-charge', 'after-first-reservation'] as const;
+export type CrashPoint = (typeof crashPoints)[number];
 
 const workerScript = path.join(__dirname, 'crash-worker-main.ts');
 const readyTimeoutMs = 60_000;
