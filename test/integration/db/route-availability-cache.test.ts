@@ -1,4 +1,5 @@
-// Seat availability is kept until PostgreSQL notifies a change to its route, and only while those notices are heard.
+// Seat availability is kept until PostgreSQL notifies a change to its route, and only while those notices are heard;
+// reads that reach PostgreSQL together go as one query.
 import type { Knex } from 'knex';
 import { createCatalogApplication } from '../../../src/application/catalog';
 import {
@@ -251,4 +252,53 @@ test('a change to one route leaves the kept availability of another alone', asyn
   } finally {
     queries.stop();
   }
+});
+
+describe('availability reads that reach PostgreSQL together', () => {
+  it('go as one query, and each is answered with its own route and date', async () => {
+    const catalog = createCatalogApplication({ database });
+    const { main, branch, idle } = network.routes;
+    const reads: [string, string][] = [
+      [main.id, network.date],
+      [main.id, network.nextDate],
+      [branch.id, network.date],
+      [idle.id, network.date],
+      [main.id, '2031-12-01'],
+    ];
+    const oneByOne = [];
+    for (const [routeId, date] of reads) oneByOne.push(await catalog.getRouteAvailability(routeId, date));
+
+    const queries = countAvailabilityQueries();
+    const together = await Promise.all(
+      reads.map(([routeId, date]) => catalog.getRouteAvailability(routeId, date)),
+    );
+    queries.stop();
+
+    expect(queries.count).toBe(1);
+    expect(together).toEqual(oneByOne);
+    expect(together.map((availability) => availability.trips.map((trip) => trip.tripId))).toEqual([
+      [network.trips.afterMidnight, network.trips.morning, network.trips.evening],
+      [network.trips.nextDay],
+      [network.trips.branch],
+      [],
+      [],
+    ]);
+  });
+
+  it('answers an unknown route NOT_FOUND without failing the reads sent with it', async () => {
+    const catalog = createCatalogApplication({ database });
+    const unknownRouteId = '00000000-0000-4000-8000-000000000000';
+    const queries = countAvailabilityQueries();
+    const [before, unknown, after] = await Promise.allSettled([
+      catalog.getRouteAvailability(network.routes.main.id, network.date),
+      catalog.getRouteAvailability(unknownRouteId, network.date),
+      catalog.getRouteAvailability(network.routes.branch.id, network.date),
+    ]);
+    queries.stop();
+
+    expect(queries.count).toBe(1);
+    expect(before).toMatchObject({ status: 'fulfilled', value: { routeId: network.routes.main.id } });
+    expect(unknown).toMatchObject({ status: 'rejected', reason: { code: 'NOT_FOUND' } });
+    expect(after).toMatchObject({ status: 'fulfilled', value: { routeId: network.routes.branch.id } });
+  });
 });
