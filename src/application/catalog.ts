@@ -164,9 +164,14 @@ function whereStopMatches(query: Knex.QueryBuilder, alias: string, term: string)
   });
 }
 
+/** The instant a local calendar date (an SQL date expression) begins at the origin stop, aliased `origin`. */
+function startOfLocalDaySql(dateExpression: string): string {
+  return `(${dateExpression})::timestamp AT TIME ZONE origin.time_zone`;
+}
+
 /** Departures on a local calendar date at the origin, as an index-friendly instant range. */
-const localDateRangeSql = `trip.departure_time >= (CAST(? AS date)::timestamp AT TIME ZONE origin.time_zone)
-  AND trip.departure_time < ((CAST(? AS date) + 1)::timestamp AT TIME ZONE origin.time_zone)`;
+const localDateRangeSql = `trip.departure_time >= ${startOfLocalDaySql('CAST(? AS date)')}
+  AND trip.departure_time < ${startOfLocalDaySql('CAST(? AS date) + 1')}`;
 
 export interface CatalogApplicationDependencies {
   database: Knex;
@@ -224,8 +229,8 @@ export function createCatalogApplication(dependencies: CatalogApplicationDepende
   const routeAvailabilitySql = `
     WITH wanted AS MATERIALIZED (
       SELECT wanted.read_number::integer AS read_number, route.id AS route_id,
-             wanted.day::timestamp AT TIME ZONE origin.time_zone AS day_starts_at,
-             (wanted.day + 1)::timestamp AT TIME ZONE origin.time_zone AS day_ends_at
+             ${startOfLocalDaySql('wanted.day')} AS day_starts_at,
+             ${startOfLocalDaySql('wanted.day + 1')} AS day_ends_at
         FROM (SELECT * FROM unnest(?::uuid[], ?::date[]) WITH ORDINALITY AS wanted (route_id, day, read_number)
                LIMIT ?) AS wanted
         JOIN routes AS route ON route.id = wanted.route_id
@@ -385,21 +390,21 @@ export function createCatalogApplication(dependencies: CatalogApplicationDepende
       // than running it.
       .options({ name: 'catalog_route_availabilities' });
 
-    const tripsOfRead = reads.map((): TripAvailabilityView[] => []);
-    const routeFound = reads.map(() => false);
+    // A read whose route exists has at least one row, so it has a list here, empty on a day without trips.
+    const tripsOfRead: (TripAvailabilityView[] | undefined)[] = reads.map(() => undefined);
     const layoutSeats = new Map<string, [string, FareClass][]>();
     for (const row of rows) {
-      const readIndex = row.read_number - 1;
-      routeFound[readIndex] = true;
+      const trips = (tripsOfRead[row.read_number - 1] ??= []);
       if (row.layout_id !== null && row.seats !== null) layoutSeats.set(row.layout_id, row.seats);
       const trip = tripView(row, layoutSeats);
-      if (trip !== undefined) tripsOfRead[readIndex].push(trip);
+      if (trip !== undefined) trips.push(trip);
     }
-    return reads.map((read, index) =>
-      routeFound[index]
-        ? { routeId: read.routeId, date: read.date, trips: tripsOfRead[index] }
-        : notFound('Route', read.routeId),
-    );
+    return reads.map((read, index) => {
+      const trips = tripsOfRead[index];
+      return trips === undefined
+        ? notFound('Route', read.routeId)
+        : { routeId: read.routeId, date: read.date, trips };
+    });
   }
 
   return { listRoutes, getRouteAvailability };

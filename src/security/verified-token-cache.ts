@@ -29,9 +29,9 @@ function lookupKeyOf(token: string): string {
 }
 
 /**
- * Each token is its own entry: two tokens with the same claims are still two entries. Only successful
- * verifications are ever remembered (the verifier never calls `remember` for a failure), so a bad token is
- * checked in full every time.
+ * An entry answers one token only: two tokens with the same claims are never answered by each other. Only
+ * successful verifications are ever remembered (the verifier never calls `remember` for a failure), so a bad token
+ * is checked in full every time.
  *
  * Entries are found by the token's last characters (the end of its signature) and then compared whole: a Map
  * hashes its key on every lookup, and a token of a thousand characters arrives as a new string with each request.

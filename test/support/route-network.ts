@@ -82,46 +82,51 @@ export async function createNetworkFixture(
     minutes_from_origin: 120,
   });
 
-  const layoutId = randomUUID();
-  await database('seat_layouts').insert({
-    id: layoutId,
+  /** A bus layout of `rows` rows of these seat letters; returns its id. */
+  const insertLayout = async (layout: {
+    code: string;
+    name: string;
+    rows: number;
+    letters: string[];
+    fareClassOfRow: (row: number) => 'PREMIUM' | 'STANDARD';
+  }) => {
+    const id = randomUUID();
+    const rowNumbers = Array.from({ length: layout.rows }, (_, index) => index + 1);
+    await database('seat_layouts').insert({
+      id,
+      code: layout.code,
+      name: layout.name,
+      row_count: layout.rows,
+      seats_per_row: layout.letters.length,
+      seat_count: layout.rows * layout.letters.length,
+    });
+    await database('seats').insert(
+      rowNumbers.flatMap((row) =>
+        layout.letters.map((letter) => ({
+          layout_id: id,
+          seat_number: `${row}${letter}`,
+          row_number: row,
+          fare_class: layout.fareClassOfRow(row),
+        })),
+      ),
+    );
+    return id;
+  };
+  const layoutId = await insertLayout({
     code: `REST-${suffix}`,
     name: 'Rest test coach',
-    row_count: 3,
-    seats_per_row: 2,
-    seat_count: 6,
+    rows: 3,
+    letters: ['A', 'B'],
+    fareClassOfRow: (row) => (row === 1 ? 'PREMIUM' : 'STANDARD'),
   });
-  await database('seats').insert(
-    [1, 2, 3].flatMap((row) =>
-      ['A', 'B'].map((letter) => ({
-        layout_id: layoutId,
-        seat_number: `${row}${letter}`,
-        row_number: row,
-        fare_class: row === 1 ? 'PREMIUM' : 'STANDARD',
-      })),
-    ),
-  );
-
   // The evening runs a smaller coach: a day's trips on two layouts, each trip shown with its own bus's seats.
-  const minibusLayoutId = randomUUID();
-  await database('seat_layouts').insert({
-    id: minibusLayoutId,
+  const minibusLayoutId = await insertLayout({
     code: `REST-MINI-${suffix}`,
     name: 'Rest test minibus',
-    row_count: 2,
-    seats_per_row: 2,
-    seat_count: 4,
+    rows: 2,
+    letters: ['C', 'D'],
+    fareClassOfRow: () => 'STANDARD',
   });
-  await database('seats').insert(
-    [1, 2].flatMap((row) =>
-      ['C', 'D'].map((letter) => ({
-        layout_id: minibusLayoutId,
-        seat_number: `${row}${letter}`,
-        row_number: row,
-        fare_class: 'STANDARD',
-      })),
-    ),
-  );
 
   // Local wall-clock times in Madrid (UTC+1 in winter): 00:30 local is 23:30 UTC of the day before.
   const instant = (date: string, localTime: string) => `${date}T${localTime}:00+01:00`;
