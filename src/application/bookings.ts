@@ -485,6 +485,7 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
       departureTime,
       originTimeZone: trip.originTimeZone,
       passengers: [...command.passengers],
+      passengerIds: command.passengers.map(() => randomUUID()),
       contactEmail: command.contactEmail,
       ...(command.contactPhone === undefined ? {} : { contactPhone: command.contactPhone }),
       farePrices: trip.farePrices,

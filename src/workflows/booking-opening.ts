@@ -1,5 +1,6 @@
 // The booking as it starts: the application layer's validated request, priced into the first snapshot.
 import type { BookingState, Passenger } from '../domain/booking';
+import { DomainError } from '../domain/errors';
 import { priceBooking } from '../domain/fares';
 import { holdExpiryFor, initialStatus } from '../domain/lifecycle';
 import { zeroMoney } from '../domain/money';
@@ -8,14 +9,23 @@ import type { BookingWorkflowInput } from './shared';
 
 /**
  * Version 1 of the booking: PENDING_PAYMENT, priced at the trip's fares, its hold ending no later than departure.
- * `newPassengerId` is called once per passenger, in order (the workflow passes its deterministic `uuid4`).
+ * `passengerIds` name the passengers of the input, in order.
  */
 export function openBooking(
   input: BookingWorkflowInput,
-  newPassengerId: () => string,
+  passengerIds: readonly string[],
   openedAt: Date,
 ): BookingState {
-  const passengers = input.passengers.map((passenger): Passenger => ({ id: newPassengerId(), ...passenger }));
+  if (passengerIds.length !== input.passengers.length) {
+    throw new DomainError(
+      'INTERNAL',
+      `${passengerIds.length} passenger ids for ${input.passengers.length} passengers`,
+    );
+  }
+  const passengers = input.passengers.map((passenger, index): Passenger => ({
+    id: passengerIds[index],
+    ...passenger,
+  }));
   const price = priceBooking(passengers, input.farePrices);
   const zero = zeroMoney(price.total.currency);
   return {

@@ -111,6 +111,11 @@ function openingTime(): Date {
   return patched(bookingOpensAtWorkflowStart) ? workflowInfo().startTime : now();
 }
 
+/** The caller's passenger ids; bookings started before it chose them replay drawing them as they did. */
+function openingPassengerIds(input: BookingWorkflowInput): readonly string[] {
+  return input.passengerIds ?? input.passengers.map(() => uuid4());
+}
+
 class BookingSaga {
   private readonly steps: BookingSteps;
   private state: BookingState | undefined;
@@ -141,7 +146,7 @@ class BookingSaga {
   /** The application layer validated the request before starting the workflow; here it is priced and held. */
   async reserveSeatsOrFail(): Promise<boolean> {
     try {
-      this.state = openBooking(this.input, uuid4, openingTime());
+      this.state = openBooking(this.input, openingPassengerIds(this.input), openingTime());
     } catch (error) {
       return this.endWithoutBooking(toDomainError(error));
     }

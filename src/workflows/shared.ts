@@ -62,6 +62,12 @@ export interface BookingWorkflowInput {
   /** IANA time zone of the route's origin: customers read departure times in it. */
   originTimeZone: string;
   passengers: PassengerInput[];
+  /**
+   * One id per passenger, in order, chosen with the booking id by the caller. A lost first workflow task may have
+   * stored the passengers already, and its retry may draw random numbers in another order (another update came
+   * with it), so the ids must come from the history. Bookings started before this field drew them at opening.
+   */
+  passengerIds?: string[];
   contactEmail: string;
   contactPhone?: string;
   /** The trip's price per fare class when the booking was made. */

@@ -21,7 +21,7 @@ afterAll(async () => {
 
 const testBed = useSagaTestBed({ seatCount: 4 }, { startWorkers: false });
 
-test('the worker dies once the first reservation committed; the retried workflow task keeps the stored hold', async () => {
+test('the worker dies once the first reservation committed; the retried workflow task keeps the stored hold and passengers', async () => {
   const { saga, customer, trip } = testBed;
   crashingWorker = await startCrashWorker({
     taskQueueNames: saga.taskQueueNames,
@@ -35,6 +35,13 @@ test('the worker dies once the first reservation committed; the retried workflow
     (error: unknown) => ({ error }),
   );
   expect(await crashingWorker.exited).toEqual({ code: null, signal: 'SIGKILL' });
+  // The caller, hearing nothing, sends the create again: its update joins the lost one in the retried task.
+  const retriedCreate = saga.application
+    .createBooking(customer, bookingRequest(trip, ['1A']), { bookingId })
+    .then(
+      (booking) => ({ booking }),
+      (error: unknown) => ({ error }),
+    );
 
   // The lost task's reservation committed: the booking row and its hold exist, written at its time.
   const stored = await saga
@@ -53,13 +60,18 @@ test('the worker dies once the first reservation committed; the retried workflow
     { timeoutMs: 90_000, intervalMs: 250 },
   );
   // The create waited past its answer time for the lost task, or was answered by the retried one.
-  const answered = await create;
-  if ('booking' in answered) expect(answered.booking.holdExpiresAt).toBe(state?.holdExpiresAt);
-  else expect(answered.error).toMatchObject({ code: 'BOOKING_PROCESSING' });
+  for (const answered of [await create, await retriedCreate]) {
+    if ('booking' in answered) expect(answered.booking.holdExpiresAt).toBe(state?.holdExpiresAt);
+    else expect(answered.error).toMatchObject({ code: 'BOOKING_PROCESSING' });
+  }
 
   // One hold, one deadline: the workflow's timer, the read model and the seat's hold all end at the same instant.
   const view = await saga.application.getBooking(customer, bookingId);
   expect(view).toMatchObject({ status: 'PENDING_PAYMENT', version: 1, holdExpiresAt: state?.holdExpiresAt });
+  // The passenger the lost task stored is the passenger the workflow knows.
+  expect(view.passengers.map((passenger) => passenger.id)).toEqual(
+    state?.passengers.map((passenger) => passenger.id),
+  );
   expect(state?.holdExpiresAt).toBe(stored?.hold_expires_at.toISOString());
   expect(state?.createdAt).toBe(stored?.created_at.toISOString());
   const holds = await saga

@@ -33,9 +33,8 @@ function workflowInput(overrides: Partial<BookingWorkflowInput> = {}): BookingWo
   };
 }
 
-function idsInOrder(): () => string {
-  const ids = template.passengers.map((passenger) => passenger.id);
-  return () => ids.shift() ?? 'one id too many';
+function idsInOrder(): string[] {
+  return template.passengers.map((passenger) => passenger.id);
 }
 
 test('opens PENDING_PAYMENT at version 1, priced per passenger, nothing paid, held for the hold duration', () => {
@@ -61,5 +60,18 @@ test('a fare class the trip no longer sells is a validation failure, so nothing 
   } catch (error) {
     expect(error).toBeInstanceOf(DomainError);
     expect((error as DomainError).code).toBe('VALIDATION_FAILED');
+  }
+});
+
+test('a passenger without an id, or an id without a passenger, is an internal error: nothing is held', () => {
+  for (const passengerIds of [idsInOrder().slice(1), [...idsInOrder(), 'one id too many']]) {
+    let refusal: unknown;
+    try {
+      openBooking(workflowInput(), passengerIds, openedAt);
+    } catch (error) {
+      refusal = error;
+    }
+    expect(refusal).toBeInstanceOf(DomainError);
+    expect((refusal as DomainError).code).toBe('INTERNAL');
   }
 });
