@@ -13,6 +13,7 @@ import {
   type OperationRequest,
 } from './operation-handlers';
 import { compileRequestValidator, createOpenApiAjv } from './openapi-validation';
+import { queryParametersOf } from './query-parameters';
 import { jsonRequestBody } from './request-body';
 import { sendResponse, type RestResponse } from './responses';
 
@@ -64,7 +65,7 @@ export function createApiRouter(dependencies: ApiRouterDependencies): Router {
     const handle: RouterMiddleware = async (context) => {
       const { input, violations } = validator.validate({
         path: context.params,
-        query: context.query,
+        query: queryParametersOf(context),
         headers: context.headers,
         body: context.request.body,
       });

@@ -5,6 +5,7 @@ import type Koa from 'koa';
 import { openApiOperationsById } from '../../contracts/openapi-document';
 import type { IdentityProvider } from '../../identity/identity-provider';
 import { documentRequestValidator } from './openapi-validation';
+import { queryParametersOf } from './query-parameters';
 import { authorizeOperation } from './request-authorization';
 import { requestBodyKind } from './request-body';
 
@@ -19,7 +20,7 @@ function validatedBody(operationId: string): (context: Koa.Context) => Record<st
   return (context) =>
     validator.validate({
       path: {},
-      query: context.query,
+      query: queryParametersOf(context),
       headers: context.headers,
       body: context.request.body,
     }).body as Record<string, string>;
