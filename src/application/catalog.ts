@@ -200,11 +200,15 @@ const maximumReadsPerQuery = 64;
 /** Distinct route searches kept at once; each is a page of at most a hundred routes. */
 const maximumCachedRoutePages = 1000;
 
+/** A kept availability lives from four fifths of the configured time to live to all of it. */
+const availabilityExpirySpread = 0.2;
+
 export function createCatalogApplication(dependencies: CatalogApplicationDependencies): CatalogApplication {
   const { database, availabilityCache } = dependencies;
   const availabilityReads = new ReadThroughCache<RouteAvailabilityView>({
     timeToLiveMs: (availabilityCache?.timeToLiveSeconds ?? 0) * 1000,
     maximumEntries: availabilityCache?.maximumEntries ?? 0,
+    expirySpread: availabilityExpirySpread,
     keepWhile: () => availabilityCache?.changes.hearing === true,
     ...(dependencies.now === undefined ? {} : { now: dependencies.now }),
   });

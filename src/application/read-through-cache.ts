@@ -6,8 +6,16 @@ export interface ReadThroughCacheOptions {
   timeToLiveMs: number;
   /** Answers kept at most; the least recently used leave first. */
   maximumEntries: number;
+  /**
+   * Each answer is kept for a random share of the time to live, from `1 - expirySpread` of it to all of it (0, the
+   * default: all of it). Answers loaded together, as after a start, are then not all loaded again in the same
+   * instant, which would stall every other request while the batch is read and serialized.
+   */
+  expirySpread?: number;
   /** Epoch milliseconds; tests move it. */
   now?: () => number;
+  /** A number in [0, 1); tests fix it. */
+  random?: () => number;
   /**
    * Answers are kept, and kept ones served, only while this holds (a source of change notices is heard); when
    * absent, always.
@@ -25,10 +33,12 @@ export class ReadThroughCache<Value> {
   private readonly answers = new Map<string, Entry<Value>>();
   private readonly loading = new Map<string, Promise<Value>>();
   private readonly now: () => number;
+  private readonly random: () => number;
   private readonly keeping: () => boolean;
 
   constructor(private readonly options: ReadThroughCacheOptions) {
     this.now = options.now ?? Date.now;
+    this.random = options.random ?? Math.random;
     this.keeping = options.keepWhile ?? (() => true);
   }
 
@@ -82,7 +92,9 @@ export class ReadThroughCache<Value> {
 
   private keep(key: string, value: Value): void {
     if (this.options.timeToLiveMs <= 0 || this.options.maximumEntries <= 0 || !this.keeping()) return;
-    this.answers.set(key, { value, expiresAt: this.now() + this.options.timeToLiveMs });
+    const { timeToLiveMs, expirySpread = 0 } = this.options;
+    const keptForMs = timeToLiveMs * (1 - expirySpread * this.random());
+    this.answers.set(key, { value, expiresAt: this.now() + keptForMs });
     while (this.answers.size > this.options.maximumEntries) {
       const oldest = this.answers.keys().next();
       if (oldest.done === true) break;

@@ -20,6 +20,34 @@ describe('ReadThroughCache', () => {
     expect(load).toHaveBeenCalledTimes(2);
   });
 
+  it('keeps each answer for its own share of the time to live, never past it, with an expiry spread', async () => {
+    const shares = [0, 0.5, 0.999];
+    const cache = new ReadThroughCache<string>({
+      timeToLiveMs: 1000,
+      maximumEntries: 10,
+      expirySpread: 0.2,
+      now,
+      random: () => shares.shift() ?? 0,
+    });
+    const load = jest.fn((key: string) => Promise.resolve(`${key} at ${clock}`));
+    for (const key of ['whole', 'nine tenths', 'four fifths']) await cache.read(key, () => load(key));
+    const keptAt = clock;
+    const stillKept = async () => {
+      const answers = await Promise.all(
+        ['whole', 'nine tenths', 'four fifths'].map((key) => cache.read(key, () => load(key))),
+      );
+      return answers.filter((answer) => answer.endsWith(`at ${keptAt}`)).length;
+    };
+    clock = keptAt + 800;
+    expect(await stillKept()).toBe(3);
+    clock = keptAt + 801;
+    expect(await stillKept()).toBe(2);
+    clock = keptAt + 900;
+    expect(await stillKept()).toBe(1);
+    clock = keptAt + 1000;
+    expect(await stillKept()).toBe(0);
+  });
+
   it('shares one load among identical reads in flight, even when it keeps nothing', async () => {
     const cache = new ReadThroughCache<string>({ timeToLiveMs: 0, maximumEntries: 10, now });
     let finish: (value: string) => void = () => undefined;
