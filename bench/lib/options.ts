@@ -8,6 +8,8 @@ export interface BenchOptions {
   quick: boolean;
   /** Seconds of each measured HTTP load run (autocannon) and of each saga run. */
   durationSeconds: number;
+  /** Seconds of the unmeasured HTTP load before a scenario's measured runs, at least. */
+  warmUpSeconds: number;
   repeats: number;
   connections: number;
   loginConnections: number;
@@ -29,6 +31,7 @@ export interface BenchOptions {
 export const usage = `usage: npm run bench -- [--quick] [flags]
   --quick                 CI size: under three minutes, small figures (never a pass/fail on them)
   --duration <s>          seconds per measured HTTP load run (10; quick 2)
+  --warm-up <s>           seconds of unmeasured load before an HTTP scenario (5; quick 1)
   --repeats <n>           runs of each side, alternated (2)
   --connections <n>       HTTP connections for the read scenarios (50)
   --login-connections <n> connections for the login scenario (8)
@@ -64,6 +67,7 @@ export function parseBenchOptions(argv: readonly string[]): BenchOptions {
     options: {
       quick: { type: 'boolean', default: false },
       duration: { type: 'string' },
+      'warm-up': { type: 'string' },
       repeats: { type: 'string' },
       connections: { type: 'string' },
       'login-connections': { type: 'string' },
@@ -96,6 +100,7 @@ export function parseBenchOptions(argv: readonly string[]): BenchOptions {
   return {
     quick,
     durationSeconds: positiveNumber(values.duration, 'duration', quick ? 2 : 10),
+    warmUpSeconds: positiveNumber(values['warm-up'], 'warm-up', quick ? 1 : 5),
     repeats: wholeNumber(values.repeats, 'repeats', 2),
     connections: wholeNumber(values.connections, 'connections', 50),
     loginConnections: wholeNumber(values['login-connections'], 'login-connections', 8),

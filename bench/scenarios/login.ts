@@ -32,8 +32,12 @@ export async function loginScenario(context: BenchContext): Promise<ScenarioResu
     }),
   });
   const load = { connections: options.loginConnections, durationSeconds: options.durationSeconds };
-  await warmUp({ url: stack.apiUrl, connections: options.loginConnections, nextRequest: serviceRequest });
-  await warmUp({ url: bare.url, connections: options.loginConnections, nextRequest: bareRequest });
+  const warmUpRun = { seconds: options.warmUpSeconds };
+  await warmUp(
+    { url: stack.apiUrl, connections: options.loginConnections, nextRequest: serviceRequest },
+    warmUpRun,
+  );
+  await warmUp({ url: bare.url, connections: options.loginConnections, nextRequest: bareRequest }, warmUpRun);
   const runs = await alternate(context, {
     service: () => httpLoad({ ...load, url: stack.apiUrl, nextRequest: serviceRequest }),
     baseline: () => httpLoad({ ...load, url: bare.url, nextRequest: bareRequest }),

@@ -69,8 +69,14 @@ async function readScenario(
     headers: { authorization: `Bearer ${nextToken()}` },
   });
   const load = { connections: options.connections, durationSeconds: options.durationSeconds };
-  await warmUp({ url: stack.apiUrl, connections: options.connections, nextRequest: serviceRequest });
-  await warmUp({ url: bareUrl, connections: options.connections, nextRequest: bareRequest });
+  await warmUp(
+    { url: stack.apiUrl, connections: options.connections, nextRequest: serviceRequest },
+    { seconds: options.warmUpSeconds, distinctRequests: servicePaths.length },
+  );
+  await warmUp(
+    { url: bareUrl, connections: options.connections, nextRequest: bareRequest },
+    { seconds: options.warmUpSeconds },
+  );
   const runs = await alternate(context, {
     service: () => httpLoad({ ...load, url: stack.apiUrl, nextRequest: serviceRequest }),
     baseline: () => httpLoad({ ...load, url: bareUrl, nextRequest: bareRequest }),
