@@ -111,9 +111,16 @@ function openingTime(): Date {
   return patched(bookingOpensAtWorkflowStart) ? workflowInfo().startTime : now();
 }
 
-/** The caller's passenger ids; bookings started before it chose them replay drawing them as they did. */
+/** Patch id: a booking opens with the passenger ids of its input instead of drawing them. */
+export const passengerIdsFromInput = 'passenger-ids-from-input';
+
+/**
+ * The caller's passenger ids. A booking opened by a worker from before this change drew them even when its input
+ * carried some (an API deployed ahead of its workers); without this marker in its history it replays drawing them.
+ */
 function openingPassengerIds(input: BookingWorkflowInput): readonly string[] {
-  return input.passengerIds ?? input.passengers.map(() => uuid4());
+  if (input.passengerIds !== undefined && patched(passengerIdsFromInput)) return input.passengerIds;
+  return input.passengers.map(() => uuid4());
 }
 
 class BookingSaga {

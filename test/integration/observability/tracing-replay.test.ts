@@ -1,6 +1,4 @@
 // A booking started before the workflow was traced keeps its passenger ids when a traced worker replays it.
-import { defaultPayloadConverter } from '@temporalio/common';
-import type { temporal } from '@temporalio/proto';
 import { NativeConnection, bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { createActivities, createActivityDependencies } from '../../../src/activities';
 import type { BookingState } from '../../../src/domain/booking';
@@ -8,6 +6,7 @@ import { createLogger } from '../../../src/logger';
 import { createBookingWorkers, bookingWorkflowsPath } from '../../../src/worker/booking-workers';
 import { workflowSpansPatchId } from '../../../src/workflows/interceptors';
 import { bookingStateQuery, bookingWorkflowId } from '../../../src/workflows/shared';
+import { patchIdsOf } from '../../support/patch-markers';
 import { startSagaEnvironment, type SagaEnvironment } from '../../support/saga';
 import { bookingRequest, createTrip } from '../../support/trips';
 import { createCustomer } from '../../support/users';
@@ -29,18 +28,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await saga?.stop();
 });
-
-/** The ids of the patches a history's markers record (the workflow's own patches and ours). */
-function patchIdsOf(events: temporal.api.history.v1.IHistoryEvent[] | null | undefined): unknown[] {
-  return (events ?? [])
-    .filter((event) => event.markerRecordedEventAttributes?.markerName === 'core_patch')
-    .map((event) => {
-      const [payload] = event.markerRecordedEventAttributes?.details?.['patch-data']?.payloads ?? [];
-      return payload === undefined
-        ? undefined
-        : defaultPayloadConverter.fromPayload<{ id?: unknown }>(payload).id;
-    });
-}
 
 const passengerIds = (state: BookingState | undefined) => state?.passengers.map((passenger) => passenger.id);
 
