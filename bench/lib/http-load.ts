@@ -8,15 +8,15 @@ export interface HttpLoadRequest {
   body?: string;
 }
 
-export interface HttpLoadOptions {
+export interface HttpLoadTarget {
   url: string;
   connections: number;
-  durationSeconds: number;
-  /** Requests to send, instead of running for `durationSeconds`. */
-  amount?: number;
   /** Called for every request: rotates paths, tokens and bodies so no one cache line or account carries the load. */
   nextRequest: () => HttpLoadRequest;
 }
+
+/** A run lasts a number of seconds, or until a number of requests were sent. */
+export type HttpLoadOptions = HttpLoadTarget & ({ durationSeconds: number } | { amount: number });
 
 export async function httpLoad(
   options: HttpLoadOptions,
@@ -25,7 +25,7 @@ export async function httpLoad(
   const result = await autocannon({
     url: options.url,
     connections: options.connections,
-    ...(options.amount === undefined ? { duration: options.durationSeconds } : { amount: options.amount }),
+    ...('amount' in options ? { amount: options.amount } : { duration: options.durationSeconds }),
     timeout: 30,
     requests: [
       {
@@ -62,11 +62,11 @@ export async function httpLoad(
  * sent, so that each has been answered once and no measured run pays for a cache's first loads.
  */
 export async function warmUp(
-  options: Omit<HttpLoadOptions, 'durationSeconds' | 'amount'>,
+  options: HttpLoadTarget,
   { seconds, distinctRequests = 0 }: { seconds: number; distinctRequests?: number },
 ): Promise<void> {
   const { operations } = await httpLoad({ ...options, durationSeconds: seconds });
   if (operations < distinctRequests) {
-    await httpLoad({ ...options, durationSeconds: 0, amount: distinctRequests - operations });
+    await httpLoad({ ...options, amount: distinctRequests - operations });
   }
 }

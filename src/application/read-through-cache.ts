@@ -91,11 +91,11 @@ export class ReadThroughCache<Value> {
   }
 
   private keep(key: string, value: Value): void {
-    if (this.options.timeToLiveMs <= 0 || this.options.maximumEntries <= 0 || !this.keeping()) return;
-    const { timeToLiveMs, expirySpread = 0 } = this.options;
+    const { timeToLiveMs, maximumEntries, expirySpread = 0 } = this.options;
+    if (timeToLiveMs <= 0 || maximumEntries <= 0 || !this.keeping()) return;
     const keptForMs = timeToLiveMs * (1 - expirySpread * this.random());
     this.answers.set(key, { value, expiresAt: this.now() + keptForMs });
-    while (this.answers.size > this.options.maximumEntries) {
+    while (this.answers.size > maximumEntries) {
       const oldest = this.answers.keys().next();
       if (oldest.done === true) break;
       this.answers.delete(oldest.value);

@@ -8,7 +8,7 @@ import { workflowSpansPatchId } from '../../../src/workflows/interceptors';
 import { bookingStateQuery, bookingWorkflowId } from '../../../src/workflows/shared';
 import { patchIdsOf } from '../../support/patch-markers';
 import { startSagaEnvironment, type SagaEnvironment } from '../../support/saga';
-import { bookingRequest, createTrip } from '../../support/trips';
+import { bookingRequest, createTrip, passengerFor } from '../../support/trips';
 import { createCustomer } from '../../support/users';
 
 // Two webpack bundles on two busy cores.
@@ -36,17 +36,7 @@ it('replays a booking started by untraced workers with the passenger ids it was 
   const customer = await createCustomer(saga.database, saga.cipher);
   const booking = await saga.application.createBooking(customer, bookingRequest(trip, ['1A', '1B']));
   // An added passenger's id is drawn by the workflow, after the random numbers a traced worker would use for spans.
-  await saga.application.updateBooking(customer, booking.id, {
-    addPassengers: [
-      {
-        firstName: 'Rui',
-        lastName: 'Costa',
-        email: 'rui@example.com',
-        seatNumber: '1C',
-        fareClass: 'STANDARD',
-      },
-    ],
-  });
+  await saga.application.updateBooking(customer, booking.id, { addPassengers: [passengerFor('1C')] });
   const handle = saga.client.workflow.getHandle(bookingWorkflowId(booking.id));
   const before = await handle.query(bookingStateQuery);
   expect(passengerIds(before)).toHaveLength(3);

@@ -32,18 +32,16 @@ test('the worker dies once the first reservation committed; the retried workflow
     killAt: 'after-first-reservation',
   });
   const bookingId = randomUUID();
-  const create = saga.application.createBooking(customer, bookingRequest(trip, ['1A']), { bookingId }).then(
-    (booking) => ({ booking }),
-    (error: unknown) => ({ error }),
-  );
-  expect(await crashingWorker.exited).toEqual({ code: null, signal: 'SIGKILL' });
-  // The caller, hearing nothing, sends the create again: its update joins the lost one in the retried task.
-  const retriedCreate = saga.application
-    .createBooking(customer, bookingRequest(trip, ['1A']), { bookingId })
-    .then(
+  // A create's answer or its error, so that neither rejects while the test waits on other things.
+  const sendCreate = () =>
+    saga.application.createBooking(customer, bookingRequest(trip, ['1A']), { bookingId }).then(
       (booking) => ({ booking }),
       (error: unknown) => ({ error }),
     );
+  const create = sendCreate();
+  expect(await crashingWorker.exited).toEqual({ code: null, signal: 'SIGKILL' });
+  // The caller, hearing nothing, sends the create again: its update joins the lost one in the retried task.
+  const retriedCreate = sendCreate();
 
   // The lost task's reservation committed: the booking row and its hold exist, written at its time.
   const stored = await saga
