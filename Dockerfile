@@ -34,4 +34,4 @@ COPY proto ./proto
 # Files stay root-owned and the processes run as the image's unprivileged user, so they cannot rewrite their own code.
 USER node
 EXPOSE 8080 50051
-CMD ["node", "dist/src/api/main.js"]
+CMD ["node", "--max-semi-space-size=64", "dist/src/api/main.js"]

@@ -14,6 +14,7 @@ import { seedDemoData } from '../../src/db/seed';
 import { projectRoot } from '../../src/project-root';
 import { createFieldCipherFromConfig } from '../../src/security/field-cipher-from-config';
 import type { FieldCipher } from '../../src/security/field-encryption';
+import { nodeFlagsOf } from '../../src/runtime/node-flags';
 import { stopChild, stopWithParent } from '../../src/stack/child-processes';
 import {
   loadOrCreateDevelopmentCertificates,
@@ -294,18 +295,23 @@ export async function startBenchStack(options: BenchStackOptions): Promise<Bench
     const [worker, api, noopWorker] = await Promise.all([
       spawnService(
         'worker',
-        [distEntry('worker/main.js')],
+        [...nodeFlagsOf('worker/main.js'), distEntry('worker/main.js')],
         environment,
         logDirectory,
         (line) => parseJsonLine(line)?.msg === 'booking workers polling',
         180_000,
       ),
-      spawnService('api', [distEntry('api/main.js')], environment, logDirectory, undefined, 120_000).then(
-        async (started) => ({
-          ...started,
-          startSeconds: await waitForHttp(`http://127.0.0.1:${httpPort}/readyz`, 120_000, started),
-        }),
-      ),
+      spawnService(
+        'api',
+        [...nodeFlagsOf('api/main.js'), distEntry('api/main.js')],
+        environment,
+        logDirectory,
+        undefined,
+        120_000,
+      ).then(async (started) => ({
+        ...started,
+        startSeconds: await waitForHttp(`http://127.0.0.1:${httpPort}/readyz`, 120_000, started),
+      })),
       spawnService(
         'noop-worker',
         ['--import', 'tsx', path.join(projectRoot, 'bench', 'baselines', 'noop-worker.ts')],

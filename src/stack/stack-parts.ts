@@ -12,6 +12,7 @@ import { createDatabase } from '../db/connection';
 import { seedDemoData, demoUsers } from '../db/seed';
 import { createFieldCipherFromConfig } from '../security/field-cipher-from-config';
 import { ServiceSupervisor } from './supervisor';
+import { nodeFlagsOf } from '../runtime/node-flags';
 import {
   loadOrCreateDevelopmentCertificates,
   type DevelopmentCertificates,
@@ -69,7 +70,7 @@ export function superviseBookingProcess(options: {
   return new ServiceSupervisor({
     name,
     command: process.execPath,
-    args: [path.join(projectRoot, 'dist', 'src', options.entryPoint)],
+    args: [...nodeFlagsOf(options.entryPoint), path.join(projectRoot, 'dist', 'src', options.entryPoint)],
     environment: options.environment,
     ...(stdio && { stdio }),
     log: {
