@@ -12,9 +12,9 @@ import { createDatabase } from '../../src/db/connection';
 import { migrateWithDatabase } from '../../src/db/migrate';
 import { seedDemoData } from '../../src/db/seed';
 import { projectRoot } from '../../src/project-root';
+import { nodeFlagsOf } from '../../src/runtime/node-flags';
 import { createFieldCipherFromConfig } from '../../src/security/field-cipher-from-config';
 import type { FieldCipher } from '../../src/security/field-encryption';
-import { nodeFlagsOf } from '../../src/runtime/node-flags';
 import { stopChild, stopWithParent } from '../../src/stack/child-processes';
 import {
   loadOrCreateDevelopmentCertificates,

@@ -3,10 +3,10 @@
 
 /**
  * Nearly all an API request allocates (parsed headers and query, log fields, promises, the response) is garbage once
- * the response is written. With V8's 16 MiB semi-spaces the young generation filled every few hundred requests under
- * load, and the scavenges and the objects they promoted early cost about a sixth of a cached read's CPU: 0.26–0.31 ms
- * per read with the default, 0.21–0.25 ms with 64 MiB, in alternating bench runs of the read scenarios. 128 MiB saved
- * nothing more. The price is about 100 MiB more resident memory, inside the API container's 768 MiB limit.
+ * the response is written, so a young generation larger than V8's default 16 MiB semi-spaces is collected less often
+ * and promotes less. In alternating bench runs of the read scenarios it took about a sixth off a cached read's CPU:
+ * 0.26–0.31 ms per read with the default, 0.21–0.25 ms with 64 MiB; 128 MiB saved nothing more. The price is about
+ * 100 MiB more resident memory, inside the API container's 768 MiB limit.
  */
 const apiNodeFlags: readonly string[] = ['--max-semi-space-size=64'];
 

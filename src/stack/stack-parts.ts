@@ -11,8 +11,8 @@ import { migrateWithDatabase } from '../db/migrate';
 import { createDatabase } from '../db/connection';
 import { seedDemoData, demoUsers } from '../db/seed';
 import { createFieldCipherFromConfig } from '../security/field-cipher-from-config';
-import { ServiceSupervisor } from './supervisor';
 import { nodeFlagsOf } from '../runtime/node-flags';
+import { ServiceSupervisor } from './supervisor';
 import {
   loadOrCreateDevelopmentCertificates,
   type DevelopmentCertificates,
