@@ -4,6 +4,9 @@ import path from 'node:path';
 import Router from '@koa/router';
 import { openApiDocumentPath } from '../../contracts/openapi-document';
 
+/** Where Swagger UI's page and assets are served: the API's only HTML documents. */
+export const documentationPath = '/docs';
+
 const swaggerAssets: Record<string, string> = {
   'swagger-ui.css': 'text/css; charset=utf-8',
   'swagger-ui-bundle.js': 'application/javascript; charset=utf-8',
@@ -16,14 +19,14 @@ const swaggerPage = `<!doctype html>
 <head>
   <meta charset="utf-8">
   <title>Bus booking API</title>
-  <link rel="stylesheet" href="/docs/swagger-ui.css">
-  <link rel="icon" type="image/png" href="/docs/favicon-32x32.png">
+  <link rel="stylesheet" href="${documentationPath}/swagger-ui.css">
+  <link rel="icon" type="image/png" href="${documentationPath}/favicon-32x32.png">
 </head>
 <body>
   <div id="swagger-ui"></div>
-  <script src="/docs/swagger-ui-bundle.js"></script>
-  <script src="/docs/swagger-ui-standalone-preset.js"></script>
-  <script src="/docs/initializer.js"></script>
+  <script src="${documentationPath}/swagger-ui-bundle.js"></script>
+  <script src="${documentationPath}/swagger-ui-standalone-preset.js"></script>
+  <script src="${documentationPath}/initializer.js"></script>
 </body>
 </html>
 `;
@@ -58,11 +61,11 @@ export function documentationRouter(): Router {
     context.set('Cache-Control', 'public, max-age=300');
     context.body = document;
   });
-  router.get('/docs', (context) => {
+  router.get(documentationPath, (context) => {
     context.type = 'text/html; charset=utf-8';
     context.body = swaggerPage;
   });
-  router.get('/docs/:asset', (context, next) => {
+  router.get(`${documentationPath}/:asset`, (context, next) => {
     const asset = assets.get(context.params.asset);
     if (!asset) return next();
     context.type = asset.type;

@@ -72,13 +72,13 @@ export function unsupportedMediaType(): DomainError {
 
 /** Accepts a well-formed X-Request-Id or makes one; it is echoed back and carried by every log line. */
 export function requestIdentity(): Koa.Middleware {
-  return async (context, next) => {
+  return (context, next) => {
     const offered = context.get('X-Request-Id');
     const requestId = isWellFormedRequestId(offered) ? offered : crypto.randomUUID();
     context.state.requestId = requestId;
     context.set('X-Request-Id', requestId);
     // Log lines, the workflow update and its activities all name it from here on (src/observability).
-    await runWithRequestId(requestId, next);
+    return runWithRequestId(requestId, next);
   };
 }
 

@@ -1,4 +1,4 @@
-// Security headers on every answer, error answers included, and CORS only for the configured origins.
+// Security headers on every answer (documents' and data's), error answers included, and CORS only for the configured origins.
 import Koa from 'koa';
 import request from 'supertest';
 import { securityMiddleware } from '../../../src/api/rest/security-middleware';
@@ -23,13 +23,30 @@ function appWith(corsOrigins: string[], codecCorsOrigins: string[] = []) {
 }
 
 describe('securityMiddleware', () => {
-  it('sets helmet’s headers on successful and failed answers', async () => {
-    for (const path of ['/ok', '/fails']) {
+  it('sets the API’s security headers on successful and failed data answers', async () => {
+    for (const path of ['/ok', '/fails', '/openapi.yaml', '/docsearch']) {
       const response = await request(appWith([])).get(path);
+      expect(response.headers['content-security-policy']).toBe("default-src 'none';frame-ancestors 'none'");
+      expect(response.headers['x-frame-options']).toBe('DENY');
       expect(response.headers['x-content-type-options']).toBe('nosniff');
       expect(response.headers['strict-transport-security']).toMatch(/max-age=/);
+      expect(response.headers['referrer-policy']).toBe('no-referrer');
+      expect(response.headers['cross-origin-resource-policy']).toBe('same-origin');
+      // The headers that only govern how a browser treats an HTML page are left to documents.
+      expect(response.headers['cross-origin-opener-policy']).toBeUndefined();
+      expect(response.headers['x-dns-prefetch-control']).toBeUndefined();
+      expect(response.headers['x-powered-by']).toBeUndefined();
+    }
+  });
+
+  it('sets helmet’s document headers on the documentation pages', async () => {
+    for (const path of ['/docs', '/docs/swagger-ui-bundle.js']) {
+      const response = await request(appWith([])).get(path);
       expect(response.headers['content-security-policy']).toContain("default-src 'self'");
+      expect(response.headers['content-security-policy']).toContain("script-src 'self'");
       expect(response.headers['x-frame-options']).toBe('SAMEORIGIN');
+      expect(response.headers['x-content-type-options']).toBe('nosniff');
+      expect(response.headers['strict-transport-security']).toMatch(/max-age=/);
       expect(response.headers['referrer-policy']).toBe('no-referrer');
       expect(response.headers['cross-origin-opener-policy']).toBe('same-origin');
       expect(response.headers['cross-origin-resource-policy']).toBe('same-origin');
