@@ -17,7 +17,10 @@ export interface BenchOptions {
   /** Sequential creates per run in the latency scenario. */
   createSamples: number;
   sagaConcurrency: number;
-  /** Bookings per saga run, in rounds of `sagaConcurrency`. */
+  /**
+   * Bookings per saga run, in rounds of `sagaConcurrency`. The last round winds down at falling concurrency, so
+   * with four rounds a quarter of a run was its tail; eight rounds halve that share.
+   */
   sagaRounds: number;
   burstRequests: number;
   burstSeats: number;
@@ -38,7 +41,7 @@ export const usage = `usage: npm run bench -- [--quick] [flags]
   --trips <n>             bench trips of 50 seats (20000; quick 2000)
   --create-samples <n>    sequential creates per latency run (40; quick 8)
   --saga-concurrency <n>  bookings driven at once in the saga scenario (30; quick 10)
-  --saga-rounds <n>       bookings per saga run, in rounds of that concurrency (4; quick 2)
+  --saga-rounds <n>       bookings per saga run, in rounds of that concurrency (8; quick 2)
   --burst-requests <n>    concurrent creates in the burst, half REST, half gRPC (240)
   --burst-seats <n>       seats they compete for (10)
   --soak-bookings <n>     open bookings made before the memory soak (10000; quick 60)
@@ -107,7 +110,7 @@ export function parseBenchOptions(argv: readonly string[]): BenchOptions {
     trips: wholeNumber(values.trips, 'trips', quick ? 2000 : 20_000),
     createSamples: wholeNumber(values['create-samples'], 'create-samples', quick ? 8 : 40),
     sagaConcurrency: wholeNumber(values['saga-concurrency'], 'saga-concurrency', quick ? 10 : 30),
-    sagaRounds: wholeNumber(values['saga-rounds'], 'saga-rounds', quick ? 2 : 4),
+    sagaRounds: wholeNumber(values['saga-rounds'], 'saga-rounds', quick ? 2 : 8),
     burstRequests,
     burstSeats,
     soakBookings: wholeNumber(values['soak-bookings'], 'soak-bookings', quick ? 60 : 10_000),
