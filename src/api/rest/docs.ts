@@ -5,7 +5,12 @@ import Router from '@koa/router';
 import { openApiDocumentPath } from '../../contracts/openapi-document';
 
 /** Where Swagger UI's page and assets are served: the API's only HTML documents. */
-export const documentationPath = '/docs';
+const documentationPath = '/docs';
+
+/** Whether a request is for Swagger UI's page or one of its assets; everything else the API answers is data. */
+export function isDocumentationPath(requestPath: string): boolean {
+  return requestPath === documentationPath || requestPath.startsWith(`${documentationPath}/`);
+}
 
 const swaggerAssets: Record<string, string> = {
   'swagger-ui.css': 'text/css; charset=utf-8',

@@ -4,7 +4,7 @@ import cors from '@koa/cors';
 import helmet, { type HelmetOptions } from 'helmet';
 import type Koa from 'koa';
 import { codecPathPrefix, codecRequestHeaders } from './codec-endpoint';
-import { documentationPath } from './docs';
+import { isDocumentationPath } from './docs';
 
 export interface SecurityMiddlewareOptions {
   /** Exact origins (`https://app.example.com`) allowed to call the API from a browser; `*` allows any. */
@@ -50,11 +50,6 @@ function corsMiddleware(origins: readonly string[], codecOrigins: readonly strin
     credentials: false,
     maxAge: 600,
   });
-}
-
-/** Swagger UI's page, scripts and styles are the API's browser documents; everything else it answers is data. */
-function isDocumentPath(path: string): boolean {
-  return path === documentationPath || path.startsWith(`${documentationPath}/`);
 }
 
 /**
@@ -110,7 +105,7 @@ export function securityMiddleware(options: SecurityMiddlewareOptions): Koa.Midd
   const dataHeaders = helmetHeaders(dataHeaderOptions);
   const crossOrigin = corsMiddleware(options.corsOrigins, options.codecCorsOrigins ?? []);
   return (context, next) => {
-    for (const [name, value] of isDocumentPath(context.path) ? documentHeaders : dataHeaders) {
+    for (const [name, value] of isDocumentationPath(context.path) ? documentHeaders : dataHeaders) {
       context.set(name, value);
     }
     // Koa sends no X-Powered-By, the one header helmet removes.
