@@ -7,6 +7,7 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { projectRoot } from '../src/project-root';
 import { startBenchStack, type BenchStack } from './lib/bench-stack';
+import { buildHttpDriver } from './lib/http-load';
 import { SeatSupply } from './lib/inventory';
 import type { BenchContext, ScenarioResult } from './lib/measurement';
 import { parseBenchOptions, usage, type BenchOptions } from './lib/options';
@@ -70,6 +71,7 @@ async function main(): Promise<void> {
   }
   const startedAt = new Date().toISOString();
   if (options.build) build();
+  buildHttpDriver(log);
 
   let stack: BenchStack | undefined;
   let connection: Connection | undefined;

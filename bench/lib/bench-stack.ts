@@ -384,7 +384,8 @@ export async function startBenchStack(options: BenchStackOptions): Promise<Bench
           { name: 'postgres', pid: postgresPid, includeChildren: true },
           { name: 'noop-worker', pid: noopWorker.pid },
           ...(stack.bareKoa === undefined ? [] : [{ name: 'bare-koa', pid: stack.bareKoa.pid }]),
-          { name: 'driver', pid: process.pid },
+          // The bench process (gRPC and saga clients) and the HTTP load driver it runs for each HTTP load.
+          { name: 'driver', pid: process.pid, includeExitedChildren: true },
         ];
         return watched;
       },

@@ -1,5 +1,9 @@
-// HTTP load with autocannon in this process: a fixed number of connections for a fixed time.
-import autocannon from 'autocannon';
+// HTTP load with the bench's own driver (bench/http-driver, Go): a fixed number of connections for a fixed time.
+import { execFileSync, spawn } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { projectRoot } from '../../src/project-root';
 
 export interface HttpLoadRequest {
   method: 'GET' | 'POST';
@@ -11,62 +15,111 @@ export interface HttpLoadRequest {
 export interface HttpLoadTarget {
   url: string;
   connections: number;
-  /** Called for every request: rotates paths, tokens and bodies so no one cache line or account carries the load. */
-  nextRequest: () => HttpLoadRequest;
+  /** Sent in turn, round and round: rotates paths, tokens and bodies so no one cache line or account carries the load. */
+  requests: readonly HttpLoadRequest[];
 }
 
 /** A run lasts a number of seconds, or until a number of requests were sent. */
 export type HttpLoadOptions = HttpLoadTarget & ({ durationSeconds: number } | { amount: number });
 
-export async function httpLoad(
+/** What the driver answers for one run. */
+interface DriverOutcome {
+  requests: number;
+  requestsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  non2xx: number;
+  errors: number;
+}
+
+const driverSource = path.join(projectRoot, 'bench', 'http-driver');
+const driverBinary = path.join(projectRoot, '.tools', 'bin', 'http-driver');
+const driverStamp = path.join(projectRoot, '.tools', 'bin', '.http-driver.source');
+
+function driverSourceHash(): string {
+  const hash = crypto.createHash('sha256');
+  for (const file of ['go.mod', 'go.sum', 'main.go'])
+    hash.update(fs.readFileSync(path.join(driverSource, file)));
+  return hash.digest('hex');
+}
+
+/**
+ * Builds the driver into .tools/bin unless the binary there was built from the same source. The first build
+ * downloads fasthttp through the Go module proxy; it needs Go, as the load scenarios' k6 does.
+ */
+export function buildHttpDriver(log: (message: string) => void): void {
+  const sourceHash = driverSourceHash();
+  const builtFrom =
+    fs.existsSync(driverBinary) && fs.existsSync(driverStamp) ? fs.readFileSync(driverStamp, 'utf8') : '';
+  if (builtFrom.trim() === sourceHash) return;
+  log('building the HTTP load driver (bench/http-driver) into .tools/bin');
+  try {
+    execFileSync('go', ['build', '-o', driverBinary, '.'], {
+      cwd: driverSource,
+      stdio: 'inherit',
+      env: { ...process.env, GOTOOLCHAIN: 'local' },
+    });
+  } catch (error) {
+    const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
+    throw new Error(
+      missing ? 'Go is needed to build the bench’s HTTP load driver (https://go.dev/dl/)' : 'go build failed',
+    );
+  }
+  fs.writeFileSync(driverStamp, `${sourceHash}\n`);
+}
+
+export function httpLoad(
   options: HttpLoadOptions,
 ): Promise<{ operations: number; figures: Record<string, number> }> {
-  const first = options.nextRequest();
-  const result = await autocannon({
+  const job = {
     url: options.url,
     connections: options.connections,
-    ...('amount' in options ? { amount: options.amount } : { duration: options.durationSeconds }),
-    timeout: 30,
-    requests: [
-      {
-        ...first,
-        setupRequest: () => {
-          const next = options.nextRequest();
-          return {
-            ...next,
-            headers: {
-              ...(next.body === undefined ? {} : { 'content-type': 'application/json' }),
-              ...next.headers,
-            },
-          };
-        },
-      },
-    ],
-  });
-  return {
-    operations: result.requests.total,
-    figures: {
-      requestsPerSecond: result.requests.average,
-      p50Ms: result.latency.p50,
-      p99Ms: result.latency.p99,
-      non2xx: result.non2xx,
-      errors: result.errors + result.timeouts,
-    },
+    ...('amount' in options ? { amount: options.amount } : { durationSeconds: options.durationSeconds }),
+    timeoutSeconds: 30,
+    requests: options.requests,
   };
+  return new Promise((resolve, reject) => {
+    // A child the bench waits for: its CPU is counted in the bench process's (the `driver` row) once it exits.
+    const driver = spawn(driverBinary, [], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let output = '';
+    let errors = '';
+    driver.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+    driver.stderr.setEncoding('utf8').on('data', (chunk: string) => (errors += chunk));
+    driver.once('error', reject);
+    driver.once('close', (code) => {
+      if (code !== 0) {
+        reject(new Error(`the HTTP load driver exited with ${code}: ${errors.trim()}`));
+        return;
+      }
+      const outcome = JSON.parse(output) as DriverOutcome;
+      resolve({
+        operations: outcome.requests,
+        figures: {
+          requestsPerSecond: outcome.requestsPerSecond,
+          p50Ms: outcome.p50Ms,
+          p99Ms: outcome.p99Ms,
+          non2xx: outcome.non2xx,
+          errors: outcome.errors,
+        },
+      });
+    });
+    driver.stdin.end(JSON.stringify(job));
+  });
 }
 
 /**
  * An unmeasured run, so the measured ones see the service in one state: `seconds` of load (V8 had not finished
  * optimising the request path after one second, and the first of two measured runs cost 10 to 18 % more CPU per
- * request than the second), then the rest of `distinctRequests` (the scenario's distinct paths) when fewer were
- * sent, so that each has been answered once and no measured run pays for a cache's first loads.
+ * request than the second), then the rest of the requests when fewer were sent, so that each distinct request
+ * has been answered once and no measured run pays for a cache's first loads.
  */
-export async function warmUp(
-  options: HttpLoadTarget,
-  { seconds, distinctRequests = 0 }: { seconds: number; distinctRequests?: number },
-): Promise<void> {
+export async function warmUp(options: HttpLoadTarget, { seconds }: { seconds: number }): Promise<void> {
   const { operations } = await httpLoad({ ...options, durationSeconds: seconds });
-  if (operations < distinctRequests) {
-    await httpLoad({ ...options, amount: distinctRequests - operations });
+  if (operations < options.requests.length) {
+    await httpLoad({
+      ...options,
+      requests: options.requests.slice(operations),
+      amount: options.requests.length - operations,
+    });
   }
 }

@@ -6,7 +6,7 @@ export type ScenarioId = (typeof scenarioIds)[number];
 
 export interface BenchOptions {
   quick: boolean;
-  /** Seconds of each measured HTTP load run (autocannon) and of each saga run. */
+  /** Seconds of each measured HTTP load run and of each saga run. */
   durationSeconds: number;
   /** Seconds of the unmeasured HTTP load before a scenario's measured runs, at least. */
   warmUpSeconds: number;

@@ -10,6 +10,8 @@ export interface WatchedProcess {
   pid: number;
   /** Adds the live children (PostgreSQL's backends) to the parent's figures. */
   includeChildren?: boolean;
+  /** Adds the CPU of children that exited and were waited for (the bench's own HTTP load driver, run by run). */
+  includeExitedChildren?: boolean;
 }
 
 interface Reading {
@@ -81,8 +83,8 @@ function read(watched: WatchedProcess): Reading | undefined {
   if (stat === undefined) return undefined;
   let ticks = stat.ownTicks;
   let rssBytes = readRssBytes(watched.pid);
+  if (watched.includeChildren || watched.includeExitedChildren) ticks += stat.reapedChildrenTicks;
   if (watched.includeChildren) {
-    ticks += stat.reapedChildrenTicks;
     for (const child of childrenOf(watched.pid)) {
       ticks += readStat(child)?.ownTicks ?? 0;
       rssBytes += readRssBytes(child);

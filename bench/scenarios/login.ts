@@ -13,34 +13,27 @@ import { median } from '../lib/statistics';
 export async function loginScenario(context: BenchContext): Promise<ScenarioResult> {
   const { stack, options } = context;
   const bare = stack.bareKoa!;
-  let next = 0;
   // Account after account: no one account signs in often enough to meet its throttle.
-  const serviceRequest = (): HttpLoadRequest => {
-    const user = loadTestUsers[next++ % loadTestUsers.length];
-    return {
-      method: 'POST',
-      path: '/api/auth/login',
-      body: JSON.stringify({ email: user.email, password: LOAD_TEST_PASSWORD }),
-    };
-  };
-  const bareRequest = (): HttpLoadRequest => ({
+  const serviceRequests = loadTestUsers.map((user): HttpLoadRequest => ({
+    method: 'POST',
+    path: '/api/auth/login',
+    body: JSON.stringify({ email: user.email, password: LOAD_TEST_PASSWORD }),
+  }));
+  const bareRequests = loadTestUsers.map((user): HttpLoadRequest => ({
     method: 'POST',
     path: '/login',
-    body: JSON.stringify({
-      email: loadTestUsers[next++ % loadTestUsers.length].email,
-      password: bare.loginPassword,
-    }),
-  });
+    body: JSON.stringify({ email: user.email, password: bare.loginPassword }),
+  }));
   const load = { connections: options.loginConnections, durationSeconds: options.durationSeconds };
   const warmUpRun = { seconds: options.warmUpSeconds };
   await warmUp(
-    { url: stack.apiUrl, connections: options.loginConnections, nextRequest: serviceRequest },
+    { url: stack.apiUrl, connections: options.loginConnections, requests: serviceRequests },
     warmUpRun,
   );
-  await warmUp({ url: bare.url, connections: options.loginConnections, nextRequest: bareRequest }, warmUpRun);
+  await warmUp({ url: bare.url, connections: options.loginConnections, requests: bareRequests }, warmUpRun);
   const runs = await alternate(context, {
-    service: () => httpLoad({ ...load, url: stack.apiUrl, nextRequest: serviceRequest }),
-    baseline: () => httpLoad({ ...load, url: bare.url, nextRequest: bareRequest }),
+    service: () => httpLoad({ ...load, url: stack.apiUrl, requests: serviceRequests }),
+    baseline: () => httpLoad({ ...load, url: bare.url, requests: bareRequests }),
   });
   const serviceRate = median(figuresOf(runs, 'service', 'requestsPerSecond'));
   const baselineRate = median(figuresOf(runs, 'baseline', 'requestsPerSecond'));

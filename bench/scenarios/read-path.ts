@@ -14,14 +14,16 @@ const requiredRatio = 0.25;
 const goalRatio = 0.5;
 const requiredP99Ms = 20;
 
-/** Cycles through a list, one item per call. */
-function rotating<T>(items: readonly T[]): () => T {
-  let index = 0;
-  return () => {
-    const item = items[index % items.length];
-    index += 1;
-    return item;
-  };
+/**
+ * Each path with a token, paths and tokens each in turn: every path is asked for, and every account asks, however
+ * many of either there are.
+ */
+function withTokens(paths: readonly string[], tokens: readonly string[]): HttpLoadRequest[] {
+  return Array.from({ length: Math.max(paths.length, tokens.length) }, (_, index) => ({
+    method: 'GET',
+    path: paths[index % paths.length],
+    headers: { authorization: `Bearer ${tokens[index % tokens.length]}` },
+  }));
 }
 
 /** The service's answer to one request: the bare handler answers exactly these bytes. */
@@ -56,30 +58,16 @@ async function readScenario(
 ): Promise<ScenarioResult> {
   const { stack, options } = context;
   const bareUrl = stack.bareKoa!.url;
-  const nextToken = rotating(context.accounts.map((account) => account.token));
-  const nextPath = rotating(servicePaths);
-  const serviceRequest = (): HttpLoadRequest => ({
-    method: 'GET',
-    path: nextPath(),
-    headers: { authorization: `Bearer ${nextToken()}` },
-  });
-  const bareRequest = (): HttpLoadRequest => ({
-    method: 'GET',
-    path: barePath,
-    headers: { authorization: `Bearer ${nextToken()}` },
-  });
+  const tokens = context.accounts.map((account) => account.token);
+  const serviceRequests = withTokens(servicePaths, tokens);
+  const bareRequests = withTokens([barePath], tokens);
   const load = { connections: options.connections, durationSeconds: options.durationSeconds };
-  await warmUp(
-    { url: stack.apiUrl, connections: options.connections, nextRequest: serviceRequest },
-    { seconds: options.warmUpSeconds, distinctRequests: servicePaths.length },
-  );
-  await warmUp(
-    { url: bareUrl, connections: options.connections, nextRequest: bareRequest },
-    { seconds: options.warmUpSeconds },
-  );
+  const warmUpRun = { seconds: options.warmUpSeconds };
+  await warmUp({ url: stack.apiUrl, connections: options.connections, requests: serviceRequests }, warmUpRun);
+  await warmUp({ url: bareUrl, connections: options.connections, requests: bareRequests }, warmUpRun);
   const runs = await alternate(context, {
-    service: () => httpLoad({ ...load, url: stack.apiUrl, nextRequest: serviceRequest }),
-    baseline: () => httpLoad({ ...load, url: bareUrl, nextRequest: bareRequest }),
+    service: () => httpLoad({ ...load, url: stack.apiUrl, requests: serviceRequests }),
+    baseline: () => httpLoad({ ...load, url: bareUrl, requests: bareRequests }),
   });
   const serviceRate = median(figuresOf(runs, 'service', 'requestsPerSecond'));
   const serviceP99 = median(figuresOf(runs, 'service', 'p99Ms'));
