@@ -9,7 +9,7 @@
 //
 // Input (standard input): {"url", "connections", "durationSeconds" or "amount", "timeoutSeconds",
 // "requests": [{"method", "path", "headers", "body"}]}. Output (standard output):
-// {"requests", "requestsPerSecond", "p50Ms", "p99Ms", "non2xx", "errors", "cpuSeconds"}.
+// {"requests", "requestsPerSecond", "p50Ms", "p99Ms", "non2xx", "errors"}.
 package main
 
 import (
@@ -21,7 +21,6 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -50,7 +49,6 @@ type outcome struct {
 	P99Ms             float64 `json:"p99Ms"`
 	Non2xx            int64   `json:"non2xx"`
 	Errors            int64   `json:"errors"`
-	CPUSeconds        float64 `json:"cpuSeconds"`
 }
 
 func readJob() (job, error) {
@@ -97,14 +95,6 @@ func percentile(sortedMicroseconds []int64, fraction float64) float64 {
 	rank := int(fraction*float64(len(sortedMicroseconds))+0.999999) - 1
 	rank = max(0, min(rank, len(sortedMicroseconds)-1))
 	return float64(sortedMicroseconds[rank]) / 1000
-}
-
-func ownCPUSeconds() float64 {
-	var usage syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &usage); err != nil {
-		return 0
-	}
-	return time.Duration(usage.Utime.Nano() + usage.Stime.Nano()).Seconds()
 }
 
 func run(work job) (outcome, error) {
@@ -163,7 +153,6 @@ func run(work job) (outcome, error) {
 		P99Ms:             percentile(all, 0.99),
 		Non2xx:            non2xx.Load(),
 		Errors:            failed.Load(),
-		CPUSeconds:        ownCPUSeconds(),
 	}, nil
 }
 

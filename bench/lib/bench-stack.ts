@@ -5,7 +5,6 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import type { Knex } from 'knex';
 import { loadConfig, plaintextTemporalEnvironment } from '../../src/config';
 import { createDatabase } from '../../src/db/connection';
@@ -108,9 +107,14 @@ function postmasterPid(postgres: RunningPostgres): number {
   return Number(firstLine);
 }
 
+/** How often a starting process's log is read for its ready line. */
+const readyLinePollMs = 100;
+
 /**
- * Spawns a process with its output in `<directory>/logs/<name>.log` and waits for a line on stdout that `isReady`
- * accepts; a process that exits first fails the start with the end of its log.
+ * Spawns a process writing its output straight into `<directory>/logs/<name>.log` and waits for a line there that
+ * `isReady` accepts; a process that exits first fails the start with the end of its log. The bench never reads the
+ * output through a pipe: at full load the API logs a line per request, and passing thousands of lines a second
+ * through this process took CPU from the cores the measured processes share.
  */
 async function spawnService(
   name: string,
@@ -122,47 +126,57 @@ async function spawnService(
   timeoutMs: number,
 ): Promise<ServiceProcess & { readyLine: string }> {
   const logFile = path.join(logDirectory, `${name}.log`);
-  const log = fs.createWriteStream(logFile, { flags: 'a' });
+  const logDescriptor = fs.openSync(logFile, 'a');
   const startedAt = performance.now();
-  const child = spawn(process.execPath, args, {
-    cwd: projectRoot,
-    env: environment,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  let child: ChildProcess;
+  try {
+    child = spawn(process.execPath, args, {
+      cwd: projectRoot,
+      env: environment,
+      stdio: ['ignore', logDescriptor, logDescriptor],
+    });
+  } finally {
+    // The child holds its own copy of the descriptor.
+    fs.closeSync(logDescriptor);
+  }
   stopWithParent(child);
-  child.stderr.pipe(log);
-  const lines = createInterface({ input: child.stdout });
+  const started = { name, child, pid: child.pid! };
+  if (isReady === undefined) return { ...started, startSeconds: 0, readyLine: '' };
+  const ready = isReady;
   return new Promise((resolve, reject) => {
     let settled = false;
-    if (isReady === undefined) {
-      lines.on('line', (line) => log.write(`${line}\n`));
-      settled = true;
-      resolve({ name, child, pid: child.pid!, startSeconds: 0, readyLine: '' });
-      return;
-    }
+    let readBytes = 0;
+    let partialLine = '';
+    const poll = setInterval(readNewLines, readyLinePollMs);
     const timer = setTimeout(() => fail(`did not become ready within ${timeoutMs / 1000} s`), timeoutMs);
-    function fail(reason: string) {
-      if (settled) return;
+    function settle(): boolean {
+      if (settled) return false;
       settled = true;
+      clearInterval(poll);
       clearTimeout(timer);
-      const tail = fs.existsSync(logFile) ? fs.readFileSync(logFile, 'utf8').slice(-3000) : '';
+      return true;
+    }
+    function readNewLines() {
+      if (settled) return;
+      const text = fs.readFileSync(logFile).subarray(readBytes);
+      readBytes += text.length;
+      const lines = (partialLine + text.toString('utf8')).split('\n');
+      partialLine = lines.pop() ?? '';
+      const readyLine = lines.find(ready);
+      if (readyLine === undefined || !settle()) return;
+      resolve({ ...started, startSeconds: (performance.now() - startedAt) / 1000, readyLine });
+    }
+    function fail(reason: string) {
+      if (!settle()) return;
+      const tail = fs.readFileSync(logFile, 'utf8').slice(-3000);
       child.kill('SIGKILL');
       reject(new Error(`${name} ${reason}; the end of ${logFile}:\n${tail}`));
     }
-    lines.on('line', (line) => {
-      log.write(`${line}\n`);
-      if (settled || !isReady(line)) return;
-      settled = true;
-      clearTimeout(timer);
-      resolve({
-        name,
-        child,
-        pid: child.pid!,
-        startSeconds: (performance.now() - startedAt) / 1000,
-        readyLine: line,
-      });
+    child.once('exit', (code, signal) => {
+      // Its last lines may have been the ready one.
+      readNewLines();
+      fail(`exited (${signal ?? code}) before it was ready`);
     });
-    child.once('exit', (code, signal) => fail(`exited (${signal ?? code}) before it was ready`));
     child.once('error', (error) => fail(`could not start: ${error.message}`));
   });
 }
