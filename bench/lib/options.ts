@@ -35,7 +35,7 @@ export const usage = `usage: npm run bench -- [--quick] [flags]
   --quick                 CI size: under three minutes, small figures (never a pass/fail on them)
   --duration <s>          seconds per measured HTTP load run (10; quick 2)
   --warm-up <s>           seconds of unmeasured load before an HTTP scenario (5; quick 1)
-  --repeats <n>           runs of each side, alternated (2)
+  --repeats <n>           runs of each side, alternated (3; quick 2)
   --connections <n>       HTTP connections for the read scenarios (50)
   --login-connections <n> connections for the login scenario (8)
   --trips <n>             bench trips of 50 seats (20000; quick 2000)
@@ -104,7 +104,8 @@ export function parseBenchOptions(argv: readonly string[]): BenchOptions {
     quick,
     durationSeconds: positiveNumber(values.duration, 'duration', quick ? 2 : 10),
     warmUpSeconds: positiveNumber(values['warm-up'], 'warm-up', quick ? 1 : 5),
-    repeats: wholeNumber(values.repeats, 'repeats', 2),
+    // Three in a full run: the median of three sets aside one run a neighbour on this shared machine disturbed.
+    repeats: wholeNumber(values.repeats, 'repeats', quick ? 2 : 3),
     connections: wholeNumber(values.connections, 'connections', 50),
     loginConnections: wholeNumber(values['login-connections'], 'login-connections', 8),
     trips: wholeNumber(values.trips, 'trips', quick ? 2000 : 20_000),
