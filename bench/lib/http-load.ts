@@ -54,7 +54,8 @@ export function buildHttpDriver(log: (message: string) => void): void {
   if (builtFrom.trim() === sourceHash) return;
   log('building the HTTP load driver (bench/http-driver) into .tools/bin');
   try {
-    execFileSync('go', ['build', '-o', driverBinary, '.'], {
+    // Without VCS stamping: a checkout owned by another user would otherwise fail the build.
+    execFileSync('go', ['build', '-buildvcs=false', '-o', driverBinary, '.'], {
       cwd: driverSource,
       stdio: 'inherit',
       env: { ...process.env, GOTOOLCHAIN: 'local' },
