@@ -64,7 +64,7 @@ func readJob() (job, error) {
 	case (work.DurationSeconds > 0) == (work.Amount > 0):
 		return work, errors.New("give either durationSeconds or amount, above zero")
 	case work.TimeoutSeconds <= 0:
-		work.TimeoutSeconds = 30
+		return work, errors.New("timeoutSeconds must be above zero")
 	}
 	return work, nil
 }

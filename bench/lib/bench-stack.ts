@@ -107,6 +107,18 @@ function postmasterPid(postgres: RunningPostgres): number {
   return Number(firstLine);
 }
 
+/** A file's bytes from `offset` on. */
+function bytesFrom(file: string, offset: number): Buffer {
+  const descriptor = fs.openSync(file, 'r');
+  try {
+    const unread = Buffer.alloc(Math.max(0, fs.fstatSync(descriptor).size - offset));
+    fs.readSync(descriptor, unread, 0, unread.length, offset);
+    return unread;
+  } finally {
+    fs.closeSync(descriptor);
+  }
+}
+
 /** How often a starting process's log is read for its ready line. */
 const readyLinePollMs = 100;
 
@@ -146,7 +158,6 @@ async function spawnService(
   return new Promise((resolve, reject) => {
     let settled = false;
     let readBytes = 0;
-    let partialLine = '';
     const poll = setInterval(readNewLines, readyLinePollMs);
     const timer = setTimeout(() => fail(`did not become ready within ${timeoutMs / 1000} s`), timeoutMs);
     function settle(): boolean {
@@ -158,10 +169,11 @@ async function spawnService(
     }
     function readNewLines() {
       if (settled) return;
-      const text = fs.readFileSync(logFile).subarray(readBytes);
-      readBytes += text.length;
-      const lines = (partialLine + text.toString('utf8')).split('\n');
-      partialLine = lines.pop() ?? '';
+      const unread = bytesFrom(logFile, readBytes);
+      // Whole lines only: the rest is read again once its line is complete.
+      const wholeLinesLength = unread.lastIndexOf('\n') + 1;
+      readBytes += wholeLinesLength;
+      const lines = unread.subarray(0, wholeLinesLength).toString('utf8').split('\n');
       const readyLine = lines.find(ready);
       if (readyLine === undefined || !settle()) return;
       resolve({ ...started, startSeconds: (performance.now() - startedAt) / 1000, readyLine });
