@@ -8,6 +8,8 @@
 // workflow of the old shape can still be running. A change that must stay compatible with running workflows
 // keeps the old histories and guards the new behaviour with `patched()`; the replay test, which replays every
 // file here against the current bundle, is what tells the two apart. Commit the re-recorded files with the change.
+// To keep the shape of bookings open today before such a change, run this at the commit before it and commit its
+// files renamed to `<path>.recorded-<date>.json` (as the 2026-11-25 set was) rather than overwriting the old ones.
 // The saga environment's Temporal Client and Workers encrypt payloads (createBookingDataConverter), so new
 // recordings hold ciphertext under the saga test key; the replay test decodes them with the same converter. The
 // files recorded before encryption hold plaintext test data and replay through the codec unchanged.
