@@ -95,7 +95,8 @@ export function createNotificationActivities(
     const message = validate(channel, input);
     const outcome = await database
       .transaction(async (transaction): Promise<DeliveryOutcome> => {
-        await transaction('notifications')
+        // On a retry the key's row exists: the no-op update locks it, as FOR UPDATE would, and returns it.
+        const [row]: { id: string; status: string }[] = await transaction('notifications')
           .insert({
             booking_id: input.bookingId,
             channel,
@@ -106,11 +107,8 @@ export function createNotificationActivities(
             idempotency_key: input.idempotencyKey,
           })
           .onConflict('idempotency_key')
-          .ignore();
-        const row: { id: string; status: string } = await transaction('notifications')
-          .where({ idempotency_key: input.idempotencyKey })
-          .forUpdate()
-          .first('id', 'status');
+          .merge(['idempotency_key'])
+          .returning(['id', 'status']);
         if (row.status === 'SENT') return { delivered: true };
         try {
           await deliver(channel, input, message);

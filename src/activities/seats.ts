@@ -23,6 +23,7 @@ import {
   oneActivePerSeatIndex,
   releaseAllocations,
   releaseBookingSeats,
+  seatHoldStanding,
   seatInLayoutKey,
   seatNamedByLayoutViolation,
   seatsTakenByOthers,
@@ -252,15 +253,16 @@ export function createSeatActivities(dependencies: SeatActivityDependencies): Se
 
   /** HELD seats of the booking become BOOKED; fails HOLD_EXPIRED when the booking holds no seat any more. */
   async function ConfirmSeats(input: ConfirmSeatsInput): Promise<void> {
-    await database.transaction(async (transaction) => {
-      const outcome = await bookHeldSeats(transaction, input);
-      if (outcome.booked) return;
-      throw businessFailure(
-        outcome.lastHoldExpiresAt
-          ? holdExpired(outcome.lastHoldExpiresAt.toISOString())
-          : notFound('Seat hold of booking', input.bookingId),
-      );
-    });
+    // One statement in the usual case: seats it booked show that the booking still held them.
+    if ((await bookHeldSeats(database, input)) > 0) return;
+    // None was HELD: a retry finds them BOOKED already, or the hold lapsed and the seats went back.
+    const standing = await seatHoldStanding(database, input);
+    if (standing.active) return;
+    throw businessFailure(
+      standing.lastHoldExpiresAt
+        ? holdExpired(standing.lastHoldExpiresAt.toISOString())
+        : notFound('Seat hold of booking', input.bookingId),
+    );
   }
 
   /** The given seats (all of the booking's when `seatNumbers` is absent) become RELEASED; already released is fine. */

@@ -138,21 +138,27 @@ export async function seatsTakenByOthers(
   return seats.sort();
 }
 
+/** The booking's HELD seats become BOOKED; returns how many (none when a retry finds them booked already). */
+export function bookHeldSeats(database: Knex, input: { bookingId: string; tripId: string }): Promise<number> {
+  return database('seat_allocations')
+    .where({ booking_id: input.bookingId, trip_id: input.tripId, state: 'HELD' })
+    .update({ state: 'BOOKED' });
+}
+
 /**
- * The booking's HELD seats become BOOKED. Returns whether it still holds or has booked any seat, and otherwise
- * when its last hold expired (null when it never held one).
+ * Whether the booking holds or has booked any seat, and otherwise when its last hold expired (null when it never
+ * held one).
  */
-export async function bookHeldSeats(
-  transaction: Knex.Transaction,
+export async function seatHoldStanding(
+  database: Knex,
   input: { bookingId: string; tripId: string },
-): Promise<{ booked: true } | { booked: false; lastHoldExpiresAt: Date | null }> {
+): Promise<{ active: true } | { active: false; lastHoldExpiresAt: Date | null }> {
   const allocations = () =>
-    transaction('seat_allocations').where({ booking_id: input.bookingId, trip_id: input.tripId });
-  await allocations().where({ state: 'HELD' }).update({ state: 'BOOKED' });
-  if (await allocations().whereIn('state', activeAllocationStates).first('id')) return { booked: true };
+    database('seat_allocations').where({ booking_id: input.bookingId, trip_id: input.tripId });
+  if (await allocations().whereIn('state', activeAllocationStates).first('id')) return { active: true };
   const lastHold = (await allocations().max('hold_expires_at as hold_expires_at').first()) as
     { hold_expires_at: Date | null } | undefined;
-  return { booked: false, lastHoldExpiresAt: lastHold?.hold_expires_at ?? null };
+  return { active: false, lastHoldExpiresAt: lastHold?.hold_expires_at ?? null };
 }
 
 /** The given seats of the booking (all of them when `seatNumbers` is absent) become RELEASED. */
