@@ -3,10 +3,18 @@ import {
   OpenTelemetryInboundInterceptor,
   OpenTelemetryInternalsInterceptor,
   OpenTelemetryOutboundInterceptor,
+  SPAN_DELIMITER,
+  SpanName,
 } from '@temporalio/interceptors-opentelemetry/lib/workflow';
+import {
+  extractContextFromHeaders,
+  headersWithContext,
+  UPDATE_ID_ATTR_KEY,
+} from '@temporalio/interceptors-opentelemetry/lib/instrumentation';
 import { context as openTelemetryContext, ROOT_CONTEXT } from '@opentelemetry/api';
 import { defaultPayloadConverter, type Headers } from '@temporalio/common';
 import {
+  ContinueAsNew,
   isCancellation,
   log,
   patched,
@@ -21,9 +29,11 @@ import {
   type WorkflowInboundCallsInterceptor,
   type WorkflowInterceptorsFactory,
   type WorkflowOutboundCallsInterceptor,
+  workflowInfo,
 } from '@temporalio/workflow';
 import { requestIdHeader } from '../domain/request-correlation';
 import { servedRequestId, servingRequest, sharedContextManager } from './shared-async-context';
+import { settleWithStatus, traced, type SpanSettlement } from './workflow-spans';
 
 /**
  * Span ids are drawn from the workflow's seeded random numbers, the same ones `uuid4()` draws passenger ids from.
@@ -32,9 +42,27 @@ import { servedRequestId, servingRequest, sharedContextManager } from './shared-
  */
 export const workflowSpansPatchId = 'opentelemetry-workflow-spans';
 
-function workflowSpansOn(): boolean {
-  return patched(workflowSpansPatchId);
+/**
+ * Patch id: workflow spans wrap the traced call in one promise (see workflow-spans.ts) instead of the package's
+ * async wrappers. Those wrappers delay by a few microtasks when the workflow resumes after what they trace, and
+ * that order is part of what a replay must reproduce: a booking started before this change keeps the package's
+ * spans while it replays, and takes these from its next live step on.
+ */
+export const spansWithoutWrappersPatchId = 'workflow-spans-without-wrappers';
+
+/** Which spans this step of the workflow makes: none (started before tracing), the package's, or ours. */
+type WorkflowSpans = 'none' | 'package' | 'own';
+
+function workflowSpans(): WorkflowSpans {
+  if (!patched(workflowSpansPatchId)) return 'none';
+  return patched(spansWithoutWrappersPatchId) ? 'own' : 'package';
 }
+
+function spanName(kind: SpanName, subject: string): string {
+  return `${kind}${SPAN_DELIMITER}${subject}`;
+}
+
+const runSettlement = settleWithStatus((error) => error instanceof ContinueAsNew);
 
 /**
  * The run, its updates and signals in spans under the caller's span from the headers. Validators and queries get
@@ -46,21 +74,38 @@ class BookingTracingInbound extends OpenTelemetryInboundInterceptor {
     input: WorkflowExecuteInput,
     next: Next<WorkflowInboundCallsInterceptor, 'execute'>,
   ): Promise<unknown> {
-    return workflowSpansOn() ? super.execute(input, next) : next(input);
+    const spans = workflowSpans();
+    if (spans === 'none') return next(input);
+    if (spans === 'package') return super.execute(input, next);
+    return traced(spanName(SpanName.WORKFLOW_EXECUTE, workflowInfo().workflowType), () => next(input), {
+      parent: extractContextFromHeaders(input.headers),
+      settle: runSettlement,
+    });
   }
 
   override handleSignal(
     input: SignalInput,
     next: Next<WorkflowInboundCallsInterceptor, 'handleSignal'>,
   ): Promise<void> {
-    return workflowSpansOn() ? super.handleSignal(input, next) : next(input);
+    const spans = workflowSpans();
+    if (spans === 'none') return next(input);
+    if (spans === 'package') return super.handleSignal(input, next);
+    return traced(spanName(SpanName.WORKFLOW_HANDLE_SIGNAL, input.signalName), () => next(input), {
+      parent: extractContextFromHeaders(input.headers),
+    });
   }
 
   override handleUpdate(
     input: UpdateInput,
     next: Next<WorkflowInboundCallsInterceptor, 'handleUpdate'>,
   ): Promise<unknown> {
-    return workflowSpansOn() ? super.handleUpdate(input, next) : next(input);
+    const spans = workflowSpans();
+    if (spans === 'none') return next(input);
+    if (spans === 'package') return super.handleUpdate(input, next);
+    return traced(spanName(SpanName.WORKFLOW_HANDLE_UPDATE, input.name), () => next(input), {
+      parent: extractContextFromHeaders(input.headers),
+      attributes: { [UPDATE_ID_ATTR_KEY]: input.updateId },
+    });
   }
 
   override validateUpdate(
@@ -78,40 +123,57 @@ class BookingTracingInbound extends OpenTelemetryInboundInterceptor {
   }
 }
 
+/** A timer's span says how the wait ended: a timer overtaken by a status change is cancelled, the normal end of a paid hold. */
+const timerSettlement: SpanSettlement = (span, failure) =>
+  span.setAttribute(
+    'temporal.timer.outcome',
+    failure === undefined ? 'fired' : isCancellation(failure.error) ? 'cancelled' : 'failed',
+  );
+
 /** StartActivity spans whose context the activity continues, and a span per durable timer (holds, departures). */
 class BookingTracingOutbound extends OpenTelemetryOutboundInterceptor {
   override scheduleActivity(
     input: ActivityInput,
     next: Next<WorkflowOutboundCallsInterceptor, 'scheduleActivity'>,
   ): Promise<unknown> {
-    return workflowSpansOn() ? super.scheduleActivity(input, next) : next(input);
+    const spans = workflowSpans();
+    if (spans === 'none') return next(input);
+    if (spans === 'package') return super.scheduleActivity(input, next);
+    return traced(spanName(SpanName.ACTIVITY_START, input.activityType), () =>
+      next({ ...input, headers: headersWithContext(input.headers) }),
+    );
   }
 
   override scheduleLocalActivity(
     input: LocalActivityInput,
     next: Next<WorkflowOutboundCallsInterceptor, 'scheduleLocalActivity'>,
   ): Promise<unknown> {
-    return workflowSpansOn() ? super.scheduleLocalActivity(input, next) : next(input);
+    const spans = workflowSpans();
+    if (spans === 'none') return next(input);
+    if (spans === 'package') return super.scheduleLocalActivity(input, next);
+    return traced(spanName(SpanName.ACTIVITY_START, input.activityType), () =>
+      next({ ...input, headers: headersWithContext(input.headers) }),
+    );
   }
 
   startTimer(input: TimerInput, next: Next<WorkflowOutboundCallsInterceptor, 'startTimer'>): Promise<void> {
-    if (!workflowSpansOn()) return next(input);
-    return this.tracer.startActiveSpan(
-      'Timer',
-      { attributes: { 'temporal.timer.duration_ms': input.durationMs } },
-      async (span) => {
-        try {
-          await next(input);
-          span.setAttribute('temporal.timer.outcome', 'fired');
-        } catch (error) {
-          // A timer overtaken by a status change is cancelled: the normal way a hold ends when it is paid.
-          span.setAttribute('temporal.timer.outcome', isCancellation(error) ? 'cancelled' : 'failed');
-          throw error;
-        } finally {
-          span.end();
-        }
-      },
-    );
+    const spans = workflowSpans();
+    if (spans === 'none') return next(input);
+    const attributes = { 'temporal.timer.duration_ms': input.durationMs };
+    if (spans === 'own') {
+      return traced('Timer', () => next(input), { attributes, settle: timerSettlement });
+    }
+    return this.tracer.startActiveSpan('Timer', { attributes }, async (span) => {
+      try {
+        await next(input);
+        timerSettlement(span);
+      } catch (error) {
+        timerSettlement(span, { error });
+        throw error;
+      } finally {
+        span.end();
+      }
+    });
   }
 }
 

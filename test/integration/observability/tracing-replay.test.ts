@@ -4,7 +4,7 @@ import { createActivities, createActivityDependencies } from '../../../src/activ
 import type { BookingState } from '../../../src/domain/booking';
 import { createLogger } from '../../../src/logger';
 import { createBookingWorkers, bookingWorkflowsPath } from '../../../src/worker/booking-workers';
-import { workflowSpansPatchId } from '../../../src/workflows/interceptors';
+import { spansWithoutWrappersPatchId, workflowSpansPatchId } from '../../../src/workflows/interceptors';
 import { bookingStateQuery, bookingWorkflowId } from '../../../src/workflows/shared';
 import { patchIdsOf } from '../../support/patch-markers';
 import { startSagaEnvironment, type SagaEnvironment } from '../../support/saga';
@@ -60,10 +60,12 @@ it('replays a booking started by untraced workers with the passenger ids it was 
     const after = await handle.query(bookingStateQuery);
     expect(passengerIds(after)).toEqual(passengerIds(before));
 
-    // A booking started now records the patch marker that turns its spans on.
+    // A booking started now records the patch markers that turn its spans on, made without the package's wrappers.
     const traced = await saga.application.createBooking(customer, bookingRequest(trip, ['2A']));
     const history = await saga.client.workflow.getHandle(bookingWorkflowId(traced.id)).fetchHistory();
-    expect(patchIdsOf(history.events)).toContain(workflowSpansPatchId);
+    expect(patchIdsOf(history.events)).toEqual(
+      expect.arrayContaining([workflowSpansPatchId, spansWithoutWrappersPatchId]),
+    );
     // The untraced booking's history, replayed, gained no marker of ours.
     expect(patchIdsOf((await handle.fetchHistory()).events)).not.toContain(workflowSpansPatchId);
   } finally {
