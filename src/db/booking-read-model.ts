@@ -136,11 +136,13 @@ async function replacePassengers(
   transaction: Knex.Transaction,
   snapshot: BookingState,
   cipher: FieldCipher,
+  newBooking: boolean,
 ): Promise<void> {
   const positions = new Map(snapshot.passengers.map((passenger, index) => [passenger.id, index + 1]));
-  const existing: { id: string; position: number }[] = await transaction('passengers')
-    .where({ booking_id: snapshot.id })
-    .select('id', 'position');
+  // Passengers and seat allocations reference the booking row: one this transaction inserted has neither yet.
+  const existing: { id: string; position: number }[] = newBooking
+    ? []
+    : await transaction('passengers').where({ booking_id: snapshot.id }).select('id', 'position');
   const outdatedIds = existing.filter((row) => positions.get(row.id) !== row.position).map((row) => row.id);
   if (outdatedIds.length > 0) {
     await detachPassengers(transaction, outdatedIds);
@@ -166,7 +168,7 @@ async function replacePassengers(
       .merge(['first_name', 'last_name', 'email', 'phone', 'seat_number', 'fare_class', 'updated_at'])
       .where('passengers.booking_id', snapshot.id);
   }
-  await linkSeatsToPassengers(transaction, snapshot.id);
+  if (!newBooking) await linkSeatsToPassengers(transaction, snapshot.id);
 }
 
 /** What a snapshot write did: whether it wrote, and the row it replaced (none when it created the row). */
@@ -198,8 +200,8 @@ export async function writeBookingSnapshot(
     // xmax is 0 on a row this statement inserted; a concurrent first write may have inserted it since the read.
     .returning(['id', 'xmax']);
   if (written.length === 0) return { written: false };
-  await replacePassengers(transaction, snapshot, cipher);
   const inserted = String(written[0].xmax) === '0';
+  await replacePassengers(transaction, snapshot, cipher, inserted);
   if (inserted) return { written: true };
   return {
     written: true,
