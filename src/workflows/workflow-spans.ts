@@ -17,8 +17,8 @@ import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/comm
 /*
  * Why not the package's own helpers: its `instrument` wraps every traced call in three async functions, and its
  * span processor exports through a promise chain. Every promise a workflow makes costs the worker a captured stack
- * trace (the SDK records one per promise for the stack-trace query), and those wrappers made about half the
- * promises of a booking. Here a span costs one promise.
+ * trace (the SDK records one per promise for the stack-trace query): the package's tracing made 106 of the 240
+ * promises of a booked and paid booking. Here a span costs one promise, and the tracing of such a booking 15.
  */
 
 /** Exports each sampled span as it ends, synchronously: the exporter hands it to the worker through a sink. */
@@ -85,17 +85,13 @@ export interface TracedOptions {
  * Runs `work` in a new span and returns its promise untouched, so the caller resumes exactly when it would
  * untraced; the span ends from callbacks on that promise.
  */
-export function traced<T>(
-  name: string,
-  work: (span: Span) => Promise<T>,
-  options: TracedOptions = {},
-): Promise<T> {
+export function traced<T>(name: string, work: () => Promise<T>, options: TracedOptions = {}): Promise<T> {
   const parent = options.parent ?? openTelemetryContext.active();
   const settle = options.settle ?? settleWithStatus();
   const span = workflowTracer().startSpan(name, { attributes: options.attributes }, parent);
   let running: Promise<T>;
   try {
-    running = openTelemetryContext.with(trace.setSpan(parent, span), () => work(span));
+    running = openTelemetryContext.with(trace.setSpan(parent, span), work);
   } catch (error) {
     settle(span, { error });
     span.end();
