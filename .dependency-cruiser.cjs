@@ -140,12 +140,12 @@ module.exports = {
       name: 'workflows-sandbox-packages',
       severity: 'error',
       comment:
-        'Workflow code runs in the deterministic sandbox: Temporal workflow APIs only, no Node built-ins',
+        "Workflow code runs in the deterministic sandbox: Temporal workflow APIs only, no Node built-ins (the tracing SDK the Temporal interceptors run on draws ids from the sandbox's seeded random numbers)",
       from: { path: '^src/workflows/' },
       to: {
         dependencyTypes: ['npm', 'npm-dev', 'npm-optional', 'npm-peer', 'npm-no-pkg', 'npm-unknown', 'core'],
         pathNot:
-          '(^|/)node_modules/(@temporalio/(workflow|common|interceptors-opentelemetry)|@opentelemetry/api)/',
+          '(^|/)node_modules/(@temporalio/(workflow|common|interceptors-opentelemetry)|@opentelemetry/(api|sdk-trace-base))/',
       },
     },
     {
