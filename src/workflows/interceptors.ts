@@ -130,6 +130,16 @@ const timerSettlement: SpanSettlement = (span, failure) =>
     failure === undefined ? 'fired' : isCancellation(failure.error) ? 'cancelled' : 'failed',
   );
 
+/** A StartActivity span, whose context the activity continues from its headers (local activities alike). */
+function tracedActivityStart<Input extends ActivityInput | LocalActivityInput>(
+  input: Input,
+  next: (input: Input) => Promise<unknown>,
+): Promise<unknown> {
+  return traced(spanName(SpanName.ACTIVITY_START, input.activityType), () =>
+    next({ ...input, headers: headersWithContext(input.headers) }),
+  );
+}
+
 /** StartActivity spans whose context the activity continues, and a span per durable timer (holds, departures). */
 class BookingTracingOutbound extends OpenTelemetryOutboundInterceptor {
   override scheduleActivity(
@@ -139,9 +149,7 @@ class BookingTracingOutbound extends OpenTelemetryOutboundInterceptor {
     const spans = workflowSpans();
     if (spans === 'none') return next(input);
     if (spans === 'package') return super.scheduleActivity(input, next);
-    return traced(spanName(SpanName.ACTIVITY_START, input.activityType), () =>
-      next({ ...input, headers: headersWithContext(input.headers) }),
-    );
+    return tracedActivityStart(input, next);
   }
 
   override scheduleLocalActivity(
@@ -151,9 +159,7 @@ class BookingTracingOutbound extends OpenTelemetryOutboundInterceptor {
     const spans = workflowSpans();
     if (spans === 'none') return next(input);
     if (spans === 'package') return super.scheduleLocalActivity(input, next);
-    return traced(spanName(SpanName.ACTIVITY_START, input.activityType), () =>
-      next({ ...input, headers: headersWithContext(input.headers) }),
-    );
+    return tracedActivityStart(input, next);
   }
 
   startTimer(input: TimerInput, next: Next<WorkflowOutboundCallsInterceptor, 'startTimer'>): Promise<void> {

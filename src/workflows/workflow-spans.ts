@@ -89,23 +89,20 @@ export function traced<T>(name: string, work: () => Promise<T>, options: TracedO
   const parent = options.parent ?? openTelemetryContext.active();
   const settle = options.settle ?? settleWithStatus();
   const span = workflowTracer().startSpan(name, { attributes: options.attributes }, parent);
+  const end = (failure?: { error: unknown }) => {
+    settle(span, failure);
+    span.end();
+  };
   let running: Promise<T>;
   try {
     running = openTelemetryContext.with(trace.setSpan(parent, span), work);
   } catch (error) {
-    settle(span, { error });
-    span.end();
+    end({ error });
     throw error;
   }
   running.then(
-    () => {
-      settle(span);
-      span.end();
-    },
-    (error: unknown) => {
-      settle(span, { error });
-      span.end();
-    },
+    () => end(),
+    (error: unknown) => end({ error }),
   );
   return running;
 }
