@@ -107,6 +107,11 @@ export interface Config {
     createAnswerTimeoutMs: number;
     /** Seconds past its expiry before a lapsed hold of an unconfirmed booking may be taken by another booking. */
     lapsedHoldGraceSeconds: number;
+    /**
+     * How often an API process looks for creates whose booking id was given out but whose workflow start never
+     * reached Temporal (a failed start after a 202, a crash), and starts them.
+     */
+    startReconcileIntervalSeconds: number;
   };
   encryption: {
     /** `keyId:base64key` pairs; old keys stay here after rotation so old rows still decrypt. */
@@ -825,6 +830,10 @@ export function loadConfig(environment: Environment = process.env): Config {
       lapsedHoldGraceSeconds: integer(environment, 'BOOKING_LAPSED_HOLD_GRACE_SECONDS', 60, {
         min: 0,
         max: 86400,
+      }),
+      startReconcileIntervalSeconds: integer(environment, 'BOOKING_START_RECONCILE_SECONDS', 5, {
+        min: 1,
+        max: 3600,
       }),
     },
     encryption: {

@@ -14,6 +14,7 @@ import { createBookingApplication, type BookingApplicationDependencies } from '.
 import { createCatalogApplication } from '../application/catalog';
 import type { BookingApplication } from '../application/interface';
 import { createReadinessCheck, type ReadinessCheck } from '../application/readiness';
+import { createStartReconciler, scheduleStartReconciliation } from '../application/start-reconciler';
 import { createUserApplication } from '../application/users';
 import {
   createIdentityProvider,
@@ -192,6 +193,13 @@ export async function startApi(
   const stopPurge = schedulePurge(idempotency, config.idempotency.purgeIntervalSeconds * 1000, (error) =>
     logger.warn({ err: error }, 'purging expired idempotency keys failed'),
   );
+  // Every API process sweeps: starts are idempotent, so two processes finding the same lost start is harmless.
+  const stopStartReconciliation = scheduleStartReconciliation(
+    createStartReconciler({ config, database, temporal, cipher }),
+    config.booking.startReconcileIntervalSeconds * 1000,
+    (error) =>
+      logger.warn({ err: error }, 'starting bookings whose start was lost failed; retrying next pass'),
+  );
 
   const server = createRestServer(app, {
     tls: config.http.tls,
@@ -227,6 +235,7 @@ export async function startApi(
     metricsPort,
     async stop() {
       stopPurge();
+      stopStartReconciliation();
       await Promise.all([
         new Promise<void>((resolve) => server.close(() => resolve())),
         grpcServer.stop(),

@@ -13,6 +13,7 @@ import type { BookingState, BookingStatus, FareClass, FarePrices } from '../doma
 import {
   bookingProcessing,
   bookingStateConflict,
+  cancellationRecorded,
   DomainError,
   holdExpired,
   idempotencyKeyReused,
@@ -50,8 +51,6 @@ import {
 import type { FieldCipher } from '../security/field-encryption';
 import type { bookingWorkflow } from '../workflows/booking';
 import {
-  bookingSearchAttributes,
-  bookingSummary,
   bookingWorkflowId,
   bookingWorkflowType,
   cancelBookingUpdate,
@@ -68,19 +67,20 @@ import type {
   Page,
   PageRequest,
 } from './interface';
-import { createOpenHoldClaims } from './open-hold-claims';
+import {
+  bookingStartOptions,
+  createBookingStarts,
+  createRequestMemoKey,
+  type BookingStart,
+  type StartOutcome,
+} from './booking-starts';
+import { createOpenHoldClaims, type HoldClaim } from './open-hold-claims';
 import { createSeatsInFlight } from './seats-in-flight';
-import { domainErrorFromTemporal, isWorkflowGone } from './temporal-outcomes';
+import { domainErrorFromTemporal, isTemporalUnreachable, isWorkflowGone } from './temporal-outcomes';
 import { isStaff } from '../domain/roles';
 import { assertCreateSeatsOnBus } from '../domain/seat-layout';
 import { taskQueues, type TaskQueueNames } from '../domain/task-queues';
 import type { Actor } from '../domain/actor';
-
-/**
- * Memo field holding a keyed hash (the cipher's blind index) of the validated create command: a booking id
- * named again with another body is told apart from a retry without writing the passengers' details into Temporal.
- */
-const createRequestMemoKey = 'createRequestFingerprint';
 
 /** How long a client is told to wait before reading a booking whose seats are still being held. */
 const processingRetryAfterSeconds = 1;
@@ -114,7 +114,7 @@ export const defaultActivityTimings = {
 } as const;
 
 export interface BookingApplicationDependencies {
-  config: Pick<Config, 'booking'>;
+  config: Pick<Config, 'booking' | 'idempotency'>;
   database: Knex;
   temporal: Client;
   cipher: FieldCipher;
@@ -163,8 +163,10 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
     database,
     maximumOpenHolds: config.booking.maxOpenHoldsPerCustomer,
     claimDurationMs: timings.holdDurationMs,
+    keepForMs: config.idempotency.retentionHours * 3600 * 1000,
     now,
   });
+  const starts = createBookingStarts({ temporal, cipher, claims: openHolds });
   const seatsInFlight = createSeatsInFlight();
 
   async function loadBookableTrip(
@@ -251,11 +253,17 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
   }
 
   /** The caller's booking row; another customer's booking is NOT_FOUND, exactly like a missing one. */
-  async function loadVisibleBooking(actor: Actor, bookingIdInput: string): Promise<BookingRow> {
-    const bookingId = validateId(bookingIdInput, 'booking_id');
+  async function findVisibleBooking(actor: Actor, bookingId: string): Promise<BookingRow | undefined> {
     const row = await findBookingRow(database, bookingId);
-    if (row === undefined || !isVisibleTo(actor, row.customer_id)) throw notFound('Booking', bookingId);
+    if (row !== undefined && !isVisibleTo(actor, row.customer_id)) throw notFound('Booking', bookingId);
     return row;
+  }
+
+  /** The claim of a booking id that has no row yet; another customer's, or none at all, is NOT_FOUND. */
+  async function findVisibleClaim(actor: Actor, bookingId: string): Promise<HoldClaim> {
+    const claim = await openHolds.find(bookingId);
+    if (claim === undefined || !isVisibleTo(actor, claim.customerId)) throw notFound('Booking', bookingId);
+    return claim;
   }
 
   async function viewOf(row: BookingRow): Promise<BookingView> {
@@ -276,8 +284,11 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
     bookingIdInput: string,
     action: CommandAction,
     send: (handle: WorkflowHandle<typeof bookingWorkflow>) => Promise<BookingState>,
+    whileCreating: (bookingId: string) => Promise<BookingRow> = (bookingId) =>
+      rowOnceCreated(actor, bookingId),
   ): Promise<BookingView> {
-    const row = await loadVisibleBooking(actor, bookingIdInput);
+    const bookingId = validateId(bookingIdInput, 'booking_id');
+    const row = (await findVisibleBooking(actor, bookingId)) ?? (await whileCreating(bookingId));
     // Cancelling is idempotent (as the contracts promise): a repeated cancel answers the cancelled booking.
     if (action === 'cancel' && row.status === 'CANCELLED') return viewOf(row);
     if (isTerminal(row.status)) throw endedBookingError(row, action);
@@ -292,6 +303,17 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
       }
       throw domainErrorFromTemporal(error);
     }
+  }
+
+  /**
+   * A command for a booking id without a row is answered as a read of it would be: BOOKING_PROCESSING while its
+   * create goes on, the reason it ended without a booking; the row, should it have appeared meanwhile.
+   */
+  async function rowOnceCreated(actor: Actor, bookingId: string, claim?: HoldClaim): Promise<BookingRow> {
+    await answerUnfinishedCreate(actor, bookingId, claim ?? (await findVisibleClaim(actor, bookingId)));
+    const row = await findBookingRow(database, bookingId);
+    if (row === undefined) throw notFound('Booking', bookingId);
+    return row;
   }
 
   /** A booking id the caller chose names one request: the same id with another body is refused, not joined. */
@@ -325,13 +347,18 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
     throw notFound('Booking', bookingId);
   }
 
-  /** A start that failed may still have happened: the slot is freed only when no workflow exists for the booking. */
-  async function releaseUnlessStarted(bookingId: string): Promise<void> {
+  /**
+   * A start that failed before the answer fell due may still have happened. With no workflow, the error is the
+   * answer and the claim goes, unless an earlier create of the id was answered with it: then the booking goes on.
+   */
+  async function answerFailedStart(bookingId: string, failure: unknown): Promise<never> {
     try {
       await temporal.workflow.getHandle(bookingWorkflowId(bookingId)).describe();
     } catch (error) {
-      if (isWorkflowGone(error)) await openHolds.release(bookingId);
+      if (!isWorkflowGone(error)) throw domainErrorFromTemporal(failure);
+      if (await openHolds.releaseUnlessAcknowledged(bookingId)) throw domainErrorFromTemporal(failure);
     }
+    throw bookingProcessing(bookingId, processingRetryAfterSeconds);
   }
 
   /**
@@ -347,10 +374,12 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
 
   /**
    * After the answer deadline nobody is left to tell; whoever reads the booking later hears the outcome from the
-   * workflow. A create that ends without a booking (SEAT_UNAVAILABLE...) or never started frees its slot.
+   * workflow. A create that ends without a booking frees its slot; a start that failed is sent again at once (the
+   * reconciler and the booking's readers send it too, should this fail as well).
    */
   function settleLateCreate(
     bookingId: string,
+    sealedStart: string,
     operation: WithStartWorkflowOperation<typeof bookingWorkflow>,
     outcome: Promise<{ booking: BookingState } | { error: unknown }>,
   ): void {
@@ -358,23 +387,68 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
       .then(async (late) => {
         if (!('error' in late)) return;
         if (late.error instanceof WorkflowUpdateFailedError) await openHolds.release(bookingId);
-        else if (!(await reachedStart(operation))) await releaseUnlessStarted(bookingId);
+        else if (!(await reachedStart(operation))) await starts.ensureStarted(bookingId, sealedStart);
       })
       .catch(() => undefined);
   }
 
+  /** A booking whose id was given out and that Temporal does not know, or cannot be asked about: it is started. */
+  async function startPromised(bookingId: string, sealedStart: string): Promise<boolean> {
+    let outcome: StartOutcome;
+    try {
+      outcome = await starts.ensureStarted(bookingId, sealedStart);
+    } catch (error) {
+      // Out of reach: the start is stored and goes out once Temporal is back (the reconciler sends it).
+      if (isTemporalUnreachable(error)) throw bookingProcessing(bookingId, processingRetryAfterSeconds);
+      throw domainErrorFromTemporal(error);
+    }
+    // Its create answered an error and started nothing: the id was never given out.
+    if (outcome === 'withdrawn') throw notFound('Booking', bookingId);
+    return outcome === 'running';
+  }
+
+  /**
+   * A cancel of a booking still being created is recorded with its workflow, which applies it once the seats are
+   * held (the stored start goes with it when no start reached Temporal): the caller hears BOOKING_PROCESSING, and
+   * a read of the booking then answers it CANCELLED. Otherwise it is answered as any command without a row.
+   */
+  async function cancelWhileCreating(
+    actor: Actor,
+    bookingId: string,
+    command: { reason?: string },
+  ): Promise<BookingRow> {
+    const claim = await findVisibleClaim(actor, bookingId);
+    if (claim.released || claim.sealedStart === null) return rowOnceCreated(actor, bookingId, claim);
+    let outcome: StartOutcome;
+    try {
+      outcome = await starts.requestCancellation(bookingId, claim.sealedStart, command);
+    } catch (error) {
+      throw domainErrorFromTemporal(error);
+    }
+    if (outcome !== 'running') return rowOnceCreated(actor, bookingId);
+    throw cancellationRecorded(bookingId, processingRetryAfterSeconds);
+  }
+
   /**
    * A booking id with no read-model row whose create claimed a slot: still being made (BOOKING_PROCESSING),
-   * ended without a booking (the reason the create got), or never started (NOT_FOUND).
+   * ended without a booking (the reason the create got). A create whose id was given out but whose start never
+   * reached Temporal is started here; one that answered an error and started nothing is NOT_FOUND.
    */
-  async function answerUnfinishedCreate(actor: Actor, bookingId: string): Promise<BookingView> {
+  async function answerUnfinishedCreate(
+    actor: Actor,
+    bookingId: string,
+    claim: HoldClaim,
+  ): Promise<BookingView> {
     const handle = temporal.workflow.getHandle<typeof bookingWorkflow>(bookingWorkflowId(bookingId));
+    const promisedStart = claim.released ? null : claim.sealedStart;
     let running: boolean;
     try {
       running = (await handle.describe()).status.name === 'RUNNING';
     } catch (error) {
-      if (isWorkflowGone(error)) throw notFound('Booking', bookingId);
-      throw domainErrorFromTemporal(error);
+      if (promisedStart === null || !(isWorkflowGone(error) || isTemporalUnreachable(error))) {
+        throw isWorkflowGone(error) ? notFound('Booking', bookingId) : domainErrorFromTemporal(error);
+      }
+      running = await startPromised(bookingId, promisedStart);
     }
     // The seats may have been held since the first read.
     const row = await findBookingRow(database, bookingId);
@@ -431,36 +505,35 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
     const leaveSeats = () => {
       if (passage.entered) passage.leave();
     };
-    let outcome: Promise<{ booking: BookingState } | { error: unknown }>;
-    let startOperation: WithStartWorkflowOperation<typeof bookingWorkflow>;
+    let started: StartedCreate;
     try {
-      ({ startOperation, outcome } = await startCreate({
+      started = await startCreate({
         customerId,
         bookingId,
         requestFingerprint,
         command,
         trip,
         answerBy,
-      }));
+      });
     } catch (error) {
       leaveSeats();
       throw error;
     }
     // The seats stay marked until the workflow has held them or failed, even when the answer goes out before.
-    void outcome.then(leaveSeats);
-    return answerCreate(actor, {
-      bookingId,
-      chosenBookingId,
-      requestFingerprint,
-      answerBy,
-      startOperation,
-      outcome,
-    });
+    void started.outcome.then(leaveSeats);
+    return answerCreate(actor, { bookingId, chosenBookingId, requestFingerprint, answerBy, ...started });
+  }
+
+  /** A create on its way: its stored start, the start sent, and the outcome, which never rejects (it carries the error). */
+  interface StartedCreate {
+    sealedStart: string;
+    startOperation: WithStartWorkflowOperation<typeof bookingWorkflow>;
+    outcome: Promise<{ booking: BookingState } | { error: unknown }>;
   }
 
   /**
-   * Claims the customer's slot and starts the booking's workflow with its create update; the outcome promise
-   * never rejects (it carries the error instead).
+   * Claims the customer's slot, storing the booking's start with the claim, then starts the booking's workflow
+   * with its create update.
    */
   async function startCreate(create: {
     customerId: string;
@@ -469,13 +542,8 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
     command: ReturnType<typeof validateCreateBooking>;
     trip: BookableTrip;
     answerBy: number;
-  }): Promise<{
-    startOperation: WithStartWorkflowOperation<typeof bookingWorkflow>;
-    outcome: Promise<{ booking: BookingState } | { error: unknown }>;
-  }> {
+  }): Promise<StartedCreate> {
     const { customerId, bookingId, requestFingerprint, command, trip, answerBy } = create;
-    // One account may not hold a whole bus: the slot is taken before the workflow can hold anything.
-    await openHolds.claim(customerId, bookingId);
     const departureTime = trip.departureTime.toISOString();
     const workflowInput: BookingWorkflowInput = {
       bookingId,
@@ -495,29 +563,21 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
       timings,
       taskQueues: queueNames,
     };
+    const start: BookingStart = { input: workflowInput, requestFingerprint };
+    const sealedStart = starts.seal(start);
+    // One account may not hold a whole bus: the slot is taken before the workflow can hold anything. The start is
+    // stored with it, so that once the booking id is given out the booking is started whatever befalls this call.
+    await openHolds.claim(customerId, bookingId, sealedStart);
     // One round trip starts the workflow and waits for its create update, which answers once the seats are held
     // (the first workflow task holds them by local activity). Past `answerBy` the create answers BOOKING_PROCESSING.
-    const startOperation = new WithStartWorkflowOperation<typeof bookingWorkflow>(bookingWorkflowType, {
-      workflowId: bookingWorkflowId(bookingId),
-      taskQueue: queueNames.bookings,
-      // A repeated booking id joins the running workflow; one that has ended is never started again.
-      workflowIdConflictPolicy: 'USE_EXISTING',
-      workflowIdReusePolicy: 'REJECT_DUPLICATE',
-      args: [workflowInput],
-      typedSearchAttributes: bookingSearchAttributes({
-        status: 'PENDING_PAYMENT',
-        routeId: trip.routeId,
-        tripId: trip.id,
-        customerId,
-        departureTime,
-      }),
-      staticSummary: bookingSummary({ tripId: trip.id, departureTime, passengers: command.passengers }),
-      memo: { [createRequestMemoKey]: requestFingerprint },
-    });
-    if (Date.now() >= answerBy) {
-      // Queueing (a burst, a slow database) used the whole answer time before anything was started: nothing
-      // exists yet, so the caller may be told to retry, and no booking goes on behind an error answer.
-      await openHolds.release(bookingId);
+    const startOperation = new WithStartWorkflowOperation<typeof bookingWorkflow>(
+      bookingWorkflowType,
+      bookingStartOptions(start),
+    );
+    // Queueing (a burst, a slow database) used the whole answer time before anything was started: nothing exists
+    // yet, so the caller may be told to retry, and no booking goes on behind an error answer. An id an earlier
+    // create of it already gave out is started all the same.
+    if (Date.now() >= answerBy && (await openHolds.releaseUnlessAcknowledged(bookingId))) {
       throw unavailable(
         'Too many bookings are being made right now; retry shortly',
         processingRetryAfterSeconds,
@@ -529,7 +589,7 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
         (booking): { booking: BookingState } => ({ booking }),
         (error: unknown) => ({ error }),
       );
-    return { startOperation, outcome };
+    return { sealedStart, startOperation, outcome };
   }
 
   /** The create's answer: the booking once held, its refusal, or BOOKING_PROCESSING when `answerBy` comes first. */
@@ -540,18 +600,19 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
       chosenBookingId: string | undefined;
       requestFingerprint: string;
       answerBy: number;
-      startOperation: WithStartWorkflowOperation<typeof bookingWorkflow>;
-      outcome: Promise<{ booking: BookingState } | { error: unknown }>;
-    },
+    } & StartedCreate,
   ): Promise<BookingView> {
-    const { bookingId, chosenBookingId, requestFingerprint, answerBy, startOperation, outcome } = create;
+    const { bookingId, chosenBookingId, requestFingerprint, answerBy, sealedStart, startOperation, outcome } =
+      create;
     const answer = await settledBy(outcome, answerBy);
     if (answer === undefined) {
-      settleLateCreate(bookingId, startOperation, outcome);
       // Pointed at the booking only when it is this request's (or its start is still on its way).
       if (chosenBookingId !== undefined) {
         await assertSameCreateRequest(bookingId, requestFingerprint, { notStartedYet: 'fine' });
       }
+      // The id goes out: from here on the booking is a promise, kept by whoever finds it unstarted.
+      await openHolds.acknowledge(bookingId);
+      settleLateCreate(bookingId, sealedStart, startOperation, outcome);
       throw bookingProcessing(bookingId, processingRetryAfterSeconds);
     }
     if ('error' in answer && answer.error instanceof WorkflowExecutionAlreadyStartedError) {
@@ -570,24 +631,16 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
     }
     // The workflow ended between its start and the update (a fast SEAT_UNAVAILABLE): answer its outcome.
     if (isWorkflowGone(answer.error)) return answerRepeatedCreate(actor, bookingId);
-    if (!(await reachedStart(startOperation))) {
-      await releaseUnlessStarted(bookingId);
-      throw domainErrorFromTemporal(answer.error);
-    }
+    if (!(await reachedStart(startOperation))) return answerFailedStart(bookingId, answer.error);
     // The workflow has started and goes on whatever failed between this process and Temporal since.
     throw bookingProcessing(bookingId, processingRetryAfterSeconds);
   }
 
   async function getBooking(actor: Actor, bookingIdInput: string): Promise<BookingView> {
     const bookingId = validateId(bookingIdInput, 'booking_id');
-    const row = await findBookingRow(database, bookingId);
-    if (row !== undefined) {
-      if (!isVisibleTo(actor, row.customer_id)) throw notFound('Booking', bookingId);
-      return viewOf(row);
-    }
-    const claimant = await openHolds.claimant(bookingId);
-    if (claimant === undefined || !isVisibleTo(actor, claimant)) throw notFound('Booking', bookingId);
-    return answerUnfinishedCreate(actor, bookingId);
+    const row = await findVisibleBooking(actor, bookingId);
+    if (row !== undefined) return viewOf(row);
+    return answerUnfinishedCreate(actor, bookingId, await findVisibleClaim(actor, bookingId));
   }
 
   async function listBookings(
@@ -632,8 +685,12 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
     input: { reason?: unknown },
   ): Promise<BookingView> {
     const command = validateCancelBooking(input);
-    return sendCommand(actor, bookingId, 'cancel', (handle) =>
-      handle.executeUpdate(cancelBookingUpdate, { args: [command] }),
+    return sendCommand(
+      actor,
+      bookingId,
+      'cancel',
+      (handle) => handle.executeUpdate(cancelBookingUpdate, { args: [command] }),
+      (unfinishedId) => cancelWhileCreating(actor, unfinishedId, command),
     );
   }
 

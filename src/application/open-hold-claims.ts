@@ -1,17 +1,40 @@
-// The per-customer cap on unpaid holds, claimed atomically in PostgreSQL before a booking's workflow starts.
+// A create's claim, written before its workflow starts: the per-customer cap on unpaid holds and the sealed start.
 import type { Knex } from 'knex';
 import { DomainError } from '../domain/errors';
 
 export interface OpenHoldClaims {
   /**
-   * Takes one of the customer's slots for the booking, or throws RATE_LIMITED. A booking id that already has a
-   * claim or a booking row (a retry of the same request) takes no second slot.
+   * Takes one of the customer's slots for the booking and stores its sealed workflow start, or throws
+   * RATE_LIMITED. A booking id that already has a claim or a booking row (a retry of the same request) takes no
+   * second slot and keeps the start stored first.
    */
-  claim(customerId: string, bookingId: string): Promise<void>;
+  claim(customerId: string, bookingId: string, sealedStart: string): Promise<void>;
   /** The create ended without a booking: its slot is free again (the claim is kept to answer reads). */
   release(bookingId: string): Promise<void>;
-  /** The customer whose create claimed this booking id, while the claim is kept; undefined otherwise. */
-  claimant(bookingId: string): Promise<string | undefined>;
+  /**
+   * A client is about to be given the booking id (202, BOOKING_PROCESSING): from now on the claim is a promise that
+   * the booking is started, which no later error answer for the same id may drop.
+   */
+  acknowledge(bookingId: string): Promise<void>;
+  /**
+   * Someone other than the create is about to start the booking (a read, the reconciler): the claim becomes a
+   * promise as for `acknowledge`, unless the create dropped it meanwhile with an error answer. Whether it did.
+   */
+  promiseUnlessReleased(bookingId: string): Promise<boolean>;
+  /**
+   * A create whose start failed answers an error: its slot is freed and its start dropped, unless an earlier
+   * answer gave the booking id to a client. Whether it was dropped.
+   */
+  releaseUnlessAcknowledged(bookingId: string): Promise<boolean>;
+  /** A workflow exists for the booking: nobody needs to start it again. */
+  markStarted(bookingId: string): Promise<void>;
+  /** The claim of this booking id, while it is kept; undefined otherwise. */
+  find(bookingId: string): Promise<HoldClaim | undefined>;
+  /**
+   * Claims older than `claimedBefore` whose booking has no row, and that nobody released or saw started: starts
+   * that may have been lost. Claims whose booking row now exists are marked started on the way.
+   */
+  unstarted(claimedBefore: Date, limit: number): Promise<{ bookingId: string; sealedStart: string }[]>;
   /**
    * Columns for a query of the create's own about earlier creates of this booking id: `made_before`, whether one
    * got as far as a claim (a workflow may exist) or a booking row, so this one is a retry and answers what that
@@ -25,6 +48,14 @@ export interface OpenHoldClaims {
   recordRefusal(customerId: string, bookingId: string, requestFingerprint: string): Promise<void>;
 }
 
+export interface HoldClaim {
+  customerId: string;
+  /** The encrypted BookingStart; null for a create refused before it claimed anything. */
+  sealedStart: string | null;
+  released: boolean;
+  acknowledged: boolean;
+}
+
 export interface OpenHoldClaimsDependencies {
   database: Knex;
   maximumOpenHolds: number;
@@ -33,6 +64,8 @@ export interface OpenHoldClaimsDependencies {
    * held longer than that after the claim. Once the row exists the row counts, with its own hold expiry.
    */
   claimDurationMs: number;
+  /** How long a claim is kept to answer reads of its booking id: as long as idempotency keys are. */
+  keepForMs: number;
   now: () => Date;
 }
 
@@ -61,26 +94,45 @@ const openHoldsSql = `
 const claimSql = `
   WITH purged AS (
     DELETE FROM booking_hold_claims
-     WHERE customer_id = :customerId AND expires_at <= :at AND booking_id <> :bookingId
+     WHERE customer_id = :customerId AND claimed_at <= :purgeBefore AND booking_id <> :bookingId
   ), earlier AS (
     SELECT EXISTS (SELECT 1 FROM booking_hold_claims
                     WHERE booking_id = :bookingId AND refused_request_fingerprint IS NULL AND expires_at > :at)
         OR EXISTS (SELECT 1 FROM bookings WHERE id = :bookingId) AS counted
   ), open_holds AS (${openHoldsSql}
   ), claimed AS (
-    INSERT INTO booking_hold_claims (booking_id, customer_id, claimed_at, expires_at)
-    SELECT CAST(:bookingId AS uuid), CAST(:customerId AS uuid), CAST(:at AS timestamptz), CAST(:expiresAt AS timestamptz)
+    INSERT INTO booking_hold_claims (booking_id, customer_id, claimed_at, expires_at, start_request)
+    SELECT CAST(:bookingId AS uuid), CAST(:customerId AS uuid), CAST(:at AS timestamptz), CAST(:expiresAt AS timestamptz),
+           CAST(:sealedStart AS text)
      WHERE NOT (SELECT counted FROM earlier) AND (SELECT count(*) FROM open_holds) < :limit
     ON CONFLICT (booking_id) DO UPDATE
        SET claimed_at = excluded.claimed_at, expires_at = excluded.expires_at, released_at = NULL,
-           refused_request_fingerprint = NULL
+           refused_request_fingerprint = NULL, start_request = excluded.start_request, started_at = NULL
     RETURNING booking_id
   )
   SELECT (SELECT counted FROM earlier) AS counted, EXISTS (SELECT 1 FROM claimed) AS claimed,
          (SELECT coalesce(json_agg(expires_at ORDER BY expires_at), '[]'::json) FROM open_holds) AS open_holds`;
 
+/**
+ * Marks the claims whose booking row exists as started (the create went through), then lists the oldest claims
+ * still without a row that nobody released or saw started. Both read one snapshot: a claim marked here is not
+ * listed, since its row exists.
+ */
+const unstartedSql = `
+  WITH settled AS (
+    UPDATE booking_hold_claims AS claims SET started_at = :at
+      FROM bookings
+     WHERE bookings.id = claims.booking_id AND claims.released_at IS NULL AND claims.started_at IS NULL
+  )
+  SELECT claims.booking_id, claims.start_request FROM booking_hold_claims AS claims
+   WHERE claims.released_at IS NULL AND claims.started_at IS NULL AND claims.start_request IS NOT NULL
+     AND claims.claimed_at < :claimedBefore
+     AND NOT EXISTS (SELECT 1 FROM bookings WHERE bookings.id = claims.booking_id)
+   ORDER BY claims.claimed_at
+   LIMIT :limit`;
+
 export function createOpenHoldClaims(dependencies: OpenHoldClaimsDependencies): OpenHoldClaims {
-  const { database, maximumOpenHolds, claimDurationMs, now } = dependencies;
+  const { database, maximumOpenHolds, claimDurationMs, keepForMs, now } = dependencies;
 
   function capReached(openHolds: readonly Date[], at: Date): DomainError {
     const retryAfterSeconds = Math.max(1, Math.ceil((openHolds[0].getTime() - at.getTime()) / 1000));
@@ -91,7 +143,7 @@ export function createOpenHoldClaims(dependencies: OpenHoldClaimsDependencies): 
     );
   }
 
-  async function claim(customerId: string, bookingId: string): Promise<void> {
+  async function claim(customerId: string, bookingId: string, sealedStart: string): Promise<void> {
     await database.transaction(async (transaction) => {
       // Count and claim are one step per customer, whichever API process or front the creates come through;
       // the lock ends with the transaction, so a crashed process never keeps it.
@@ -107,7 +159,9 @@ export function createOpenHoldClaims(dependencies: OpenHoldClaimsDependencies): 
           bookingId,
           at,
           expiresAt: new Date(at.getTime() + claimDurationMs),
+          purgeBefore: new Date(at.getTime() - keepForMs),
           limit: maximumOpenHolds,
+          sealedStart,
         });
       const { counted, claimed, open_holds: openHolds } = outcome.rows[0];
       if (counted || claimed) return;
@@ -125,11 +179,67 @@ export function createOpenHoldClaims(dependencies: OpenHoldClaimsDependencies): 
       .update({ released_at: now() });
   }
 
-  async function claimant(bookingId: string): Promise<string | undefined> {
-    const row: { customer_id: string } | undefined = await database('booking_hold_claims')
+  async function acknowledge(bookingId: string): Promise<void> {
+    // A concurrent create of the same id may have just dropped the claim on an error of its own; this answer
+    // names the booking, so the claim is armed again and its start goes on.
+    await database('booking_hold_claims')
       .where('booking_id', bookingId)
-      .first('customer_id');
-    return row?.customer_id;
+      .update({ acknowledged_at: database.raw('coalesce(acknowledged_at, ?)', [now()]), released_at: null });
+  }
+
+  async function promiseUnlessReleased(bookingId: string): Promise<boolean> {
+    const promised = await database('booking_hold_claims')
+      .where('booking_id', bookingId)
+      .whereNull('released_at')
+      .update({ acknowledged_at: database.raw('coalesce(acknowledged_at, ?)', [now()]) });
+    return promised > 0;
+  }
+
+  async function releaseUnlessAcknowledged(bookingId: string): Promise<boolean> {
+    const released = await database('booking_hold_claims')
+      .where('booking_id', bookingId)
+      .whereNull('acknowledged_at')
+      .update({ released_at: database.raw('coalesce(released_at, ?)', [now()]) });
+    return released > 0;
+  }
+
+  async function markStarted(bookingId: string): Promise<void> {
+    await database('booking_hold_claims')
+      .where('booking_id', bookingId)
+      .whereNull('started_at')
+      .update({ started_at: now() });
+  }
+
+  async function find(bookingId: string): Promise<HoldClaim | undefined> {
+    const row:
+      | {
+          customer_id: string;
+          start_request: string | null;
+          released_at: Date | null;
+          acknowledged_at: Date | null;
+        }
+      | undefined = await database('booking_hold_claims')
+      .where('booking_id', bookingId)
+      .first('customer_id', 'start_request', 'released_at', 'acknowledged_at');
+    if (row === undefined) return undefined;
+    return {
+      customerId: row.customer_id,
+      sealedStart: row.start_request,
+      released: row.released_at !== null,
+      acknowledged: row.acknowledged_at !== null,
+    };
+  }
+
+  async function unstarted(claimedBefore: Date, limit: number) {
+    const result: { rows: { booking_id: string; start_request: string }[] } = await database.raw(
+      unstartedSql,
+      {
+        at: now(),
+        claimedBefore,
+        limit,
+      },
+    );
+    return result.rows.map((row) => ({ bookingId: row.booking_id, sealedStart: row.start_request }));
   }
 
   function earlierCreateColumns(bookingId: string): Knex.Raw[] {
@@ -163,5 +273,16 @@ export function createOpenHoldClaims(dependencies: OpenHoldClaimsDependencies): 
       .ignore();
   }
 
-  return { claim, release, claimant, earlierCreateColumns, recordRefusal };
+  return {
+    claim,
+    release,
+    acknowledge,
+    promiseUnlessReleased,
+    releaseUnlessAcknowledged,
+    markStarted,
+    find,
+    unstarted,
+    earlierCreateColumns,
+    recordRefusal,
+  };
 }

@@ -25,7 +25,7 @@ function grpcCodeOf(error: unknown): number | undefined {
   return undefined;
 }
 
-function isTemporalUnreachable(error: unknown): boolean {
+export function isTemporalUnreachable(error: unknown): boolean {
   if (error instanceof WorkflowUpdateRPCTimeoutOrCancelledError || isGrpcDeadlineError(error)) return true;
   const code = grpcCodeOf(error);
   if (code !== undefined) return unreachableCodes.includes(code);

@@ -355,6 +355,18 @@ export function bookingProcessing(bookingId: string, retryAfterSeconds: number):
   );
 }
 
+/**
+ * A cancel of a booking still being made: recorded, and applied as soon as its seats are held. Answered as the
+ * booking's read is meanwhile (BOOKING_PROCESSING), so a client polls one way for both.
+ */
+export function cancellationRecorded(bookingId: string, retryAfterSeconds: number): DomainError {
+  return new DomainError(
+    'BOOKING_PROCESSING',
+    `Booking ${bookingId} is still being made; its cancellation is recorded and applied as soon as its seats are held. Read it by its id after ${retryAfterSeconds} s`,
+    { details: { bookingId, state: 'PROCESSING', retryAfterSeconds } },
+  );
+}
+
 /** The cause stays on the error for logs; it never reaches `toJSON` or a client. */
 export function internalError(cause?: unknown): DomainError {
   return new DomainError('INTERNAL', 'An internal error occurred', { cause });

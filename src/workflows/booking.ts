@@ -53,6 +53,7 @@ import {
   cancelBookingUpdate,
   confirmPaymentUpdate,
   createBookingUpdate,
+  requestCancellationSignal,
   searchAttributes,
   updateBookingUpdate,
   type BookingWorkflowInput,
@@ -247,6 +248,27 @@ class BookingSaga {
     return this.booking;
   }
 
+  /**
+   * A cancel sent while the booking was still being created: it waits for the seats to be held, then cancels in
+   * turn like any cancel. A booking that never came to be, or has ended since, has nothing left to cancel.
+   */
+  private async cancelOnceBooked(request: CancelBookingRequest): Promise<void> {
+    await CancellationScope.nonCancellable(async () => {
+      await condition(() => this.seatsHeld || this.notBooked !== undefined);
+      if (this.notBooked !== undefined) return;
+      await this.customerRequests.inTurn(async () => {
+        try {
+          await this.cancelBooking(request);
+        } catch (error) {
+          log.info('requested cancellation not applied', {
+            bookingId: this.input.bookingId,
+            reason: toDomainError(error).message,
+          });
+        }
+      });
+    });
+  }
+
   // ---- Row 8: UpdateBooking (change seat, add passenger, edit details) keeps the status ----
 
   /**
@@ -381,6 +403,7 @@ class BookingSaga {
     setHandler(cancelBookingUpdate, (request) => requests.answer(() => this.cancelBooking(request)), {
       validator: (request: CancelBookingRequest) => requests.validate(() => this.checkCancel(request)),
     });
+    setHandler(requestCancellationSignal, (request) => this.cancelOnceBooked(request));
   }
 
   /** A repeated create (same request id) gets the same answer as the first one. */

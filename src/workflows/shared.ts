@@ -1,6 +1,6 @@
 // Definitions shared by the booking workflow and its callers: search attributes, ids, updates, query, start summary.
 import { defineSearchAttributeKey, SearchAttributeType, type SearchAttributePair } from '@temporalio/common';
-import { defineQuery, defineUpdate } from '@temporalio/workflow';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type {
   BookingState,
   FareClass,
@@ -104,6 +104,12 @@ export const createBookingUpdate = defineUpdate<BookingState>('CreateBooking');
 export const confirmPaymentUpdate = defineUpdate<BookingState, [ConfirmPaymentRequest]>('ConfirmPayment');
 export const updateBookingUpdate = defineUpdate<BookingState, [UpdateBookingRequest]>('UpdateBooking');
 export const cancelBookingUpdate = defineUpdate<BookingState, [CancelBookingRequest]>('CancelBooking');
+/**
+ * A cancel that came while the booking was still being created (it had no row yet). A signal, not an update:
+ * Temporal records it even while no worker runs the workflow, or with the workflow's start, and the workflow
+ * applies it as soon as the seats are held.
+ */
+export const requestCancellationSignal = defineSignal<[CancelBookingRequest]>('RequestCancellation');
 /** The booking as the workflow holds it right now (before the read model catches up). */
 export const bookingStateQuery = defineQuery<BookingState | undefined>('BookingState');
 

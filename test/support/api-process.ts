@@ -20,6 +20,8 @@ const readyTimeoutMs = 60_000;
 export interface ApiProcessOptions {
   configuration: Record<string, string>;
   taskQueueNames: TaskQueueNames;
+  /** Where it finds Temporal, when not at the test run's server (a gate in front of it, say). */
+  temporalAddress?: string;
 }
 
 export interface ApiProcess {
@@ -30,6 +32,8 @@ export interface ApiProcess {
   signIn(email: string, password: string): Promise<string>;
   /** Stops the child (SIGTERM, then SIGKILL if it lingers) and waits for it to exit. */
   stop(): Promise<void>;
+  /** Kills the child at once (SIGKILL), as a crash would, and waits for it to exit. */
+  kill(): Promise<void>;
 }
 
 export async function startApiProcess(options: ApiProcessOptions): Promise<ApiProcess> {
@@ -40,6 +44,7 @@ export async function startApiProcess(options: ApiProcessOptions): Promise<ApiPr
       // Each process's metrics listener on a port of its own: several run at once, beside other suites.
       [apiProcessVariables.configuration]: JSON.stringify({ METRICS_PORT: '0', ...options.configuration }),
       [apiProcessVariables.taskQueues]: JSON.stringify(options.taskQueueNames),
+      ...(options.temporalAddress === undefined ? {} : { TEMPORAL_ADDRESS: options.temporalAddress }),
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -56,6 +61,12 @@ export async function startApiProcess(options: ApiProcessOptions): Promise<ApiPr
     const killer = setTimeout(() => child.kill('SIGKILL'), 5000);
     await exited;
     clearTimeout(killer);
+  }
+
+  async function kill(): Promise<void> {
+    if (!running()) return;
+    child.kill('SIGKILL');
+    await exited;
   }
 
   try {
@@ -95,6 +106,7 @@ export async function startApiProcess(options: ApiProcessOptions): Promise<ApiPr
         return body.access_token;
       },
       stop,
+      kill,
     };
   } catch (error) {
     await stop();
