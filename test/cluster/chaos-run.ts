@@ -15,6 +15,12 @@ import { benchInventoryEmail, seedInventory } from '../../bench/lib/inventory';
 import { formatInvariantReport, scanInvariants } from './invariants/scan';
 import { waitForSettledWorkflows } from './invariants/scope';
 import { BookingLoad, SeatPool, defaultLoadOptions, type UnresolvedCreate } from './load/booking-load';
+import {
+  resolveHandedOutIds,
+  runCreateStorm,
+  type CreateStormResult,
+  type IdResolution,
+} from './load/create-storm';
 import { reSignInWith, signInCustomers } from './load/customers';
 import { grpcFront, restFront, type Front } from './load/fronts';
 import { requestKinds, type ChaosEvent, type RequestLog } from './load/request-log';
@@ -26,6 +32,8 @@ const usage = `tsx test/cluster/chaos-run.ts [options]
   --spacing <s>            at least this long between two kills (20)
   --recovery-timeout <s>   a kill the service has not recovered from after this long fails the run (180)
   --settle-timeout <s>     how long in-flight work may take to finish after the load (180)
+  --storm <s>              how long the create storm lasts after the kills (45)
+  --storm-kill-every <s>   one SIGKILL every this long during the storm (3)
   --keep                   keep the stack's data folder (logs) even when the run passes
 Ports: the cluster stack's CLUSTER_* variables (README); the data lives in a fresh folder under the system's temp.`;
 
@@ -39,6 +47,9 @@ const chaosSteps = [
   'api-1',
   'temporal tier restart',
 ] as const;
+
+/** Killed in turn during the create storm: the bookings worker holds the seats, the APIs hand out the ids. */
+const stormVictims = ['worker-bookings-1', 'api-1', 'worker-bookings-1', 'api-2'] as const;
 
 /** Rows 3 to 10 of the bench bus are free standard seats on every trip of the bench inventory. */
 const freeSeatNumbers = Array.from({ length: 8 }, (_, row) =>
@@ -190,6 +201,24 @@ function printRequestFigures(
   });
 }
 
+function printStormFigures(storm: CreateStormResult, resolution: IdResolution): void {
+  const answers = [...storm.answers]
+    .sort((a, b) => b[1] - a[1])
+    .map(([answer, count]) => `${answer} ×${count}`)
+    .join(', ');
+  const processing = storm.handedOut.filter((id) => id.answeredWith !== '201' && id.answeredWith !== 'OK');
+  say(`create storm: ${storm.creates} creates (${answers}); ${storm.kills.length} kills`);
+  say(
+    `  ids handed out ${storm.handedOut.length} (${processing.length} of them 202 / BOOKING_PROCESSING); ` +
+      `resolved ${resolution.bookings} to a booking, ${[...resolution.reasons.values()].reduce((sum, count) => sum + count, 0)} to a reason` +
+      `${resolution.reasons.size > 0 ? ` (${[...resolution.reasons].map(([code, count]) => `${code} ×${count}`).join(', ')})` : ''}; ` +
+      `404s ${resolution.notFound.length}; unresolved ${resolution.unresolved.length}`,
+  );
+  for (const bookingId of [...resolution.notFound, ...resolution.unresolved].slice(0, 10)) {
+    say(`  broken promise: ${bookingId}`);
+  }
+}
+
 async function main(): Promise<number> {
   const { values } = parseArgs({
     options: {
@@ -198,6 +227,8 @@ async function main(): Promise<number> {
       spacing: { type: 'string', default: '20' },
       'recovery-timeout': { type: 'string', default: '180' },
       'settle-timeout': { type: 'string', default: '180' },
+      storm: { type: 'string', default: '45' },
+      'storm-kill-every': { type: 'string', default: '3' },
       keep: { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
     },
@@ -214,7 +245,16 @@ async function main(): Promise<number> {
   const spacingMs = Number(values.spacing) * 1000;
   const recoveryTimeoutMs = Number(values['recovery-timeout']) * 1000;
   const settleTimeoutMs = Number(values['settle-timeout']) * 1000;
-  for (const [name, value] of Object.entries({ ...options, spacingMs, recoveryTimeoutMs, settleTimeoutMs })) {
+  const stormMs = Number(values.storm) * 1000;
+  const stormKillEveryMs = Number(values['storm-kill-every']) * 1000;
+  for (const [name, value] of Object.entries({
+    ...options,
+    spacingMs,
+    recoveryTimeoutMs,
+    settleTimeoutMs,
+    stormMs,
+    stormKillEveryMs,
+  })) {
     if (!Number.isFinite(value) || value <= 0)
       throw new Error(`--${name} must be a positive number\n${usage}`);
   }
@@ -227,8 +267,13 @@ async function main(): Promise<number> {
   say(`chaos run: starting the cluster stack in ${dataDirectory}`);
   const stack = await startClusterStack({
     settings: { dataDirectory },
-    // Tokens outlive the run, so a re-login is never what a kill window measures.
-    environment: { IDP_ACCESS_TOKEN_TTL_SECONDS: '3600', LOG_LEVEL: process.env.LOG_LEVEL ?? 'info' },
+    // Tokens outlive the run, so a re-login is never what a kill window measures. Creates answer within two
+    // seconds, so that with the bookings worker killed every few seconds most of the storm's are answered 202.
+    environment: {
+      IDP_ACCESS_TOKEN_TTL_SECONDS: '3600',
+      LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
+      BOOKING_CREATE_ANSWER_TIMEOUT_MS: '2000',
+    },
     onGiveUp: (name) => gaveUp.push(name),
   });
   const database = createDatabase(stack.databaseUrl, { poolSize: 4, applicationName: 'chaos-run' });
@@ -243,7 +288,7 @@ async function main(): Promise<number> {
   try {
     say(`cluster stack ready in ${seconds(Date.now() - startedAt)}: ${stack.processNames().join(', ')}`);
     const cipher = createFieldCipherFromConfig(stack.config);
-    const inventory = await seedInventory(database, cipher, 80);
+    const inventory = await seedInventory(database, cipher, 120);
     const certificates = stack.grpcCertificates;
     if (certificates === undefined) throw new Error('the cluster stack made no gRPC client certificate');
     fronts.rest = stack.restUrls.map((url, index) => restFront(`rest api-${index + 1}`, url));
@@ -256,13 +301,8 @@ async function main(): Promise<number> {
       }),
     );
     const customers = await signInCustomers(stack.restUrls[0], 40);
-    const load = new BookingLoad(
-      fronts,
-      customers,
-      new SeatPool(inventory.tripIds, freeSeatNumbers, 12),
-      reSignInWith(stack.restUrls),
-      options,
-    );
+    const seats = new SeatPool(inventory.tripIds, freeSeatNumbers, 12);
+    const load = new BookingLoad(fronts, customers, seats, reSignInWith(stack.restUrls), options);
     say(
       `load: ${options.customers} customers of ${customers.length} accounts, at most ${options.requestsPerSecond} requests/s, ${Math.round(options.grpcShare * 100)} % of bookings over gRPC`,
     );
@@ -282,11 +322,33 @@ async function main(): Promise<number> {
     );
     await load.stop();
     const loadEndedAt = Date.now();
+
+    // The storm's accounts are not the load's, whose unpaid holds would meet their cap.
+    const stormCustomers = await signInCustomers(stack.restUrls[1], 60, customers.length + 1);
+    say(
+      `create storm: ${seconds(stormMs)} of creates from ${stormCustomers.length} customers, SIGKILL every ${seconds(stormKillEveryMs)} of ${[...new Set(stormVictims)].join(', ')} in turn`,
+    );
+    const storm = await runCreateStorm(stack, {
+      fronts,
+      customers: stormCustomers,
+      seats,
+      clients: 16,
+      durationMs: stormMs,
+      killEveryMs: stormKillEveryMs,
+      victims: stormVictims,
+      grpcShare: options.grpcShare,
+    });
+    const everyoneBack = await waitUntil(
+      () => stormVictims.every((name) => stack.pid(name) !== undefined),
+      recoveryTimeoutMs,
+    );
+    if (!everyoneBack) say('  not every killed process came back');
     const settle = await waitForSettledWorkflows(temporal, undefined, settleTimeoutMs);
     say(
       `settle: ${settle.settled ? 'no booking workflow has an activity pending' : `${settle.busyWorkflows} workflows still have activities pending`} after ${seconds(settle.waitedMs)} (${settle.runningWorkflows} running)`,
     );
     const unresolved = await resolveCreates(database, load.unresolvedCreates);
+    const idResolution = await resolveHandedOutIds(storm.handedOut, fronts.rest, settleTimeoutMs);
 
     say();
     printRequestFigures(load, steps, loadStartedAt, loadEndedAt);
@@ -307,8 +369,11 @@ async function main(): Promise<number> {
       temporal,
       cipher,
       acknowledged: load.acknowledgedRequests(),
+      handedOutIds: storm.handedOut.map((id) => id.bookingId),
       ignoredCustomerIds: inventoryOwners,
     });
+    say();
+    printStormFigures(storm, idResolution);
     say();
     say('invariant scan:');
     for (const line of formatInvariantReport(report)) say(`  ${line}`);
@@ -323,6 +388,12 @@ async function main(): Promise<number> {
         : []),
       ...(gaveUp.length > 0 ? [`supervisors gave up on ${gaveUp.join(', ')}`] : []),
       ...(tracked.length === 0 ? ['the load made no booking at all'] : []),
+      ...(idResolution.notFound.length > 0
+        ? [`${idResolution.notFound.length} handed-out ids read 404`]
+        : []),
+      ...(idResolution.unresolved.length > 0
+        ? [`${idResolution.unresolved.length} handed-out ids still unresolved`]
+        : []),
     ];
     say();
     say(

@@ -1,5 +1,5 @@
 // The invariant scan: what PostgreSQL, the payment simulator's ledger and Temporal hold must agree after any chaos.
-import type { Client, WorkflowExecutionDescription } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client, type WorkflowExecutionDescription } from '@temporalio/client';
 import type { Knex } from 'knex';
 import { simulatorLedgerTables } from '../../../src/adapters/payment-gateway-simulator';
 import type { BookingStatus, BookingState } from '../../../src/domain/booking';
@@ -11,6 +11,7 @@ import {
   type BookingView,
 } from '../../../src/db/booking-read-model';
 import type { FieldCipher } from '../../../src/security/field-encryption';
+import type { bookingWorkflow } from '../../../src/workflows/booking';
 import { bookingStateQuery, bookingWorkflowId, bookingWorkflowType } from '../../../src/workflows/shared';
 import { bookingWorkflowQuery, forEachLimited, type InvariantScope } from './scope';
 
@@ -25,6 +26,7 @@ export const invariantNames = [
   'read-model-matches-workflow',
   'workflows-not-failed',
   'acknowledged-requests-kept',
+  'handed-out-ids-kept',
 ] as const;
 export type InvariantName = (typeof invariantNames)[number];
 
@@ -42,6 +44,8 @@ export const invariantDescriptions: Record<InvariantName, string> = {
   'workflows-not-failed': 'no booking workflow failed, was terminated, cancelled or timed out',
   'acknowledged-requests-kept':
     'every request the client saw succeed shows in the final state (a create exists, a payment charged, a change at least its version, a cancel CANCELLED)',
+  'handed-out-ids-kept':
+    'every booking id a create answered with (201, 202, BOOKING_PROCESSING) has a booking, or a workflow that ended without one',
 };
 
 /** One broken rule: what it is about (a booking id, `trip/seat`, a charge key) and what is wrong. */
@@ -66,6 +70,8 @@ export interface InvariantScanInput {
   /** Everything when left out (a stack of its own); tests scope the scan to their trips. */
   scope?: InvariantScope;
   acknowledged?: AcknowledgedRequests;
+  /** Booking ids creates answered with, 202 and BOOKING_PROCESSING included: each must have come to something. */
+  handedOutIds?: readonly string[];
   /**
    * Customers whose bookings were written straight to PostgreSQL, with no workflow (the bench inventory's
    * pre-booked seats): their seats still count against everyone else's, their rows are not bookings to check.
@@ -448,6 +454,41 @@ function checkAcknowledged(
   }
 }
 
+/** An id without a booking row must name a workflow that ended without a booking; anything else broke a promise. */
+async function checkHandedOutIds(
+  temporal: Client,
+  bookingIds: readonly string[],
+  rows: readonly BookingRow[],
+  concurrency: number,
+  findings: Findings,
+): Promise<void> {
+  const booked = new Set(rows.map((row) => row.id));
+  const withoutRow = [...new Set(bookingIds)].filter((bookingId) => !booked.has(bookingId));
+  await forEachLimited(withoutRow, concurrency, async (bookingId) => {
+    const handle = temporal.workflow.getHandle<typeof bookingWorkflow>(bookingWorkflowId(bookingId));
+    let running: boolean;
+    try {
+      running = (await handle.describe()).status.name === 'RUNNING';
+    } catch (error) {
+      if (!(error instanceof WorkflowNotFoundError)) throw error;
+      findings.add(
+        'handed-out-ids-kept',
+        bookingId,
+        'a create answered with this id, but no workflow exists',
+      );
+      return;
+    }
+    if (running) {
+      findings.add('handed-out-ids-kept', bookingId, 'its workflow still runs without having held the seats');
+      return;
+    }
+    const outcome = await handle.result().catch(() => undefined);
+    if (outcome?.outcome !== 'NOT_BOOKED') {
+      findings.add('handed-out-ids-kept', bookingId, 'its workflow ended without a booking row or a reason');
+    }
+  });
+}
+
 /**
  * Reads every booking in scope from PostgreSQL, its workflow from Temporal and its money from the simulator's
  * ledger, and answers each invariant with the subjects that break it (an empty list when it holds).
@@ -494,6 +535,9 @@ export async function scanInvariants(input: InvariantScanInput): Promise<Invaria
   checkWorkflows(checkedRows, views, facts, now, holdTimerGraceMs, findings);
   const workflows = await checkFailedWorkflows(temporal, scope, findings);
   if (input.acknowledged !== undefined) checkAcknowledged(input.acknowledged, rows, charges, findings);
+  if (input.handedOutIds !== undefined) {
+    await checkHandedOutIds(temporal, input.handedOutIds, rows, input.concurrency ?? 8, findings);
+  }
 
   const bookingsByStatus: Record<string, number> = {};
   for (const row of rows) bookingsByStatus[row.status] = (bookingsByStatus[row.status] ?? 0) + 1;

@@ -23,11 +23,15 @@ async function userIdOf(apiUrl: string, token: string): Promise<string> {
   return ((await response.json()) as { id: string }).id;
 }
 
-/** Signs in the first `count` load-test accounts, a few at a time (each login is an argon2 verification). */
-export async function signInCustomers(apiUrl: string, count: number): Promise<Customer[]> {
+/**
+ * Signs in `count` load-test accounts from number `firstAccount` on, a few at a time (each login is an argon2
+ * verification).
+ */
+export async function signInCustomers(apiUrl: string, count: number, firstAccount = 1): Promise<Customer[]> {
   const customers: Customer[] = [];
-  for (let first = 1; first <= count; first += 4) {
-    const batch = Array.from({ length: Math.min(4, count - first + 1) }, (_, offset) =>
+  const end = firstAccount + count;
+  for (let first = firstAccount; first < end; first += 4) {
+    const batch = Array.from({ length: Math.min(4, end - first) }, (_, offset) =>
       loadTestEmail(first + offset),
     );
     customers.push(
