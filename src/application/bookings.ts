@@ -352,11 +352,16 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
    * answer and the claim goes, unless an earlier create of the id was answered with it: then the booking goes on.
    */
   async function answerFailedStart(bookingId: string, failure: unknown): Promise<never> {
-    try {
-      await temporal.workflow.getHandle(bookingWorkflowId(bookingId)).describe();
-    } catch (error) {
-      if (!isWorkflowGone(error)) throw domainErrorFromTemporal(failure);
-      if (await openHolds.releaseUnlessAcknowledged(bookingId)) throw domainErrorFromTemporal(failure);
+    // A workflow Temporal cannot be asked about counts as not started: the error answer is the safer one.
+    const started = await temporal.workflow
+      .getHandle(bookingWorkflowId(bookingId))
+      .describe()
+      .then(
+        () => true,
+        () => false,
+      );
+    if (!started && (await openHolds.releaseUnlessAcknowledged(bookingId))) {
+      throw domainErrorFromTemporal(failure);
     }
     throw bookingProcessing(bookingId, processingRetryAfterSeconds);
   }
