@@ -32,8 +32,9 @@ const usage = `tsx test/cluster/chaos-run.ts [options]
   --spacing <s>            at least this long between two kills (20)
   --recovery-timeout <s>   a kill the service has not recovered from after this long fails the run (180)
   --settle-timeout <s>     how long in-flight work may take to finish after the load (180)
-  --storm <s>              how long the create storm lasts after the kills (45)
-  --storm-kill-every <s>   one SIGKILL every this long during the storm (3)
+  --storm <s>              how long the create storm lasts after the kills (40)
+  --storm-kill-every <s>   SIGKILLs every this long during the storm (5; the bookings workers every other time,
+                           four times at most: the stack's supervisor gives up on a fifth quick failure)
   --keep                   keep the stack's data folder (logs) even when the run passes
 Ports: the cluster stack's CLUSTER_* variables (README); the data lives in a fresh folder under the system's temp.`;
 
@@ -48,8 +49,12 @@ const chaosSteps = [
   'temporal tier restart',
 ] as const;
 
-/** Killed in turn during the create storm: the bookings worker holds the seats, the APIs hand out the ids. */
-const stormVictims = ['worker-bookings-1', 'api-1', 'worker-bookings-1', 'api-2'] as const;
+/**
+ * Killed in turn during the create storm: the bookings workers (both at once, so no create's seats are held in
+ * time) hold the seats, the APIs hand out the ids.
+ */
+const bookingsWorkers = ['worker-bookings-1', 'worker-bookings-2'];
+const stormVictims = [bookingsWorkers, ['api-1'], bookingsWorkers, ['api-2']];
 
 /** Rows 3 to 10 of the bench bus are free standard seats on every trip of the bench inventory. */
 const freeSeatNumbers = Array.from({ length: 8 }, (_, row) =>
@@ -227,8 +232,8 @@ async function main(): Promise<number> {
       spacing: { type: 'string', default: '20' },
       'recovery-timeout': { type: 'string', default: '180' },
       'settle-timeout': { type: 'string', default: '180' },
-      storm: { type: 'string', default: '45' },
-      'storm-kill-every': { type: 'string', default: '3' },
+      storm: { type: 'string', default: '40' },
+      'storm-kill-every': { type: 'string', default: '5' },
       keep: { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
     },
@@ -326,7 +331,7 @@ async function main(): Promise<number> {
     // The storm's accounts are not the load's, whose unpaid holds would meet their cap.
     const stormCustomers = await signInCustomers(stack.restUrls[1], 60, customers.length + 1);
     say(
-      `create storm: ${seconds(stormMs)} of creates from ${stormCustomers.length} customers, SIGKILL every ${seconds(stormKillEveryMs)} of ${[...new Set(stormVictims)].join(', ')} in turn`,
+      `create storm: ${seconds(stormMs)} of creates from ${stormCustomers.length} customers, SIGKILL every ${seconds(stormKillEveryMs)} of ${stormVictims.map((group) => group.join(' and ')).join(', ')} in turn`,
     );
     const storm = await runCreateStorm(stack, {
       fronts,
@@ -339,7 +344,7 @@ async function main(): Promise<number> {
       grpcShare: options.grpcShare,
     });
     const everyoneBack = await waitUntil(
-      () => stormVictims.every((name) => stack.pid(name) !== undefined),
+      () => stormVictims.flat().every((name) => stack.pid(name) !== undefined),
       recoveryTimeoutMs,
     );
     if (!everyoneBack) say('  not every killed process came back');

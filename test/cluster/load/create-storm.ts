@@ -19,9 +19,9 @@ export interface CreateStormOptions {
   /** Creates in flight at once. */
   clients: number;
   durationMs: number;
-  /** One SIGKILL every this long, taking the processes of `victims` in turn. */
+  /** SIGKILLs every this long, taking the groups of `victims` in turn (a process still down is left be). */
   killEveryMs: number;
-  victims: readonly string[];
+  victims: readonly (readonly string[])[];
   grpcShare: number;
 }
 
@@ -84,9 +84,15 @@ export async function runCreateStorm(
   async function killer(): Promise<void> {
     for (let index = 0; Date.now() + options.killEveryMs <= endsAt; index += 1) {
       await sleep(options.killEveryMs);
-      const name = options.victims[index % options.victims.length];
-      stack.kill(name, 'SIGKILL');
-      result.kills.push({ name, afterMs: Date.now() - startedAt });
+      for (const name of options.victims[index % options.victims.length]) {
+        if (stack.pid(name) === undefined) continue;
+        try {
+          stack.kill(name, 'SIGKILL');
+          result.kills.push({ name, afterMs: Date.now() - startedAt });
+        } catch {
+          // It died or was restarting as the signal went out: down already, which is what the kill is for.
+        }
+      }
     }
   }
 
