@@ -5,6 +5,7 @@ import {
   openApiOperations,
   type OpenApiOperation,
 } from '../../../src/contracts/openapi-document';
+import { loadStackConfig } from '../../../src/config';
 import { errorCodes } from '../../../src/domain/errors';
 
 type Node = Record<string, unknown>;
@@ -252,6 +253,22 @@ function requestBodySchemas(): { operationId: string; schema: Node }[] {
     }));
   });
 }
+
+describe('OpenAPI document information', () => {
+  it('names whom to contact', () => {
+    const contact = asNode(openApiDocument.info.contact);
+    expect(contact.name).toEqual(expect.any(String));
+    expect(contact.email ?? contact.url).toEqual(expect.any(String));
+  });
+
+  it('offers first a base URL a generated client can call: the embedded stack, on the port npm start serves', () => {
+    const servers = openApiDocument.servers as { url: string; description?: string }[];
+    const { httpPort } = loadStackConfig({}, '/nonexistent');
+    expect(servers[0].url).toBe(`http://localhost:${httpPort}`);
+    expect(new URL(servers[0].url).port).toBe(String(httpPort));
+    for (const server of servers) expect(server.description).toEqual(expect.any(String));
+  });
+});
 
 describe('OpenAPI operations', () => {
   it('declares exactly the authorization table, its /api twins, the operator tools and the public operations', () => {
