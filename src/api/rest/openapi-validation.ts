@@ -191,6 +191,8 @@ export interface RequestInput {
 
 export interface OperationRequestValidator {
   readonly requestBody: RequestBodyDefinition | undefined;
+  /** The operation changes a versioned resource only under If-Match; without it the answer is 428, not 400. */
+  readonly requiresIfMatch: boolean;
   /** Validates (and coerces query, path and header strings to the declared types); throws nothing. */
   validate(input: RequestInput): { input: RequestInput; violations: FieldViolation[] };
 }
@@ -240,6 +242,9 @@ export function compileRequestValidator(
 
   return {
     requestBody,
+    requiresIfMatch: headerParameters.some(
+      (parameter) => parameter.name.toLowerCase() === 'if-match' && parameter.required === true,
+    ),
     validate(raw) {
       const input: RequestInput = {
         path: { ...raw.path },

@@ -5,6 +5,7 @@ import {
   openApiOperations,
   type OpenApiOperation,
 } from '../../../src/contracts/openapi-document';
+import { anchorSchema, createOpenApiAjv } from '../../../src/api/rest/openapi-validation';
 import { loadStackConfig } from '../../../src/config';
 import { errorCodes } from '../../../src/domain/errors';
 
@@ -447,6 +448,37 @@ describe('OpenAPI responses and headers', () => {
       const responses = asNode(operationNode(operation).responses);
       for (const response of Object.values(responses))
         expect(headerNames(resolve(response))).toContain('X-Request-Id');
+    }
+  });
+
+  it('gives ETag, If-Match and a booking’s version one form: the version from 1, at most 15 digits, in quotes', () => {
+    const ajv = createOpenApiAjv();
+    const components = openApiDocument.components;
+    const etag = ajv.compile(anchorSchema(asNode(components.headers.ETag).schema) as object);
+    const ifMatch = ajv.compile(anchorSchema(asNode(components.parameters.IfMatch).schema) as object);
+    const version = ajv.compile(anchorSchema(asNode(schema('Booking').properties).version) as object);
+    for (const number of [0, 1, 7, 10, 999_999_999_999_999, 1_000_000_000_000_000]) {
+      const valid = version(number);
+      expect({ number, etag: etag(`"${number}"`), ifMatch: ifMatch(`"${number}"`) }).toEqual({
+        number,
+        etag: valid,
+        ifMatch: valid,
+      });
+    }
+    expect([version(1), version(999_999_999_999_999), version(0)]).toEqual([true, true, false]);
+    for (const value of ['W/"1"', '1', '"01"', '""', '"1", "2"']) {
+      expect({ value, etag: etag(value), ifMatch: ifMatch(value) }).toEqual({
+        value,
+        etag: false,
+        ifMatch: false,
+      });
+    }
+    expect([ifMatch('*'), etag('*')]).toEqual([true, false]);
+  });
+
+  it('documents 428 for a change without If-Match', () => {
+    for (const operationId of ['updateBooking', 'updateBookingApi']) {
+      expect(Object.keys(asNode(operationNode(findOperation(operationId)).responses))).toContain('428');
     }
   });
 

@@ -154,7 +154,11 @@ describe('compileRequestValidator', () => {
     expect(
       update.validate(request({ path: { booking_id: bookingId }, headers: { 'if-match': 'W/"3"' }, body }))
         .violations,
-    ).toEqual([{ field: 'If-Match', message: 'must match pattern "^"[1-9][0-9]{0,14}"$"' }]);
+    ).toEqual([{ field: 'If-Match', message: 'must match pattern "^(?:\\*|"[1-9][0-9]{0,14}")$"' }]);
+    expect(
+      update.validate(request({ path: { booking_id: bookingId }, headers: { 'if-match': '*' }, body }))
+        .violations,
+    ).toEqual([]);
     const create = validatorFor('createBookingApi');
     expect(
       create.validate(request({ headers: { 'idempotency-key': 'has spaces' }, body: validCreateBody }))
@@ -173,6 +177,13 @@ describe('compileRequestValidator', () => {
     expect(listRoutes.validate(request({ headers: { 'x-request-id': 'r'.repeat(128) } })).violations).toEqual(
       [],
     );
+  });
+
+  it('knows which operations change a versioned booking only under If-Match', () => {
+    expect(validatorFor('updateBooking').requiresIfMatch).toBe(true);
+    expect(validatorFor('updateBookingApi').requiresIfMatch).toBe(true);
+    expect(validatorFor('cancelBooking').requiresIfMatch).toBe(false);
+    expect(validatorFor('createBooking').requiresIfMatch).toBe(false);
   });
 
   it('knows which operations take a body and whether it is required', () => {
