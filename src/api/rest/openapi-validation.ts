@@ -8,7 +8,7 @@ import {
   type OpenApiOperation,
 } from '../../contracts/openapi-document';
 import { validationFailed, type FieldViolation } from '../../domain/errors';
-import { fieldMessages, isUuid, nulCharacterViolations } from '../../domain/validation';
+import { defaultMaxPassengers, fieldMessages, isUuid, nulCharacterViolations } from '../../domain/validation';
 
 /** The document is registered under this id, so every `#/components/...` reference resolves against it. */
 export const documentSchemaId = 'urn:bus-booking:openapi';
@@ -137,10 +137,16 @@ export function fieldPath(instancePath: string, child?: string): string {
 
 type RuleMessage = (error: ErrorObject) => string | undefined;
 
-const whatever =
+const always =
   (message: string): RuleMessage =>
   () =>
     message;
+
+/** The `maxLength` of the node a rule failed in, so a sentence states the document's own limit. */
+const withMaxLength =
+  (sentence: (maxLength: number) => string): RuleMessage =>
+  (error) =>
+    sentence(Number((error.parentSchema as { maxLength?: unknown }).maxLength));
 
 const onlyFor =
   (keywords: readonly string[], message: string): RuleMessage =>
@@ -154,10 +160,10 @@ const onlyFor =
  * pattern a request can break is here.
  */
 const ruleMessageSources: readonly [pointer: string, message: RuleMessage][] = [
-  ['#/components/schemas/Email', whatever(fieldMessages.email)],
-  ['#/components/schemas/Phone', whatever(fieldMessages.phone)],
-  ['#/components/schemas/NullablePhone', whatever(fieldMessages.phone)],
-  ['#/components/schemas/SeatNumber', whatever(fieldMessages.seatNumber)],
+  ['#/components/schemas/Email', always(fieldMessages.email)],
+  ['#/components/schemas/Phone', always(fieldMessages.phone)],
+  ['#/components/schemas/NullablePhone', always(fieldMessages.phone)],
+  ['#/components/schemas/SeatNumber', always(fieldMessages.seatNumber)],
   [
     '#/components/schemas/PersonName',
     (error) => {
@@ -170,13 +176,12 @@ const ruleMessageSources: readonly [pointer: string, message: RuleMessage][] = [
   ],
   [
     '#/components/schemas/SearchTerm',
-    whatever('must be 1 to 100 characters, not only spaces, without control characters'),
+    withMaxLength(
+      (maxLength) => `must be 1 to ${maxLength} characters, not only spaces, without control characters`,
+    ),
   ],
-  ['#/components/schemas/CalendarDate', whatever('must be a date YYYY-MM-DD from 0001-01-01 to 9999-12-31')],
-  [
-    '#/components/schemas/ConfirmPaymentRequest/properties/payment_token',
-    whatever(fieldMessages.paymentToken),
-  ],
+  ['#/components/schemas/CalendarDate', always('must be a date YYYY-MM-DD from 0001-01-01 to 9999-12-31')],
+  ['#/components/schemas/ConfirmPaymentRequest/properties/payment_token', always(fieldMessages.paymentToken)],
   [
     '#/components/schemas/CancelBookingRequest/properties/reason',
     onlyFor(['pattern'], fieldMessages.controlCharacters),
@@ -188,30 +193,30 @@ const ruleMessageSources: readonly [pointer: string, message: RuleMessage][] = [
   ],
   [
     '#/components/schemas/CreateBookingRequest/properties/passengers',
-    onlyFor(['minItems', 'maxItems'], fieldMessages.passengerCount(9)),
+    onlyFor(['minItems', 'maxItems'], fieldMessages.passengerCount(defaultMaxPassengers)),
   ],
   ['#/components/schemas/LoginRequest/properties/password', onlyFor(['pattern'], fieldMessages.nulCharacter)],
   [
     '#/components/schemas/RefreshRequest/properties/refresh_token',
-    whatever('must be a refresh token as issued: printable ASCII without spaces'),
+    always('must be a refresh token as issued: printable ASCII without spaces'),
   ],
-  ['#/components/schemas/Payload/properties/metadata/propertyNames', whatever(fieldMessages.nulPropertyName)],
+  ['#/components/schemas/Payload/properties/metadata/propertyNames', always(fieldMessages.nulPropertyName)],
   [
     '#/components/parameters/IfMatch/schema',
-    whatever('must be the booking\'s ETag as last read (its version in quotes, such as "3"), or *'),
+    always('must be the booking\'s ETag as last read (its version in quotes, such as "3"), or *'),
   ],
-  ['#/components/parameters/IdempotencyKey/schema', whatever(fieldMessages.idempotencyKey)],
+  ['#/components/parameters/IdempotencyKey/schema', always(fieldMessages.idempotencyKey)],
   [
     '#/components/parameters/RequestId/schema',
-    whatever('must be 1 to 128 printable ASCII characters without spaces'),
+    withMaxLength((maxLength) => `must be 1 to ${maxLength} printable ASCII characters without spaces`),
   ],
   [
     '#/components/parameters/TemporalNamespace/schema',
-    whatever('must be 1 to 255 printable ASCII characters without spaces'),
+    withMaxLength((maxLength) => `must be 1 to ${maxLength} printable ASCII characters without spaces`),
   ],
   [
     '#/components/parameters/PageToken/schema',
-    whatever('must be the next_page_token of the previous page, as it was issued'),
+    always('must be the next_page_token of the previous page, as it was issued'),
   ],
 ];
 
@@ -233,7 +238,7 @@ const formatMessages: Readonly<Record<string, string>> = {
   email: fieldMessages.email,
   date: 'must be a date YYYY-MM-DD',
   byte: 'must be base64 text',
-  int64: 'must be a whole number of at most 15 digits',
+  int64: `must be a whole number from -${Number.MAX_SAFE_INTEGER} to ${Number.MAX_SAFE_INTEGER}`,
 };
 
 function typeName(type: string): string {
