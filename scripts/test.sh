@@ -18,8 +18,9 @@ npx depcruise src --config .dependency-cruiser.cjs
 step 'contracts (buf lint, buf breaking, generated code up to date)'
 bash scripts/check-contracts.sh
 
-step 'OpenAPI lint (redocly)'
+step 'OpenAPI lint (redocly; spectral:oas, where a warning fails too)'
 npx redocly lint openapi/openapi.yaml --format=summary
+npx spectral lint openapi/openapi.yaml --ruleset .spectral.yaml --fail-severity=warn
 
 step 'monitoring (promtool check config, check rules, test rules; Grafana dashboard queries)'
 bash scripts/check-monitoring.sh

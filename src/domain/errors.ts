@@ -236,8 +236,9 @@ export function toDomainError(error: unknown): DomainError {
   return findDomainError(error) ?? internalError(error);
 }
 
+/** The detail counts fields, not violations: a field may break more than one rule. */
 export function validationFailed(fieldViolations: readonly FieldViolation[]): DomainError {
-  const count = fieldViolations.length;
+  const count = new Set(fieldViolations.map((violation) => violation.field)).size;
   return new DomainError(
     'VALIDATION_FAILED',
     `The request has ${count} invalid field${count === 1 ? '' : 's'}`,

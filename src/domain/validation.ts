@@ -31,6 +31,27 @@ const idempotencyKeyPattern = /^[A-Za-z0-9._:-]{1,255}$/;
 const nulCharacter = '\u0000';
 const maximumNulViolations = 50;
 
+/**
+ * What each rule says to the caller when a field breaks it, one sentence that never quotes a pattern. Both fronts
+ * use these: gRPC through the readers below, REST for the same rules written as schemas in the OpenAPI document.
+ */
+export const fieldMessages = {
+  notAString: 'is required and must be a string',
+  nameLength: `must be 1 to ${maxNameLength} characters after trimming spaces`,
+  controlCharacters: 'must not contain control characters',
+  email: 'must be a valid email address',
+  phone: 'must be an E.164 phone number such as +351912345678',
+  seatNumber: 'must be a seat number such as 12C (row 1-99, seat A-F)',
+  uuid: 'must be a UUID',
+  nulCharacter: 'must not contain the NUL character (U+0000)',
+  nulPropertyName: 'property names must not contain the NUL character (U+0000)',
+  paymentToken: 'is required: a gateway token such as tok_visa (tok_ then 1 to 124 letters, digits or _)',
+  idempotencyKey: 'must be 1 to 255 characters, each a letter, a digit or one of . _ : -',
+  passengerCount: (maxPassengers: number) => `must list 1 to ${maxPassengers} passengers`,
+  passengerUpdateChangesNothing: 'must change at least one of first_name, last_name, email, phone',
+  emptyUpdate: 'an update must give at least one of seat_changes, add_passengers or passenger_updates',
+} as const;
+
 export function isUuid(value: unknown): value is string {
   return typeof value === 'string' && uuidPattern.test(value);
 }
@@ -68,7 +89,7 @@ export function nulCharacterViolations(
     const next = pending.pop()!;
     if (typeof next.value === 'string') {
       if (next.value.includes(nulCharacter)) {
-        violations.push({ field: next.field, message: 'must not contain the NUL character (U+0000)' });
+        violations.push({ field: next.field, message: fieldMessages.nulCharacter });
       }
     } else if (Array.isArray(next.value)) {
       next.value.forEach((item, index) => pending.push({ value: item, field: `${next.field}[${index}]` }));
@@ -77,7 +98,7 @@ export function nulCharacterViolations(
         if (key.includes(nulCharacter)) {
           violations.push({
             field: next.field,
-            message: 'property names must not contain the NUL character (U+0000)',
+            message: fieldMessages.nulPropertyName,
           });
           continue;
         }
@@ -133,17 +154,17 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 
 function readName(value: unknown, field: string, violations: ViolationList): string | undefined {
   if (typeof value !== 'string') {
-    violations.add(field, 'is required and must be a string');
+    violations.add(field, fieldMessages.notAString);
     return undefined;
   }
   const trimmed = value.trim();
   const length = [...trimmed].length;
   if (length < 1 || length > maxNameLength) {
-    violations.add(field, `must be 1 to ${maxNameLength} characters after trimming spaces`);
+    violations.add(field, fieldMessages.nameLength);
     return undefined;
   }
   if (controlCharacterPattern.test(trimmed)) {
-    violations.add(field, 'must not contain control characters');
+    violations.add(field, fieldMessages.controlCharacters);
     return undefined;
   }
   return trimmed;
@@ -151,12 +172,12 @@ function readName(value: unknown, field: string, violations: ViolationList): str
 
 function readEmail(value: unknown, field: string, violations: ViolationList): string | undefined {
   if (typeof value !== 'string') {
-    violations.add(field, 'is required and must be a string');
+    violations.add(field, fieldMessages.notAString);
     return undefined;
   }
   const trimmed = value.trim();
   if (!isEmail(trimmed)) {
-    violations.add(field, 'must be a valid email address');
+    violations.add(field, fieldMessages.email);
     return undefined;
   }
   return trimmed;
@@ -170,7 +191,7 @@ function readOptionalPhone(
 ): string | null | undefined {
   if (isAbsent(value)) return null;
   if (typeof value !== 'string' || !isE164Phone(value.trim())) {
-    violations.add(field, 'must be an E.164 phone number such as +351912345678');
+    violations.add(field, fieldMessages.phone);
     return undefined;
   }
   return value.trim();
@@ -178,7 +199,7 @@ function readOptionalPhone(
 
 function readSeatNumber(value: unknown, field: string, violations: ViolationList): string | undefined {
   if (!isSeatNumber(value)) {
-    violations.add(field, 'must be a seat number such as 12C (row 1-99, seat A-F)');
+    violations.add(field, fieldMessages.seatNumber);
     return undefined;
   }
   return value;
@@ -194,7 +215,7 @@ function readFareClass(value: unknown, field: string, violations: ViolationList)
 
 function readUuid(value: unknown, field: string, violations: ViolationList): string | undefined {
   if (!isUuid(value)) {
-    violations.add(field, 'must be a UUID');
+    violations.add(field, fieldMessages.uuid);
     return undefined;
   }
   return value.toLowerCase();
@@ -306,7 +327,7 @@ export function validateCreateBooking(
     violations.add('passengers', 'is required and must be a list');
   } else {
     if (input.passengers.length < 1 || input.passengers.length > maxPassengers) {
-      violations.add('passengers', `must list 1 to ${maxPassengers} passengers`);
+      violations.add('passengers', fieldMessages.passengerCount(maxPassengers));
     }
     input.passengers.forEach((value, index) => {
       const passenger = readPassenger(value, `passengers[${index}]`, violations);
@@ -453,7 +474,7 @@ function readPassengerDetailsUpdate(
     ({ key }) => changes[key] !== undefined && changes[key] !== passenger[key],
   );
   if (changed.length === 0) {
-    violations.add(path, 'must change at least one of first_name, last_name, email, phone');
+    violations.add(path, fieldMessages.passengerUpdateChangesNothing);
     return undefined;
   }
   return { passengerId: passenger.id, ...changes };
@@ -530,7 +551,7 @@ export function validateUpdateBooking(
       (passengerUpdateValues?.length ?? 0) ===
     0;
   if (nothingRequested && violations.violations.length === 0) {
-    violations.add('', 'an update must change at least one seat, passenger or passenger detail');
+    violations.add('', fieldMessages.emptyUpdate);
   }
 
   violations.throwIfAny();
@@ -551,7 +572,7 @@ export function validateCancelBooking(input: { readonly reason?: unknown }): Can
     ]);
   }
   if (controlCharacterExceptLineBreaksPattern.test(reason)) {
-    throw validationFailed([{ field: 'reason', message: 'must not contain control characters' }]);
+    throw validationFailed([{ field: 'reason', message: fieldMessages.controlCharacters }]);
   }
   return reason === '' ? {} : { reason };
 }
@@ -571,7 +592,7 @@ export function validateConfirmPayment(input: { readonly paymentToken?: unknown 
     throw validationFailed([
       {
         field: 'payment_token',
-        message: 'is required: a gateway token such as tok_visa (tok_ then 1 to 124 letters, digits or _)',
+        message: fieldMessages.paymentToken,
       },
     ]);
   }

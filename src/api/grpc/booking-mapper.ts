@@ -15,7 +15,7 @@ import {
 } from '../../generated/com/example/bookings/v1/booking';
 import type { Money as MoneyMessage } from '../../generated/com/example/common/v1/money';
 import { validationFailed } from '../../domain/errors';
-import { isIdempotencyKey, nulCharacterViolations } from '../../domain/validation';
+import { fieldMessages, isIdempotencyKey, nulCharacterViolations } from '../../domain/validation';
 
 const bookingStatusMessages: Readonly<Record<BookingStatus, BookingStatusMessage>> = {
   PENDING_PAYMENT: BookingStatusMessage.BOOKING_STATUS_PENDING_PAYMENT,
@@ -60,7 +60,7 @@ export function assertWellFormedRequest(request: object): void {
   if (typeof requestId === 'string' && requestId !== '' && !isIdempotencyKey(requestId) && !requestIdNamed) {
     violations.push({
       field: 'request_id',
-      message: 'must be 1 to 255 characters, each a letter, a digit or one of . _ : -',
+      message: fieldMessages.idempotencyKey,
     });
   }
   if (violations.length > 0) throw validationFailed(violations);

@@ -13,6 +13,7 @@ import {
   type OperationRequest,
 } from './operation-handlers';
 import { compileRequestValidator, createOpenApiAjv } from './openapi-validation';
+import { preconditionRequired } from './problem-details';
 import { queryParametersOf } from './query-parameters';
 import { jsonRequestBody } from './request-body';
 import { sendResponse, type RestResponse } from './responses';
@@ -63,6 +64,8 @@ export function createApiRouter(dependencies: ApiRouterDependencies): Router {
     const prefix = prefixOf(operation);
 
     const handle: RouterMiddleware = async (context) => {
+      // 428 before any other check of the request: without If-Match nothing else about it matters yet.
+      if (validator.requiresIfMatch && context.get('If-Match') === '') throw preconditionRequired();
       const { input, violations } = validator.validate({
         path: context.params,
         query: queryParametersOf(context),

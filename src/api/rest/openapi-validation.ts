@@ -8,7 +8,7 @@ import {
   type OpenApiOperation,
 } from '../../contracts/openapi-document';
 import { validationFailed, type FieldViolation } from '../../domain/errors';
-import { isUuid, nulCharacterViolations } from '../../domain/validation';
+import { defaultMaxPassengers, fieldMessages, isUuid, nulCharacterViolations } from '../../domain/validation';
 
 /** The document is registered under this id, so every `#/components/...` reference resolves against it. */
 export const documentSchemaId = 'urn:bus-booking:openapi';
@@ -36,18 +36,26 @@ export function resolveDocumentReference(document: OpenApiDocument, node: unknow
   return current;
 }
 
-/** A copy of a schema whose local references point into the registered document. */
+/**
+ * A schema whose local references point into the registered document. Only nodes holding a reference are
+ * copied: the others stay the document's own, so a failed rule can be traced to the document node it is in.
+ */
 export function anchorSchema(schema: unknown): unknown {
-  if (Array.isArray(schema)) return schema.map(anchorSchema);
+  if (Array.isArray(schema)) {
+    const items = schema.map(anchorSchema);
+    return items.every((item, index) => item === schema[index]) ? schema : items;
+  }
   if (!isObject(schema)) return schema;
-  return Object.fromEntries(
-    Object.entries(schema).map(([key, value]) => [
-      key,
+  let copied = false;
+  const entries = Object.entries(schema).map(([key, value]) => {
+    const anchored =
       key === '$ref' && typeof value === 'string' && value.startsWith('#/')
         ? `${documentSchemaId}${value}`
-        : anchorSchema(value),
-    ]),
-  );
+        : anchorSchema(value);
+    if (anchored !== value) copied = true;
+    return [key, anchored];
+  });
+  return copied ? Object.fromEntries(entries) : schema;
 }
 
 /**
@@ -59,6 +67,8 @@ export function createOpenApiAjv(options: { coerceTypes?: boolean } = {}): Ajv20
     allErrors: true,
     strict: true,
     coerceTypes: options.coerceTypes ?? false,
+    // Each error then names the schema node it failed in, which is how it is told in words (ruleMessages).
+    verbose: true,
   });
   addFormats(ajv);
   // ajv-formats also accepts `urn:uuid:` prefixes; ids here are bare UUIDs like everywhere else in the service.
@@ -125,25 +135,179 @@ export function fieldPath(instancePath: string, child?: string): string {
     .slice(0, maximumFieldLength);
 }
 
-function describe(error: ErrorObject): { child?: string; message: string } {
+type RuleMessage = (error: ErrorObject) => string | undefined;
+
+const always =
+  (message: string): RuleMessage =>
+  () =>
+    message;
+
+/** The `maxLength` of the node a rule failed in, so a sentence states the document's own limit. */
+const withMaxLength =
+  (sentence: (maxLength: number) => string): RuleMessage =>
+  (error) =>
+    sentence(Number((error.parentSchema as { maxLength?: unknown }).maxLength));
+
+const onlyFor =
+  (keywords: readonly string[], message: string): RuleMessage =>
+  (error) =>
+    keywords.includes(error.keyword) ? message : undefined;
+
+/**
+ * Document nodes whose rules a generic sentence would not say well (a pattern above all, which is never quoted):
+ * the sentence the caller gets when a value breaks a rule of that node. The domain's messages are reused where the
+ * domain states the same rule (gRPC answers with them). test/unit/rest/openapi-validation.test.ts checks that every
+ * pattern a request can break is here.
+ */
+const ruleMessageSources: readonly [pointer: string, message: RuleMessage][] = [
+  ['#/components/schemas/Email', always(fieldMessages.email)],
+  ['#/components/schemas/Phone', always(fieldMessages.phone)],
+  ['#/components/schemas/NullablePhone', always(fieldMessages.phone)],
+  ['#/components/schemas/SeatNumber', always(fieldMessages.seatNumber)],
+  [
+    '#/components/schemas/PersonName',
+    (error) => {
+      if (error.keyword === 'type') return fieldMessages.notAString;
+      const spacesOnly = typeof error.data === 'string' && error.data.trim() === '';
+      return error.keyword === 'pattern' && !spacesOnly
+        ? fieldMessages.controlCharacters
+        : fieldMessages.nameLength;
+    },
+  ],
+  [
+    '#/components/schemas/SearchTerm',
+    withMaxLength(
+      (maxLength) => `must be 1 to ${maxLength} characters, not only spaces, without control characters`,
+    ),
+  ],
+  ['#/components/schemas/CalendarDate', always('must be a date YYYY-MM-DD from 0001-01-01 to 9999-12-31')],
+  ['#/components/schemas/ConfirmPaymentRequest/properties/payment_token', always(fieldMessages.paymentToken)],
+  [
+    '#/components/schemas/CancelBookingRequest/properties/reason',
+    onlyFor(['pattern'], fieldMessages.controlCharacters),
+  ],
+  ['#/components/schemas/UpdateBookingRequest', onlyFor(['minProperties'], fieldMessages.emptyUpdate)],
+  [
+    '#/components/schemas/PassengerUpdate',
+    onlyFor(['minProperties'], fieldMessages.passengerUpdateChangesNothing),
+  ],
+  [
+    '#/components/schemas/CreateBookingRequest/properties/passengers',
+    onlyFor(['minItems', 'maxItems'], fieldMessages.passengerCount(defaultMaxPassengers)),
+  ],
+  ['#/components/schemas/LoginRequest/properties/password', onlyFor(['pattern'], fieldMessages.nulCharacter)],
+  [
+    '#/components/schemas/RefreshRequest/properties/refresh_token',
+    always('must be a refresh token as issued: printable ASCII without spaces'),
+  ],
+  ['#/components/schemas/Payload/properties/metadata/propertyNames', always(fieldMessages.nulPropertyName)],
+  [
+    '#/components/parameters/IfMatch/schema',
+    always('must be the booking\'s ETag as last read (its version in quotes, such as "3"), or *'),
+  ],
+  ['#/components/parameters/IdempotencyKey/schema', always(fieldMessages.idempotencyKey)],
+  [
+    '#/components/parameters/RequestId/schema',
+    withMaxLength((maxLength) => `must be 1 to ${maxLength} printable ASCII characters without spaces`),
+  ],
+  [
+    '#/components/parameters/TemporalNamespace/schema',
+    withMaxLength((maxLength) => `must be 1 to ${maxLength} printable ASCII characters without spaces`),
+  ],
+  [
+    '#/components/parameters/PageToken/schema',
+    always('must be the next_page_token of the previous page, as it was issued'),
+  ],
+];
+
+const ruleMessages: ReadonlyMap<object, RuleMessage> = new Map(
+  ruleMessageSources.map(([pointer, message]) => {
+    const node = documentNodeAt(openApiDocument, pointer);
+    if (!isObject(node)) throw new Error(`message for ${pointer}, which names no schema of the document`);
+    return [node, message];
+  }),
+);
+
+/** Whether a document node's failed rules are told by a sentence of their own (ruleMessageSources). */
+export function hasRuleMessage(node: object): boolean {
+  return ruleMessages.has(node);
+}
+
+const formatMessages: Readonly<Record<string, string>> = {
+  uuid: fieldMessages.uuid,
+  email: fieldMessages.email,
+  date: 'must be a date YYYY-MM-DD',
+  byte: 'must be base64 text',
+  int64: `must be a whole number from -${Number.MAX_SAFE_INTEGER} to ${Number.MAX_SAFE_INTEGER}`,
+};
+
+function typeName(type: string): string {
+  const names: Record<string, string> = {
+    string: 'a string',
+    integer: 'an integer',
+    number: 'a number',
+    boolean: 'true or false',
+    object: 'an object',
+    array: 'a list',
+    null: 'null',
+  };
+  return names[type] ?? type;
+}
+
+function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? '' : 's'}`;
+}
+
+/** A generic rule in words; a pattern is never quoted, it is only said to be broken. */
+function genericMessage(error: ErrorObject): string {
   const params = error.params as Record<string, unknown>;
+  const limit = Number(params.limit);
   switch (error.keyword) {
-    case 'required':
-      return { child: String(params.missingProperty), message: 'is required' };
-    case 'additionalProperties':
-      return { child: String(params.additionalProperty), message: 'is not a known field' };
+    case 'type':
+      return `must be ${String(params.type).split(',').map(typeName).join(' or ')}`;
     case 'enum':
-      return {
-        message: `must be one of ${(params.allowedValues as unknown[]).map(String).join(', ')}`,
-      };
+      return `must be one of ${(params.allowedValues as unknown[]).map(String).join(', ')}`;
+    case 'const':
+      return `must be ${String(params.allowedValue)}`;
     case 'format':
-      return { message: `must be a valid ${String(params.format)}` };
+      return formatMessages[String(params.format)] ?? `must be a valid ${String(params.format)}`;
+    case 'minLength':
+      return limit === 1 ? 'must not be empty' : `must be at least ${plural(limit, 'character')}`;
+    case 'maxLength':
+      return `must be at most ${plural(limit, 'character')}`;
+    case 'minimum':
+      return `must be at least ${limit}`;
+    case 'maximum':
+      return `must be at most ${limit}`;
+    case 'minItems':
+      return `must list at least ${plural(limit, 'item')}`;
+    case 'maxItems':
+      return `must list at most ${plural(limit, 'item')}`;
+    case 'minProperties':
+      return `must have at least ${plural(limit, 'field')}`;
+    case 'maxProperties':
+      return `must have at most ${limit} ${limit === 1 ? 'entry' : 'entries'}`;
+    case 'uniqueItems':
+      return 'must not list the same item twice';
     default:
-      return { message: error.message ?? 'is invalid' };
+      return 'does not have the form the OpenAPI document gives for it';
   }
 }
 
-/** ajv errors as the contract's field violations, without echoing any rejected value. */
+function describe(error: ErrorObject): { child?: string; message: string } {
+  const params = error.params as Record<string, unknown>;
+  if (error.keyword === 'required') return { child: String(params.missingProperty), message: 'is required' };
+  if (error.keyword === 'additionalProperties')
+    return { child: String(params.additionalProperty), message: 'is not a known field' };
+  const node = error.parentSchema;
+  const ruleMessage = isObject(node) ? ruleMessages.get(node)?.(error) : undefined;
+  return { message: ruleMessage ?? genericMessage(error) };
+}
+
+/**
+ * ajv errors as the contract's field violations: one per field (the first rule it breaks, in words), without
+ * echoing any rejected value or quoting a pattern.
+ */
 export function toFieldViolations(
   errors: readonly ErrorObject[] | null | undefined,
   nameOf: (path: string) => string = (path) => path,
@@ -152,14 +316,10 @@ export function toFieldViolations(
   const violations: FieldViolation[] = [];
   for (const error of errors ?? []) {
     const { child, message } = describe(error);
-    const violation = {
-      field: nameOf(fieldPath(error.instancePath, child)),
-      message: message.slice(0, maximumMessageLength),
-    };
-    const key = `${violation.field}\n${violation.message}`;
-    if (seen.has(key)) continue;
-    seen.add(key);
-    violations.push(violation);
+    const field = nameOf(fieldPath(error.instancePath, child));
+    if (seen.has(field)) continue;
+    seen.add(field);
+    violations.push({ field, message: message.slice(0, maximumMessageLength) });
     if (violations.length === maximumViolations) break;
   }
   return violations;
@@ -191,6 +351,8 @@ export interface RequestInput {
 
 export interface OperationRequestValidator {
   readonly requestBody: RequestBodyDefinition | undefined;
+  /** The operation changes a versioned resource only under If-Match; without it the answer is 428, not 400. */
+  readonly requiresIfMatch: boolean;
   /** Validates (and coerces query, path and header strings to the declared types); throws nothing. */
   validate(input: RequestInput): { input: RequestInput; violations: FieldViolation[] };
 }
@@ -240,6 +402,9 @@ export function compileRequestValidator(
 
   return {
     requestBody,
+    requiresIfMatch: headerParameters.some(
+      (parameter) => parameter.name.toLowerCase() === 'if-match' && parameter.required === true,
+    ),
     validate(raw) {
       const input: RequestInput = {
         path: { ...raw.path },

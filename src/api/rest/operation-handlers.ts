@@ -75,9 +75,13 @@ function optionalNumber(value: unknown): number | undefined {
   return typeof value === 'number' ? value : undefined;
 }
 
-/** `"7"` → 7; the document's pattern has already refused anything else. */
-function versionFromEntityTag(value: unknown): number {
-  return Number(String(value).replace(/"/g, ''));
+/**
+ * `"7"` → 7; `*` matches whatever version is current (RFC 9110), so it asks for none. The document's pattern has
+ * already refused anything else.
+ */
+function versionFromEntityTag(value: unknown): number | undefined {
+  const tag = String(value);
+  return tag === '*' ? undefined : Number(tag.replace(/"/g, ''));
 }
 
 /** Handlers by canonical operationId; an `/api` twin runs its canonical operation's handler. */
@@ -108,9 +112,13 @@ export function createOperationHandlers(applications: Applications): Record<stri
     },
 
     async updateBooking({ actor, path, headers, body }) {
-      const booking = await bookings.updateBooking(actor, String(path.booking_id), updateBookingInput(body), {
-        expectedVersion: versionFromEntityTag(headers['if-match']),
-      });
+      const expectedVersion = versionFromEntityTag(headers['if-match']);
+      const booking = await bookings.updateBooking(
+        actor,
+        String(path.booking_id),
+        updateBookingInput(body),
+        expectedVersion === undefined ? {} : { expectedVersion },
+      );
       return bookingResponse(booking);
     },
 

@@ -19,6 +19,7 @@ import { sendResponse, type RestResponse } from './responses';
 const protocolProblemTitles: Readonly<Record<number, string>> = {
   405: 'Method not allowed',
   415: 'Unsupported media type',
+  428: 'Precondition required',
 };
 
 export function problemType(code: ErrorCode): string {
@@ -68,6 +69,18 @@ export function unsupportedMediaType(): DomainError {
   return new DomainError('VALIDATION_FAILED', 'Send the request body as application/json', {
     details: { httpStatus: 415 },
   });
+}
+
+/** A change sent without If-Match (RFC 6585): the caller must say which version it read, or `*` for any. */
+export function preconditionRequired(): DomainError {
+  return new DomainError(
+    'VALIDATION_FAILED',
+    "Send If-Match with the booking's ETag as last read, or * to change whatever version is current",
+    {
+      details: { httpStatus: 428 },
+      fieldViolations: [{ field: 'If-Match', message: "is required: the booking's ETag as last read, or *" }],
+    },
+  );
 }
 
 /** Accepts a well-formed X-Request-Id or makes one; it is echoed back and carried by every log line. */

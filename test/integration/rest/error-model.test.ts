@@ -189,6 +189,53 @@ describe('request bodies', () => {
     ).toEqual(['customer_id', 'passengers', 'status', 'trip_id']);
   });
 
+  it('names each bad field once, in words without a pattern, and counts fields in the detail', async () => {
+    const response = await post(
+      JSON.stringify({
+        trip_id: '5a8d2f1e-7c3b-4e9a-b6d4-0e1f2a3b4c5d',
+        passengers: [
+          {
+            first_name: 'Ana',
+            last_name: 'Silva',
+            email: 'ana.silva@',
+            seat_number: '12C',
+            fare_class: 'STANDARD',
+          },
+        ],
+        contact_email: 'not-an-address',
+      }),
+    );
+    expectContract('createBooking', response);
+    expectProblem(response, 400, 'VALIDATION_FAILED');
+    expect(response.body).toMatchObject({
+      detail: 'The request has 2 invalid fields',
+      errors: [
+        { field: 'passengers[0].email', message: 'must be a valid email address' },
+        { field: 'contact_email', message: 'must be a valid email address' },
+      ],
+    });
+    expect((response.body as { errors: unknown[] }).errors).toHaveLength(2);
+  });
+
+  it('tells an empty change what it must give', async () => {
+    const response = await send(`/v1/bookings/${bookingId}`, {
+      method: 'PATCH',
+      headers: { 'content-type': 'application/json', 'if-match': '"1"' },
+      body: '{}',
+    });
+    expectContract('updateBooking', response);
+    expectProblem(response, 400, 'VALIDATION_FAILED');
+    expect(response.body).toMatchObject({
+      detail: 'The request has 1 invalid field',
+      errors: [
+        {
+          field: '',
+          message: 'an update must give at least one of seat_changes, add_passengers or passenger_updates',
+        },
+      ],
+    });
+  });
+
   it('authenticates before it reads the body: no token is 401 whatever the body', async () => {
     const response = await send('/v1/bookings', {
       method: 'POST',

@@ -435,7 +435,8 @@ function generator(random: () => number) {
       mutations.push([
         'badIfMatch',
         (request) => {
-          const value = pick(['1', 'W/"1"', '"one"', '*', '"1", "2"', '""', undefined]);
+          // `*` is left out: it is a well-formed If-Match (any version), so the change would be made.
+          const value = pick(['1', 'W/"1"', '"one"', '"0"', '"1", "2"', '""', undefined]);
           if (value === undefined) delete request.headers['if-match'];
           else request.headers['if-match'] = value;
         },

@@ -5,6 +5,8 @@ import {
   openApiOperations,
   type OpenApiOperation,
 } from '../../../src/contracts/openapi-document';
+import { anchorSchema, createOpenApiAjv } from '../../../src/api/rest/openapi-validation';
+import { loadStackConfig } from '../../../src/config';
 import { errorCodes } from '../../../src/domain/errors';
 
 type Node = Record<string, unknown>;
@@ -127,13 +129,13 @@ const schemaFields: Record<string, string[]> = {
   User: ['id', 'email', 'display_name', 'phone', 'roles', 'created_at'],
   PassengerInput: ['first_name', 'last_name', 'email', 'phone', 'seat_number', 'fare_class'],
   CreateBookingRequest: ['trip_id', 'passengers', 'contact_email', 'contact_phone'],
-  ListBookingsResponse: ['bookings', 'next_page_token'],
+  BookingList: ['bookings', 'next_page_token'],
   SeatChange: ['passenger_id', 'seat_number', 'fare_class'],
   PassengerUpdate: ['passenger_id', 'first_name', 'last_name', 'email', 'phone'],
   UpdateBookingRequest: ['seat_changes', 'add_passengers', 'passenger_updates'],
   CancelBookingRequest: ['reason'],
   ConfirmPaymentRequest: ['payment_token'],
-  ListRoutesResponse: ['routes', 'next_page_token'],
+  RouteList: ['routes', 'next_page_token'],
   LoginRequest: ['email', 'password'],
   RefreshRequest: ['refresh_token'],
   TokenResponse: ['access_token', 'token_type', 'expires_in', 'refresh_token'],
@@ -252,6 +254,22 @@ function requestBodySchemas(): { operationId: string; schema: Node }[] {
     }));
   });
 }
+
+describe('OpenAPI document information', () => {
+  it('names whom to contact', () => {
+    const contact = asNode(openApiDocument.info.contact);
+    expect(contact.name).toEqual(expect.any(String));
+    expect(contact.email ?? contact.url).toEqual(expect.any(String));
+  });
+
+  it('offers first a base URL a generated client can call: the embedded stack, on the port npm start serves', () => {
+    const servers = openApiDocument.servers as { url: string; description?: string }[];
+    const { httpPort } = loadStackConfig({}, '/nonexistent');
+    expect(servers[0].url).toBe(`http://localhost:${httpPort}`);
+    expect(new URL(servers[0].url).port).toBe(String(httpPort));
+    for (const server of servers) expect(server.description).toEqual(expect.any(String));
+  });
+});
 
 describe('OpenAPI operations', () => {
   it('declares exactly the authorization table, its /api twins, the operator tools and the public operations', () => {
@@ -430,6 +448,37 @@ describe('OpenAPI responses and headers', () => {
       const responses = asNode(operationNode(operation).responses);
       for (const response of Object.values(responses))
         expect(headerNames(resolve(response))).toContain('X-Request-Id');
+    }
+  });
+
+  it('gives ETag, If-Match and a booking’s version one form: the version from 1, at most 15 digits, in quotes', () => {
+    const ajv = createOpenApiAjv();
+    const components = openApiDocument.components;
+    const etag = ajv.compile(anchorSchema(asNode(components.headers.ETag).schema) as object);
+    const ifMatch = ajv.compile(anchorSchema(asNode(components.parameters.IfMatch).schema) as object);
+    const version = ajv.compile(anchorSchema(asNode(schema('Booking').properties).version) as object);
+    for (const number of [0, 1, 7, 10, 999_999_999_999_999, 1_000_000_000_000_000]) {
+      const valid = version(number);
+      expect({ number, etag: etag(`"${number}"`), ifMatch: ifMatch(`"${number}"`) }).toEqual({
+        number,
+        etag: valid,
+        ifMatch: valid,
+      });
+    }
+    expect([version(1), version(999_999_999_999_999), version(0)]).toEqual([true, true, false]);
+    for (const value of ['W/"1"', '1', '"01"', '""', '"1", "2"']) {
+      expect({ value, etag: etag(value), ifMatch: ifMatch(value) }).toEqual({
+        value,
+        etag: false,
+        ifMatch: false,
+      });
+    }
+    expect([ifMatch('*'), etag('*')]).toEqual([true, false]);
+  });
+
+  it('documents 428 for a change without If-Match', () => {
+    for (const operationId of ['updateBooking', 'updateBookingApi']) {
+      expect(Object.keys(asNode(operationNode(findOperation(operationId)).responses))).toContain('428');
     }
   });
 

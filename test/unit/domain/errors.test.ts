@@ -109,6 +109,18 @@ describe('DomainError', () => {
     ]);
   });
 
+  it('counts invalid fields, not violations: a field that breaks two rules is one invalid field', () => {
+    const error = validationFailed([
+      {
+        field: 'passengers[0].seat_number',
+        message: 'must be a seat number such as 12C (row 1-99, seat A-F)',
+      },
+      { field: 'passengers[0].seat_number', message: 'seat 12C is given to more than one passenger' },
+      { field: 'contact_email', message: 'must be a valid email address' },
+    ]);
+    expect(error.message).toBe('The request has 2 invalid fields');
+  });
+
   it('survives a JSON round trip', () => {
     const original = validationFailed([
       { field: 'trip_id', message: 'must be a UUID' },

@@ -230,7 +230,10 @@ describe('validateUpdateBooking', () => {
 
   it('requires the update to change something', () => {
     expect(violationsOf(() => validateUpdateBooking({}, current))).toEqual([
-      { field: '', message: 'an update must change at least one seat, passenger or passenger detail' },
+      {
+        field: '',
+        message: 'an update must give at least one of seat_changes, add_passengers or passenger_updates',
+      },
     ]);
     expect(
       fieldsOf(() =>

@@ -79,12 +79,27 @@ describe('U+0000 in a REST request', () => {
   });
 });
 
+/**
+ * Valid values of the parameters the document deliberately gives no example (Swagger UI would send it as it is):
+ * values the server issues (an ETag, a page token) or the caller makes up fresh (an Idempotency-Key).
+ */
+const samplesWithoutExample: Readonly<Record<string, string>> = {
+  'If-Match': '"3"',
+  'Idempotency-Key': '8e0f7a1c-2b3d-4e5f-a6b7-c8d9e0f1a2b3',
+  page_token: 'eyJhZnRlciI6IjIwMjYtMTItMDFUMDg6MzA6MDBaIn0',
+  'X-Namespace': 'default',
+};
+
 /** Every string schema a request can carry, with a value the document gives as valid for it. */
 function requestStringSchemas(): { where: string; schema: object; sample: string }[] {
   const found: { where: string; schema: object; sample: string }[] = [];
   const visit = (node: unknown, where: string, example?: unknown): void => {
     const schema = resolveDocumentReference(openApiDocument, node) as Record<string, unknown>;
-    const sample = schema.example ?? example ?? (schema.enum as unknown[] | undefined)?.[0];
+    const sample =
+      schema.example ??
+      example ??
+      samplesWithoutExample[where] ??
+      (schema.enum as unknown[] | undefined)?.[0];
     if (schema.type === 'string' || (Array.isArray(schema.type) && schema.type.includes('string'))) {
       // A base64 `byte` string without an example: any short base64 text is one.
       found.push({ where, schema: node as object, sample: typeof sample === 'string' ? sample : 'e30=' });

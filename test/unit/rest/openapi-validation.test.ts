@@ -6,12 +6,15 @@ import {
   compileRequestValidator,
   createOpenApiAjv,
   fieldPath,
+  hasRuleMessage,
   readRequestBody,
   resolveDocumentReference,
   toFieldViolations,
   type RequestInput,
 } from '../../../src/api/rest/openapi-validation';
 import { openApiOperations } from '../../../src/contracts/openapi-document';
+import { validationFailed, type DomainError } from '../../../src/domain/errors';
+import { validateCreateBooking } from '../../../src/domain/validation';
 
 const ajvs = { parameters: createOpenApiAjv({ coerceTypes: true }), bodies: createOpenApiAjv() };
 const bookingId = '7b1e4c2a-9d3f-4a6b-8e5c-1f2a3b4c5d6e';
@@ -99,9 +102,9 @@ describe('compileRequestValidator', () => {
     );
     expect(violations).toEqual(
       expect.arrayContaining([
-        { field: 'trip_id', message: 'must be a valid uuid' },
-        { field: 'passengers[0].first_name', message: 'must be string' },
-        { field: 'passengers[0].email', message: 'must be a valid email' },
+        { field: 'trip_id', message: 'must be a UUID' },
+        { field: 'passengers[0].first_name', message: 'is required and must be a string' },
+        { field: 'passengers[0].email', message: 'must be a valid email address' },
         { field: 'contact_email', message: 'is required' },
       ]),
     );
@@ -111,7 +114,7 @@ describe('compileRequestValidator', () => {
     const { violations } = validatorFor('getBooking').validate(
       request({ path: { booking_id: `urn:uuid:${bookingId}` } }),
     );
-    expect(violations).toEqual([{ field: 'booking_id', message: 'must be a valid uuid' }]);
+    expect(violations).toEqual([{ field: 'booking_id', message: 'must be a UUID' }]);
   });
 
   it('refuses impossible dates and unknown query parameters', () => {
@@ -120,7 +123,7 @@ describe('compileRequestValidator', () => {
     );
     expect(violations).toEqual(
       expect.arrayContaining([
-        { field: 'date', message: 'must be a valid date' },
+        { field: 'date', message: 'must be a date YYYY-MM-DD from 0001-01-01 to 9999-12-31' },
         { field: 'sort', message: 'is not a known field' },
       ]),
     );
@@ -132,10 +135,10 @@ describe('compileRequestValidator', () => {
     expect(accepted.violations).toEqual([]);
     expect(accepted.input.query.page_size).toBe(25);
     expect(validator.validate(request({ query: { page_size: '101' } })).violations).toEqual([
-      { field: 'page_size', message: 'must be <= 100' },
+      { field: 'page_size', message: 'must be at most 100' },
     ]);
     expect(validator.validate(request({ query: { page_size: ['1', '2'] } })).violations).toEqual([
-      { field: 'page_size', message: 'must be integer' },
+      { field: 'page_size', message: 'must be an integer' },
     ]);
     expect(validator.validate(request({ query: { status: 'LOST' } })).violations).toEqual([
       {
@@ -154,31 +157,165 @@ describe('compileRequestValidator', () => {
     expect(
       update.validate(request({ path: { booking_id: bookingId }, headers: { 'if-match': 'W/"3"' }, body }))
         .violations,
-    ).toEqual([{ field: 'If-Match', message: 'must match pattern "^"[1-9][0-9]{0,14}"$"' }]);
+    ).toEqual([
+      {
+        field: 'If-Match',
+        message: 'must be the booking\'s ETag as last read (its version in quotes, such as "3"), or *',
+      },
+    ]);
+    expect(
+      update.validate(request({ path: { booking_id: bookingId }, headers: { 'if-match': '*' }, body }))
+        .violations,
+    ).toEqual([]);
     const create = validatorFor('createBookingApi');
     expect(
       create.validate(request({ headers: { 'idempotency-key': 'has spaces' }, body: validCreateBody }))
         .violations,
-    ).toEqual([{ field: 'Idempotency-Key', message: 'must match pattern "^[A-Za-z0-9._:-]{1,255}$"' }]);
+    ).toEqual([
+      {
+        field: 'Idempotency-Key',
+        message: 'must be 1 to 255 characters, each a letter, a digit or one of . _ : -',
+      },
+    ]);
   });
 
   it('refuses an X-Request-Id that breaks the documented pattern or length, naming the header', () => {
     const listRoutes = validatorFor('listRoutes');
     expect(
       listRoutes.validate(request({ headers: { 'x-request-id': 'spaces are bad' } })).violations,
-    ).toEqual([{ field: 'X-Request-Id', message: 'must match pattern "^[!-~]+$"' }]);
+    ).toEqual([
+      { field: 'X-Request-Id', message: 'must be 1 to 128 printable ASCII characters without spaces' },
+    ]);
     expect(listRoutes.validate(request({ headers: { 'x-request-id': 'r'.repeat(129) } })).violations).toEqual(
-      [{ field: 'X-Request-Id', message: 'must NOT have more than 128 characters' }],
+      [{ field: 'X-Request-Id', message: 'must be 1 to 128 printable ASCII characters without spaces' }],
     );
     expect(listRoutes.validate(request({ headers: { 'x-request-id': 'r'.repeat(128) } })).violations).toEqual(
       [],
     );
   });
 
+  it('knows which operations change a versioned booking only under If-Match', () => {
+    expect(validatorFor('updateBooking').requiresIfMatch).toBe(true);
+    expect(validatorFor('updateBookingApi').requiresIfMatch).toBe(true);
+    expect(validatorFor('cancelBooking').requiresIfMatch).toBe(false);
+    expect(validatorFor('createBooking').requiresIfMatch).toBe(false);
+  });
+
   it('knows which operations take a body and whether it is required', () => {
     expect(readRequestBody(openApiOperationsById.get('createBooking')!)?.required).toBe(true);
     expect(readRequestBody(openApiOperationsById.get('cancelBooking')!)?.required).toBe(false);
     expect(readRequestBody(openApiOperationsById.get('getBooking')!)).toBeUndefined();
+  });
+});
+
+/** Every schema node a request's values meet: parameters and bodies, through references, items and properties. */
+function requestSchemaNodes(): Record<string, unknown>[] {
+  const nodes = new Set<Record<string, unknown>>();
+  const visit = (node: unknown): void => {
+    const schema = resolveDocumentReference(openApiDocument, node) as Record<string, unknown>;
+    if (nodes.has(schema)) return;
+    nodes.add(schema);
+    for (const property of Object.values((schema.properties ?? {}) as Record<string, unknown>))
+      visit(property);
+    for (const keyword of ['items', 'additionalProperties', 'propertyNames'])
+      if (typeof schema[keyword] === 'object') visit(schema[keyword]);
+  };
+  for (const operation of openApiOperations) {
+    const definition = openApiDocument.paths[operation.path][operation.method.toLowerCase()] as {
+      parameters?: unknown[];
+    };
+    for (const parameter of definition.parameters ?? []) {
+      visit((resolveDocumentReference(openApiDocument, parameter) as { schema: unknown }).schema);
+    }
+    const body = readRequestBody(operation);
+    if (body !== undefined) visit(body.schema);
+  }
+  return [...nodes];
+}
+
+describe('violations in words', () => {
+  const regexLike = /\^|\$"|pattern|must NOT|\[|<=|>=/;
+
+  it('says a bad email once, in the sentence gRPC uses, and quotes no pattern', () => {
+    const body = {
+      ...validCreateBody,
+      passengers: [{ ...validPassenger, email: 'ana.silva@' }],
+      contact_email: 'nope',
+    };
+    const { violations } = validatorFor('createBooking').validate(request({ body }));
+    expect(violations).toEqual([
+      { field: 'passengers[0].email', message: 'must be a valid email address' },
+      { field: 'contact_email', message: 'must be a valid email address' },
+    ]);
+    let domainViolations: { field: string; message: string }[] = [];
+    try {
+      validateCreateBooking({
+        tripId: body.trip_id,
+        passengers: [
+          {
+            firstName: 'Ana',
+            lastName: 'Silva',
+            email: 'ana.silva@',
+            seatNumber: '12C',
+            fareClass: 'STANDARD',
+          },
+        ],
+        contactEmail: 'nope',
+      });
+    } catch (error) {
+      domainViolations = [...(error as DomainError).fieldViolations];
+    }
+    const byField = (a: { field: string }, b: { field: string }) => a.field.localeCompare(b.field);
+    expect(domainViolations.sort(byField)).toEqual([...violations].sort(byField));
+  });
+
+  it('names each field once, however many of its rules it breaks', () => {
+    const { violations } = validatorFor('createBooking').validate(
+      request({
+        body: {
+          ...validCreateBody,
+          passengers: [{ ...validPassenger, first_name: ` ${'\u0007'.repeat(150)}`, seat_number: '123Z' }],
+        },
+      }),
+    );
+    const fields = violations.map((violation) => violation.field);
+    expect(fields).toEqual([...new Set(fields)]);
+    expect(fields.sort()).toEqual(['passengers[0].first_name', 'passengers[0].seat_number']);
+    expect(validationFailed(violations).message).toBe('The request has 2 invalid fields');
+    for (const { message } of violations) expect(message).not.toMatch(regexLike);
+  });
+
+  it('tells an empty update, or a passenger update that changes nothing, what it must give', () => {
+    const update = validatorFor('updateBooking');
+    const headers = { 'if-match': '"3"' };
+    expect(
+      update.validate(request({ path: { booking_id: bookingId }, headers, body: {} })).violations,
+    ).toEqual([
+      {
+        field: '',
+        message: 'an update must give at least one of seat_changes, add_passengers or passenger_updates',
+      },
+    ]);
+    expect(
+      update.validate(
+        request({
+          path: { booking_id: bookingId },
+          headers,
+          body: { passenger_updates: [{ passenger_id: bookingId }] },
+        }),
+      ).violations,
+    ).toEqual([
+      {
+        field: 'passenger_updates[0]',
+        message: 'must change at least one of first_name, last_name, email, phone',
+      },
+    ]);
+  });
+
+  it('has a sentence for every pattern a request can break, so none is ever quoted', () => {
+    const patterned = requestSchemaNodes().filter((node) => typeof node.pattern === 'string');
+    expect(patterned.length).toBeGreaterThan(10);
+    expect(patterned.filter((node) => !hasRuleMessage(node)).map((node) => node.pattern)).toEqual([]);
   });
 });
 

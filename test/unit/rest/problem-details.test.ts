@@ -2,6 +2,7 @@
 import { createOpenApiAjv, documentSchemaId } from '../../../src/api/rest/openapi-validation';
 import {
   methodNotAllowed,
+  preconditionRequired,
   problemBody,
   problemResponse,
   problemType,
@@ -46,6 +47,18 @@ describe('problem documents', () => {
       errors: [{ field: 'passengers[0].email', message: 'must be a valid email' }],
     });
     expect(validateProblem(body)).toBe(true);
+  });
+
+  it('answers a change without If-Match with 428 and VALIDATION_FAILED naming the header', () => {
+    const body = problemBody(preconditionRequired(), '/v1/bookings/x', 'r');
+    expect(body).toMatchObject({
+      status: 428,
+      title: 'Precondition required',
+      code: 'VALIDATION_FAILED',
+      errors: [{ field: 'If-Match' }],
+    });
+    expect(validateProblem(body)).toBe(true);
+    expect(problemResponse(preconditionRequired(), '/v1/bookings/x', 'r').status).toBe(428);
   });
 
   it('keeps 405 and 415 statuses with VALIDATION_FAILED, as the document describes them', () => {
