@@ -98,6 +98,7 @@ function redirectSource(uri: string): string {
 function renderError(ctx: KoaContextWithOIDC, out: { error: string; error_description?: string }): void {
   if (ctx.accepts('json', 'html') === 'html') {
     ctx.set('Content-Security-Policy', pageContentSecurityPolicy());
+    ctx.set('Cross-Origin-Opener-Policy', 'same-origin');
     ctx.type = 'html';
     ctx.body = errorPage(out);
     return;
@@ -155,7 +156,11 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
       features: {
         devInteractions: { enabled: false },
         clientCredentials: { enabled: true },
-        revocation: { enabled: true },
+        revocation: {
+          enabled: true,
+          // A client revokes only its own tokens; another's is ignored, as RFC 7009 lets a server answer 200.
+          allowedPolicy: (_ctx, client, token) => token.clientId === client.clientId,
+        },
         // Each would advertise an endpoint with no client here to use it; discovery lists only what works.
         userinfo: { enabled: false },
         rpInitiatedLogout: { enabled: false },

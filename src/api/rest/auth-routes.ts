@@ -75,6 +75,8 @@ async function delegateToProvider(
 /** The sign-in pages' headers: their own CSP (see pageContentSecurityPolicy), never cached. */
 function pageHeaders(context: Koa.Context, formTargets: readonly string[]): void {
   context.set('Content-Security-Policy', pageContentSecurityPolicy(formTargets));
+  // As the docs page's: a popup that changed opener policy on the way would lose its way back to the opener.
+  context.set('Cross-Origin-Opener-Policy', 'same-origin');
   context.set('Cache-Control', 'no-store');
   context.type = 'html';
 }

@@ -255,6 +255,15 @@ describe('the OAuth 2.0 authorization server', () => {
       expect(revoked.status).toBe(200);
       expectOAuthError(await refresh(refreshToken), 400, 'invalid_grant');
     });
+    it("ignores a client's attempt to revoke another client's token", async () => {
+      const { refreshToken } = await signedInTokens();
+      const attempt = await postForm(endpoint('revocation_endpoint'), {
+        token: refreshToken,
+        client_id: testClients.native.clientId,
+      });
+      expect(attempt.status).toBe(200);
+      expect((await refresh(refreshToken)).status).toBe(200);
+    });
   });
 
   describe('client credentials', () => {
@@ -551,5 +560,51 @@ describe('the OAuth 2.0 authorization server', () => {
       });
       expectOAuthError(posted, 400, 'invalid_request');
     });
+  });
+});
+
+describe('the authorization server across a signing key rotation', () => {
+  let fixture: IdentityFixture;
+
+  beforeAll(async () => {
+    fixture = await startIdentityFixture();
+  });
+  afterAll(() => fixture?.close());
+
+  const serviceToken = async () => {
+    const answer = await postForm(
+      `${fixture.issuer}/oidc/token`,
+      { grant_type: 'client_credentials', scope: 'routes:read' },
+      { basic: { clientId: testClients.service.clientId, clientSecret: testClients.service.clientSecret } },
+    );
+    expect(answer.status).toBe(200);
+    return String(answer.body.access_token);
+  };
+
+  it('signs with the new key once the store rotates, while tokens of the old key still verify', async () => {
+    const before = await serviceToken();
+    const previousKid = decodeProtectedHeader(before).kid;
+    const verifier = verifierFor(fixture);
+    await expect(verifier.verifyBearerToken(`Bearer ${before}`)).resolves.toMatchObject({
+      sub: testClients.service.clientId,
+    });
+
+    const newKid = await fixture.identityProvider.rotateSigningKey();
+    const after = await serviceToken();
+    expect(decodeProtectedHeader(after).kid).toBe(newKid);
+
+    await expect(verifier.verifyBearerToken(`Bearer ${before}`)).resolves.toMatchObject({
+      sub: expect.any(String),
+    });
+    await expect(verifier.verifyBearerToken(`Bearer ${after}`)).resolves.toMatchObject({
+      sub: expect.any(String),
+    });
+    const kidsAt = async (url: string) =>
+      ((await (await fetch(url)).json()) as { keys: { kid: string }[] }).keys.map((key) => key.kid);
+    const discovered = (await (await fetch(`${fixture.issuer}/.well-known/openid-configuration`)).json()) as {
+      jwks_uri: string;
+    };
+    expect(await kidsAt(discovered.jwks_uri)).toEqual([newKid, previousKid]);
+    expect(await kidsAt(`${fixture.issuer}/oidc/jwks`)).toEqual([newKid, previousKid]);
   });
 });
