@@ -47,6 +47,15 @@ const noStore: Koa.Middleware = async (context, next) => {
   await next();
 };
 
+/**
+ * The docs page's opener policy on every response of a sign-in, redirects included: a browser re-checks it at each
+ * one, and a popup whose policy changed on the way loses its opener, the page waiting for the sign-in's result.
+ */
+const sameOriginOpener: Koa.Middleware = async (context, next) => {
+  context.set('Cross-Origin-Opener-Policy', 'same-origin');
+  await next();
+};
+
 type ProviderHandler = (request: IncomingMessage, response: ServerResponse) => Promise<void>;
 const providerHandlers = new WeakMap<Provider, ProviderHandler>();
 
@@ -75,8 +84,6 @@ async function delegateToProvider(
 /** The sign-in pages' headers: their own CSP (see pageContentSecurityPolicy), never cached. */
 function pageHeaders(context: Koa.Context, formTargets: readonly string[]): void {
   context.set('Content-Security-Policy', pageContentSecurityPolicy(formTargets));
-  // As the docs page's: a popup that changed opener policy on the way would lose its way back to the opener.
-  context.set('Cross-Origin-Opener-Policy', 'same-origin');
   context.set('Cache-Control', 'no-store');
   context.type = 'html';
 }
@@ -105,6 +112,7 @@ const expiredInteraction = {
 /** The sign-in interaction: a plain form for email and password, then back to the authorization endpoint. */
 function interactionRouter(server: AuthorizationServer, identityProvider: IdentityProvider): Router {
   const router = new Router();
+  router.use(sameOriginOpener);
   const parseForm = bodyParser({ enableTypes: ['form'], formLimit: credentialBodyLimitBytes });
 
   async function interaction(context: Koa.Context, uid: string | undefined) {
@@ -253,7 +261,7 @@ export function identityProviderRouter(
   const interactions = interactionRouter(authorizationServer, identityProvider);
   router.use(interactions.routes());
   // Everything else under the mount path is oidc-provider's: authorize, token, revoke, jwks.
-  router.all(new RegExp(`^${authorizationServerPath}(/.*)?$`), async (context) => {
+  router.all(new RegExp(`^${authorizationServerPath}(/.*)?$`), sameOriginOpener, async (context) => {
     const provider = await authorizationServer.provider();
     await delegateToProvider(context, provider, context.path.slice(authorizationServerPath.length) || '/');
   });

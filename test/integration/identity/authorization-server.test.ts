@@ -496,7 +496,10 @@ describe('the OAuth 2.0 authorization server', () => {
         code_challenge_method: 'S256',
         state: 'page',
       }).toString();
-      const signInUrl = locationOf(await browser.request(authorize.href), fixture.issuer);
+      const toSignIn = await browser.request(authorize.href);
+      // Browsers check the opener policy at every redirect; one without it would cut a popup from the docs page.
+      expect(toSignIn.headers.get('cross-origin-opener-policy')).toBe('same-origin');
+      const signInUrl = locationOf(toSignIn, fixture.issuer);
       return { browser, signInUrl };
     }
 
@@ -506,6 +509,7 @@ describe('the OAuth 2.0 authorization server', () => {
       expect(page.status).toBe(200);
       expect(page.headers.get('content-type')).toMatch(/^text\/html/);
       expect(page.headers.get('cache-control')).toBe('no-store');
+      expect(page.headers.get('cross-origin-opener-policy')).toBe('same-origin');
       expect(page.text).not.toMatch(/<script|https?:\/\//);
       expect(page.text).toMatch(/<html lang="en">/);
       expect(page.text).toMatch(
