@@ -1,4 +1,5 @@
 // The embedded OAuth 2.0 authorization server and OpenID Provider: oidc-provider with the project's users, keys and clients.
+import type { JWK } from 'jose';
 import type { Knex } from 'knex';
 import {
   errors,
@@ -142,7 +143,7 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
   const policy = interactionPolicy.base();
   policy.remove('consent');
 
-  function configuration(privateJwk: Record<string, unknown>): Configuration {
+  function configuration(privateJwk: JWK): Configuration {
     return {
       adapter,
       clients: registrations.map(clientMetadata),
@@ -229,9 +230,9 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
     };
   }
 
-  let current: { kid: string; provider: Promise<Provider> } | undefined;
+  let current: { kid: string; provider: Provider } | undefined;
 
-  function build(privateJwk: Record<string, unknown>): Provider {
+  function build(privateJwk: JWK): Provider {
     const provider = new Provider(options.issuer, configuration(privateJwk));
     provider.proxy = options.trustProxy;
     // One key set for every reader: the project's, which still holds retired keys whose tokens have not expired.
@@ -255,12 +256,8 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
     async provider() {
       // Cached by the key store for a minute, so a rotation reaches every replica within that.
       const key = await identityProvider.signingKeys.activeKey();
-      if (current?.kid !== key.kid) {
-        current = {
-          kid: key.kid,
-          provider: Promise.resolve(build(key.privateJwk as Record<string, unknown>)),
-        };
-      }
+      // State lives in PostgreSQL, so the instance built for the previous key can simply be dropped.
+      if (current?.kid !== key.kid) current = { kid: key.kid, provider: build(key.privateJwk) };
       return current.provider;
     },
     redirectSources,
