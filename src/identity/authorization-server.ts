@@ -154,8 +154,12 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
       responseTypes: ['code'],
       routes: { authorization: '/authorize', revocation: '/revoke' },
       pkce: { required: () => true },
+      // What the registered clients use; discovery advertises exactly these.
+      clientAuthMethods: ['client_secret_basic', 'none'],
       features: {
         devInteractions: { enabled: false },
+        // A DPoP-bound token is no bearer token, and the API accepts only those.
+        dPoP: { enabled: false },
         clientCredentials: { enabled: true },
         revocation: {
           enabled: true,

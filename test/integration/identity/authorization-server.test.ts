@@ -98,7 +98,9 @@ describe('the OAuth 2.0 authorization server', () => {
         code_challenge_methods_supported: ['S256'],
         scopes_supported: ['openid', ...contractScopes()],
         id_token_signing_alg_values_supported: expect.arrayContaining(['RS256']),
+        token_endpoint_auth_methods_supported: ['client_secret_basic', 'none'],
       });
+      expect(discovery).not.toHaveProperty('dpop_signing_alg_values_supported');
       expect(discovery).not.toHaveProperty('userinfo_endpoint');
       expect(discovery).not.toHaveProperty('end_session_endpoint');
       expect(discovery).not.toHaveProperty('registration_endpoint');
