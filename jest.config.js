@@ -10,7 +10,7 @@ const shared = {
   transform,
   testEnvironment: 'node',
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
-  transformIgnorePatterns: ['/node_modules/(?!(jose)/)'],
+  transformIgnorePatterns: ['/node_modules/(?!(jose|oidc-provider)/)'],
 };
 
 /** @type {import('jest').Config} */

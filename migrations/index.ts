@@ -9,6 +9,7 @@ import * as idempotencyReservedIds from './20261122_006_idempotency_reserved_ids
 import * as refusedCreateFingerprints from './20261123_007_refused_create_fingerprints';
 import * as routeAvailabilityNotifications from './20261123_008_route_availability_notifications';
 import * as bookingStartIntents from './20261127_009_booking_start_intents';
+import * as oauthAuthorizationServer from './20261127_010_oauth_authorization_server';
 
 export interface NamedMigration {
   /** Recorded in knex_migrations; never rename an applied migration. */
@@ -26,4 +27,5 @@ export const migrations: readonly NamedMigration[] = [
   { name: '20261123_007_refused_create_fingerprints', migration: refusedCreateFingerprints },
   { name: '20261123_008_route_availability_notifications', migration: routeAvailabilityNotifications },
   { name: '20261127_009_booking_start_intents', migration: bookingStartIntents },
+  { name: '20261127_010_oauth_authorization_server', migration: oauthAuthorizationServer },
 ];

@@ -21,6 +21,10 @@ import {
   identityProviderOptionsFromConfig,
   type IdentityProvider,
 } from '../identity/identity-provider';
+import {
+  authorizationServerOptionsFromConfig,
+  createAuthorizationServer,
+} from '../identity/authorization-server';
 import { createTokenVerifierFromConfig } from '../identity/token-verifier-from-config';
 import { createFieldCipherFromConfig } from '../security/field-cipher-from-config';
 import type { FieldCipher } from '../security/field-encryption';
@@ -104,6 +108,17 @@ export async function composeApi(
   const checkReadiness = createReadinessCheck({ database, temporal: connection });
   const idempotency = createIdempotencyStore({ database, cipher, settings: config.idempotency });
   const metrics = options.metrics ?? createApiMetrics();
+  const countedIdentityProvider =
+    identityProvider === undefined ? undefined : countingLoginThrottle(metrics, identityProvider);
+  const authorizationServerOptions =
+    countedIdentityProvider === undefined
+      ? undefined
+      : authorizationServerOptionsFromConfig(config, {
+          database,
+          cipher,
+          identityProvider: countedIdentityProvider,
+          logger,
+        });
   if (availabilityChanges !== undefined) {
     registerAvailabilityChangesHeard(metrics.registry, () => availabilityChanges.hearing);
   }
@@ -134,9 +149,14 @@ export async function composeApi(
     // The codec endpoint decodes what the client encodes: the same keyring, from the same configuration.
     dataConverter: createBookingDataConverter(config),
     additionalRouters:
-      identityProvider === undefined
+      countedIdentityProvider === undefined || authorizationServerOptions === undefined
         ? []
-        : [identityProviderRouter(countingLoginThrottle(metrics, identityProvider))],
+        : [
+            identityProviderRouter(
+              countedIdentityProvider,
+              createAuthorizationServer(authorizationServerOptions),
+            ),
+          ],
   });
   return { app, bookings, checkReadiness, verifier, identityProvider, idempotency, metrics };
 }

@@ -1,4 +1,4 @@
-// The embedded identity provider: password login, refresh rotation, access tokens, discovery and JWKS.
+// The embedded identity provider: first-party password sign-in, refresh rotation, access tokens and the JWKS.
 import { randomUUID } from 'node:crypto';
 import { SignJWT, type JWK } from 'jose';
 import type { Knex } from 'knex';
@@ -12,7 +12,7 @@ import { scopesForRoles } from '../security/policy';
 import { createLoginThrottle } from './login-throttle';
 import { createPasswordVerifier } from './passwords';
 import { createRefreshTokenStore, invalidRefreshToken } from './refresh-tokens';
-import { createSigningKeyStore, signingAlgorithm, type SigningKeyStore } from './signing-keys';
+import { createSigningKeyStore, type SigningKeyStore } from './signing-keys';
 
 export interface IdentityProviderOptions {
   database: Knex;
@@ -44,8 +44,14 @@ export interface IdentityProvider {
   readonly issuer: string;
   /** Same answer and similar time for an unknown email and a wrong password; RATE_LIMITED past the limits. */
   login(credentials: { email: string; password: string }, clientAddress: string): Promise<TokenResponse>;
+  /** The user these credentials sign in, under the same throttling and answers as `login`; issues no token. */
+  authenticate(
+    credentials: { email: string; password: string },
+    clientAddress: string,
+  ): Promise<{ id: string; roles: Role[] }>;
+  /** The roles of a user, or undefined when the account no longer exists. */
+  rolesOf(userId: string): Promise<Role[] | undefined>;
   refresh(refreshToken: string): Promise<TokenResponse>;
-  openIdConfiguration(): Record<string, unknown>;
   jsonWebKeySet(): Promise<{ keys: JWK[] }>;
   rotateSigningKey(): Promise<string>;
   readonly signingKeys: SigningKeyStore;
@@ -58,10 +64,6 @@ interface UserRow {
 }
 
 export const invalidCredentials = () => new DomainError('UNAUTHENTICATED', 'The email or password is wrong');
-
-function issuerUrl(issuer: string, path: string): string {
-  return `${issuer.replace(/\/+$/, '')}${path}`;
-}
 
 export async function createIdentityProvider(options: IdentityProviderOptions): Promise<IdentityProvider> {
   const { database, cipher } = options;
@@ -89,7 +91,6 @@ export async function createIdentityProvider(options: IdentityProviderOptions): 
     maxFailuresPerAddress: options.loginMaxFailuresPerAddress,
     windowSeconds: options.loginThrottleWindowSeconds,
   });
-  const supportedScopes = scopesForRoles(['customer', 'agent', 'admin']);
 
   async function accessToken(userId: string, roles: readonly Role[]): Promise<string> {
     const key = await signingKeys.activeKey();
@@ -117,10 +118,10 @@ export async function createIdentityProvider(options: IdentityProviderOptions): 
     };
   }
 
-  async function login(
+  async function authenticate(
     credentials: { email: string; password: string },
     clientAddress: string,
-  ): Promise<TokenResponse> {
+  ): Promise<UserRow> {
     const subjects = {
       accountKey: emailLookup(cipher, credentials.email),
       addressKey: cipher.blindIndex(`client-address:${clientAddress}`),
@@ -133,7 +134,26 @@ export async function createIdentityProvider(options: IdentityProviderOptions): 
     const matched = await passwords.matches(user?.password_hash, credentials.password);
     if (user === undefined || !matched) throw invalidCredentials();
     await throttle.recordSuccess(subjects);
+    return user;
+  }
+
+  async function login(
+    credentials: { email: string; password: string },
+    clientAddress: string,
+  ): Promise<TokenResponse> {
+    const user = await authenticate(credentials, clientAddress);
     return tokensFor(user, await refreshTokens.issue(user.id));
+  }
+
+  const userIdPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+  async function rolesOf(userId: string): Promise<Role[] | undefined> {
+    // A subject from a session or token is ours, but a malformed one must not reach PostgreSQL's uuid cast.
+    if (!userIdPattern.test(userId)) return undefined;
+    const user = await database('users')
+      .where({ id: userId })
+      .first<{ roles: string[] } | undefined>('roles');
+    return user === undefined ? undefined : knownRoles(user.roles);
   }
 
   async function refresh(refreshToken: string): Promise<TokenResponse> {
@@ -148,19 +168,12 @@ export async function createIdentityProvider(options: IdentityProviderOptions): 
   return {
     issuer: options.issuer,
     login,
+    async authenticate(credentials, clientAddress) {
+      const user = await authenticate(credentials, clientAddress);
+      return { id: user.id, roles: knownRoles(user.roles) };
+    },
+    rolesOf,
     refresh,
-    openIdConfiguration: () => ({
-      issuer: options.issuer,
-      jwks_uri: issuerUrl(options.issuer, '/.well-known/jwks.json'),
-      token_endpoint: issuerUrl(options.issuer, '/api/auth/login'),
-      response_types_supported: ['token'],
-      subject_types_supported: ['public'],
-      id_token_signing_alg_values_supported: [signingAlgorithm],
-      token_endpoint_auth_methods_supported: ['none'],
-      grant_types_supported: ['password', 'refresh_token'],
-      scopes_supported: supportedScopes,
-      claims_supported: ['iss', 'aud', 'sub', 'exp', 'iat', 'jti', 'scope', 'roles'],
-    }),
     jsonWebKeySet: () => signingKeys.publicKeySet(),
     rotateSigningKey: () => signingKeys.rotate(),
     signingKeys,

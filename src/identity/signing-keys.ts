@@ -1,4 +1,5 @@
 // RS256 signing keys of the embedded identity provider, kept in PostgreSQL and rotated without downtime.
+import { createPrivateKey } from 'node:crypto';
 import {
   calculateJwkThumbprint,
   exportJWK,
@@ -32,6 +33,8 @@ export interface ActiveSigningKey {
   kid: string;
   algorithm: typeof signingAlgorithm;
   privateKey: CryptoKey;
+  /** The same key as a private JWK, the form the OAuth authorization server's keystore takes. */
+  privateJwk: JWK;
 }
 
 export interface SigningKeyStore {
@@ -137,8 +140,15 @@ export function createSigningKeyStore(options: SigningKeyStoreOptions): SigningK
       row = await readActiveKey(database);
       if (row === undefined) throw new Error('no active signing key after rotation');
     }
-    const privateKey = await importPKCS8(cipher.decrypt(row.private_key), signingAlgorithm);
-    const key: ActiveSigningKey = { kid: row.kid, algorithm: signingAlgorithm, privateKey };
+    const privateKeyPem = cipher.decrypt(row.private_key);
+    const privateKey = await importPKCS8(privateKeyPem, signingAlgorithm);
+    const privateJwk: JWK = {
+      ...(createPrivateKey(privateKeyPem).export({ format: 'jwk' }) as JWK),
+      kid: row.kid,
+      alg: signingAlgorithm,
+      use: 'sig',
+    };
+    const key: ActiveSigningKey = { kid: row.kid, algorithm: signingAlgorithm, privateKey, privateJwk };
     cached = { key, readAt: Date.now() };
     return key;
   }

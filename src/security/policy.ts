@@ -82,6 +82,12 @@ export function authorizeGrpcMethod(path: string, caller: { actor?: Actor; servi
   throw new DomainError('UNAUTHENTICATED', 'A bearer token is required');
 }
 
+/** Every scope either contract names: what the embedded authorization server may grant, and nothing else. */
+export function contractScopes(): string[] {
+  const requirements: AccessRequirement[] = [...openApiOperations, ...grpcPathAuthorization.values()];
+  return [...new Set(requirements.flatMap((requirement) => requirement.scopes))].sort();
+}
+
 /** Every scope some operation of either contract lets this role use; the embedded provider grants these. */
 export function scopesForRoles(roles: readonly Role[]): string[] {
   const scopes = new Set<string>();

@@ -7,7 +7,9 @@ import Koa from 'koa';
 import type { Knex } from 'knex';
 import { identityProviderRouter } from '../../src/api/rest/auth-routes';
 import { problemDetails, requestIdentity } from '../../src/api/rest/problem-details';
+import type { OAuthClientRegistration } from '../../src/config';
 import type { Role } from '../../src/domain/roles';
+import { createAuthorizationServer, type AuthorizationServer } from '../../src/identity/authorization-server';
 import {
   createIdentityProvider,
   type IdentityProvider,
@@ -21,11 +23,29 @@ import { insertLoginUser, type LoginUser } from './users';
 
 export const testAudience = 'bus-booking-api';
 
+/** The OAuth clients every fixture registers besides the docs page: one of each kind. */
+export const testClients = {
+  web: { kind: 'web', clientId: 'test-web-app', redirectUris: ['https://app.identity.test/callback'] },
+  native: {
+    kind: 'native',
+    clientId: 'test-mobile-app',
+    redirectUris: ['com.example.busbooking:/oauth2redirect'],
+  },
+  service: {
+    kind: 'service',
+    clientId: 'test-seat-sync',
+    clientSecret: 'test-seat-sync-secret-of-at-least-32-characters',
+    scopes: ['routes:read', 'seats:write'],
+    roles: ['admin'],
+  },
+} as const satisfies Record<string, OAuthClientRegistration>;
+
 export interface IdentityFixture {
   issuer: string;
   database: Knex;
   cipher: FieldCipher;
   identityProvider: IdentityProvider;
+  authorizationServer: AuthorizationServer;
   /** The provider's HTTP server, for supertest and for verifiers discovering its JWKS. */
   server: http.Server;
   createUser(roles?: Role[]): Promise<LoginUser>;
@@ -61,11 +81,32 @@ export async function startIdentityFixture(
     activeKeyCacheSeconds: 0,
     ...overrides,
   });
-  const app = new Koa();
   const logger = createLogger({ level: 'silent', name: 'identity-test' });
+  const authorizationServer = createAuthorizationServer({
+    database,
+    cipher,
+    identityProvider,
+    issuer,
+    audience: testAudience,
+    accessTokenTtlSeconds: overrides.accessTokenTtlSeconds ?? 300,
+    refreshTokenTtlSeconds: overrides.refreshTokenTtlSeconds ?? 3600,
+    docsClient: true,
+    clients: [
+      testClients.web,
+      testClients.native,
+      {
+        ...testClients.service,
+        scopes: [...testClients.service.scopes],
+        roles: [...testClients.service.roles],
+      },
+    ],
+    trustProxy: false,
+    logger,
+  });
+  const app = new Koa();
   app.use(requestIdentity());
   app.use(problemDetails(logger));
-  const router = identityProviderRouter(identityProvider);
+  const router = identityProviderRouter(identityProvider, authorizationServer);
   app.use(router.routes());
   app.use(router.allowedMethods());
   const koaCallback = app.callback();
@@ -80,6 +121,7 @@ export async function startIdentityFixture(
     database,
     cipher,
     identityProvider,
+    authorizationServer,
     server,
     async createUser(roles = ['customer']) {
       const user = await insertLoginUser(database, cipher, { roles, name: 'Identity Test' });

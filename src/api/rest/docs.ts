@@ -2,7 +2,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Router from '@koa/router';
-import { openApiDocumentPath } from '../../contracts/openapi-document';
+import { docsClientId } from '../../config';
+import { openApiDocumentPath, openApiOperations } from '../../contracts/openapi-document';
 
 /** Where Swagger UI's page and assets are served: the API's only HTML documents. */
 const documentationPath = '/docs';
@@ -17,6 +18,9 @@ const swaggerAssets: Record<string, string> = {
   'swagger-ui-bundle.js': 'application/javascript; charset=utf-8',
   'swagger-ui-standalone-preset.js': 'application/javascript; charset=utf-8',
   'favicon-32x32.png': 'image/png',
+  // Where the embedded authorization server sends the docs page's sign-in back (its registered redirect URI).
+  'oauth2-redirect.html': 'text/html; charset=utf-8',
+  'oauth2-redirect.js': 'application/javascript; charset=utf-8',
 };
 
 const swaggerPage = `<!doctype html>
@@ -36,13 +40,23 @@ const swaggerPage = `<!doctype html>
 </html>
 `;
 
+/** Every scope the REST operations use, ticked in the Authorize dialog so a sign-in can try any of them. */
+const documentedScopes = [...new Set(openApiOperations.flatMap((operation) => operation.scopes))].sort();
+
 // Kept out of the page itself so a strict Content-Security-Policy (no inline scripts) still allows the docs.
+// Swagger UI would look for its redirect page beside /docs, at /oauth2-redirect.html, without the explicit URL.
 const swaggerInitializer = `window.ui = SwaggerUIBundle({
   url: '/openapi.yaml',
   dom_id: '#swagger-ui',
   deepLinking: true,
   presets: [SwaggerUIBundle.presets.apis, SwaggerUIStandalonePreset],
   layout: 'StandaloneLayout',
+  oauth2RedirectUrl: window.location.origin + '${documentationPath}/oauth2-redirect.html',
+});
+window.ui.initOAuth({
+  clientId: ${JSON.stringify(docsClientId)},
+  usePkceWithAuthorizationCodeGrant: true,
+  scopes: ${JSON.stringify(['openid', ...documentedScopes])},
 });
 `;
 

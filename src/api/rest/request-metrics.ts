@@ -105,14 +105,15 @@ export function countingLoginThrottle(
   metrics: ApiMetrics,
   identityProvider: IdentityProvider,
 ): IdentityProvider {
+  const countingRefusal = (error: unknown): never => {
+    if (error instanceof DomainError && error.code === 'RATE_LIMITED') {
+      metrics.requestRefusals.inc({ front: 'rest', reason: 'login_throttle' });
+    }
+    throw error;
+  };
   return {
     ...identityProvider,
-    login: (...args) =>
-      identityProvider.login(...args).catch((error: unknown) => {
-        if (error instanceof DomainError && error.code === 'RATE_LIMITED') {
-          metrics.requestRefusals.inc({ front: 'rest', reason: 'login_throttle' });
-        }
-        throw error;
-      }),
+    login: (...args) => identityProvider.login(...args).catch(countingRefusal),
+    authenticate: (...args) => identityProvider.authenticate(...args).catch(countingRefusal),
   };
 }

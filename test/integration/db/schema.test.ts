@@ -41,6 +41,7 @@ describe('migrations', () => {
           'external_identities',
           'idempotency_keys',
           'identity_login_throttle',
+          'identity_oauth_artifacts',
           'identity_refresh_tokens',
           'identity_signing_keys',
           'notifications',

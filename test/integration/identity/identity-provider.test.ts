@@ -162,7 +162,8 @@ describe('login and tokens', () => {
     expect(discovery.body).toMatchObject({
       issuer: fixture.issuer,
       jwks_uri: `${fixture.issuer}/.well-known/jwks.json`,
-      token_endpoint: `${fixture.issuer}/api/auth/login`,
+      // The authorization server's token endpoint; /api/auth/login is the first-party password sign-in.
+      token_endpoint: `${fixture.issuer}/oidc/token`,
       id_token_signing_alg_values_supported: ['RS256'],
     });
     const jwks = await answerOf<KeySetAnswer>(request(fixture.server).get('/.well-known/jwks.json'));

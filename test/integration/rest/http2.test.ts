@@ -8,6 +8,7 @@ import path from 'node:path';
 import type { Knex } from 'knex';
 import Koa from 'koa';
 import { identityProviderRouter } from '../../../src/api/rest/auth-routes';
+import type { AuthorizationServer } from '../../../src/identity/authorization-server';
 import type { IdentityProvider } from '../../../src/identity/identity-provider';
 import {
   bookingsOutOfScope,
@@ -213,7 +214,12 @@ describe('HTTP/2 with HTTP/1.1 fallback', () => {
       login: ({ email }: { email: string }) => Promise.resolve({ access_token: `token-for-${email}` }),
     } as unknown as IdentityProvider;
     const authApp = new Koa();
-    authApp.use(identityProviderRouter(identityProvider).routes());
+    // Password sign-in never reaches the authorization server.
+    const authorizationServer = {
+      provider: () => Promise.reject(new Error('not used by password sign-in')),
+      redirectSources: () => [],
+    } as AuthorizationServer;
+    authApp.use(identityProviderRouter(identityProvider, authorizationServer).routes());
     const authServer = await startServer(authApp, tlsFiles);
     try {
       const body = JSON.stringify({ email: 'ana@example.com', password: 'a-long-password' });

@@ -300,6 +300,7 @@ describe('OpenAPI operations', () => {
       expect(operationNode(operation).security).toEqual([
         { oauth2: [row.scope] },
         { openIdConnect: [row.scope] },
+        { bearerAuth: [row.scope] },
       ]);
     }
   });
@@ -318,19 +319,42 @@ describe('OpenAPI operations', () => {
     expect(operation.scopes).toEqual([]);
     expect(operation.roles).toEqual(['agent', 'admin']);
     expect(operation.ownership).toBeNull();
-    expect(operationNode(operation).security).toEqual([{ oauth2: [] }, { openIdConnect: [] }]);
+    expect(operationNode(operation).security).toEqual([
+      { oauth2: [] },
+      { openIdConnect: [] },
+      { bearerAuth: [] },
+    ]);
     expect(operationNode(operation).tags).toEqual(['Operator tools']);
   });
 
-  it('defines every scope it uses in both security schemes', () => {
+  it('defines exactly the scopes the operations use, in each OAuth 2.0 flow', () => {
     const securitySchemes = asNode(openApiDocument.components.securitySchemes);
-    const oauth2 = asNode(securitySchemes.oauth2);
-    const flow = asNode(asNode(oauth2.flows).authorizationCode);
-    const definedScopes = asNode(flow.scopes);
-    const usedScopes = new Set(openApiOperations.flatMap((operation) => operation.scopes));
-    expect(Object.keys(definedScopes).sort()).toEqual([...usedScopes].sort());
-    for (const description of Object.values(definedScopes)) expect(description).toEqual(expect.any(String));
+    const flows = asNode(asNode(securitySchemes.oauth2).flows);
+    const usedScopes = [...new Set(openApiOperations.flatMap((operation) => operation.scopes))].sort();
+    expect(Object.keys(flows).sort()).toEqual(['authorizationCode', 'clientCredentials']);
+    for (const flow of Object.values(flows)) {
+      const definedScopes = asNode(asNode(flow).scopes);
+      expect(Object.keys(definedScopes).sort()).toEqual(usedScopes);
+      for (const description of Object.values(definedScopes)) expect(description).toEqual(expect.any(String));
+    }
     expect(asNode(securitySchemes.openIdConnect).type).toBe('openIdConnect');
+  });
+
+  it("points the OAuth 2.0 flows at the embedded authorization server's endpoints, and offers a bearer scheme", () => {
+    const securitySchemes = asNode(openApiDocument.components.securitySchemes);
+    const flows = asNode(asNode(securitySchemes.oauth2).flows);
+    expect(asNode(flows.authorizationCode)).toMatchObject({
+      authorizationUrl: '/oidc/authorize',
+      tokenUrl: '/oidc/token',
+      refreshUrl: '/oidc/token',
+    });
+    expect(asNode(flows.clientCredentials)).toMatchObject({ tokenUrl: '/oidc/token' });
+    expect(asNode(securitySchemes.openIdConnect).openIdConnectUrl).toBe('/.well-known/openid-configuration');
+    expect(asNode(securitySchemes.bearerAuth)).toMatchObject({
+      type: 'http',
+      scheme: 'bearer',
+      bearerFormat: 'JWT',
+    });
   });
 });
 
