@@ -202,6 +202,9 @@ export async function startClusterStack(options: ClusterStackOptions = {}): Prom
         port: settings.postgresPort,
         databaseName: 'postgres',
         persistent: true,
+        // Five Temporal services keep up to 22 connections each and seven booking processes up to 10: more than
+        // the default 100 once a burst after a kill opens every pool at once.
+        maxConnections: 250,
         logFile: path.join(logDirectory, 'postgres.log'),
         // Ctrl-C reaches PostgreSQL too (same process group): its exit while the stack stops is no news.
         log: (message) => {

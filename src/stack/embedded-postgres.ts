@@ -42,6 +42,8 @@ export interface EmbeddedPostgresOptions {
   binaryDirectory?: string;
   /** Tells where things live when they are not where asked; stderr by default. */
   log?: (message: string) => void;
+  /** PostgreSQL's max_connections; its default (100) when absent. */
+  maxConnections?: number;
 }
 
 const user = 'postgres';
@@ -207,7 +209,13 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   const server = spawnAs(
     account,
     postgres,
-    ['-D', cluster, '-p', String(options.port)],
+    [
+      '-D',
+      cluster,
+      '-p',
+      String(options.port),
+      ...(options.maxConnections === undefined ? [] : ['-c', `max_connections=${options.maxConnections}`]),
+    ],
     path.dirname(cluster),
   );
   // SIGINT is PostgreSQL's fast shutdown: it does not wait for clients to leave.

@@ -2,6 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Router from '@koa/router';
+import { parse } from 'yaml';
 import { docsClientId } from '../../config';
 import { openApiDocumentPath, openApiOperations } from '../../contracts/openapi-document';
 
@@ -46,7 +47,7 @@ const documentedScopes = [...new Set(openApiOperations.flatMap((operation) => op
 // Kept out of the page itself so a strict Content-Security-Policy (no inline scripts) still allows the docs.
 // Swagger UI would look for its redirect page beside /docs, at /oauth2-redirect.html, without the explicit URL.
 const swaggerInitializer = `window.ui = SwaggerUIBundle({
-  url: '/openapi.yaml',
+  url: '${documentationPath}/openapi.json',
   dom_id: '#swagger-ui',
   deepLinking: true,
   presets: [SwaggerUIBundle.presets.apis, SwaggerUIStandalonePreset],
@@ -60,6 +61,19 @@ window.ui.initOAuth({
 });
 `;
 
+/**
+ * The document as the docs page reads it: the origin serving the page comes first among the servers, so "Try it
+ * out" and the sign-in go where the page is; the published document leads with the embedded stack's URL, which
+ * is what generated clients take as their base URL.
+ */
+function documentForThePage(document: Buffer) {
+  const parsed = parse(document.toString('utf8')) as { servers?: { url: string }[] };
+  const servers = parsed.servers ?? [];
+  const pageOrigin = servers.filter((server) => server.url === '/');
+  parsed.servers = [...pageOrigin, ...servers.filter((server) => server.url !== '/')];
+  return Buffer.from(JSON.stringify(parsed));
+}
+
 export function documentationRouter(): Router {
   const document = fs.readFileSync(openApiDocumentPath);
   const assetDirectory = path.dirname(require.resolve('swagger-ui-dist/package.json'));
@@ -69,6 +83,10 @@ export function documentationRouter(): Router {
       { type, body: fs.readFileSync(path.join(assetDirectory, name)) },
     ]),
   );
+  assets.set('openapi.json', {
+    type: 'application/json; charset=utf-8',
+    body: documentForThePage(document),
+  });
   assets.set('initializer.js', {
     type: 'application/javascript; charset=utf-8',
     body: Buffer.from(swaggerInitializer),

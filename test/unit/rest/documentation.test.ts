@@ -36,4 +36,18 @@ describe('documentationRouter', () => {
     expect(document.headers['content-security-policy']).toBe("default-src 'none';frame-ancestors 'none'");
     expect((await request(app).get('/docs/unknown.js')).status).toBe(404);
   });
+
+  it('gives the docs page the document with its own origin as the first server, and clients the embedded stack first', async () => {
+    const app = documentationApp();
+    const forThePage = await request(app).get('/docs/openapi.json');
+    expect(forThePage.status).toBe(200);
+    const pageServers = (forThePage.body as { servers: { url: string }[] }).servers.map(
+      (server) => server.url,
+    );
+    expect(pageServers).toEqual(['/', 'http://localhost:8080']);
+    expect((await request(app).get('/openapi.yaml')).text).toMatch(
+      /^servers:\n {2}- url: http:\/\/localhost:8080$/m,
+    );
+    expect((await request(app).get('/docs/initializer.js')).text).toContain("url: '/docs/openapi.json'");
+  });
 });
