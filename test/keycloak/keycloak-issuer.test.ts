@@ -163,6 +163,7 @@ beforeAll(async () => {
       OIDC_ISSUER: keycloak.issuerOf(realmName),
       OIDC_AUDIENCE: audience,
       OIDC_ROLES_CLAIM: 'realm_access.roles',
+      OIDC_SCOPES_CLAIM: 'scope',
       OIDC_DEFAULT_ROLE: 'none',
       OIDC_CLOCK_TOLERANCE_SECONDS: '1',
       HTTP_HOST: '127.0.0.1',
