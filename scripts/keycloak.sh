@@ -54,7 +54,16 @@ if ! installed; then
       exit 1
     fi
     echo "keycloak: downloading $artifact (about 160 MB) into .tools/m2" >&2
-    mvn -B -q dependency:get -Dartifact="$artifact" -Dtransitive=false -Dmaven.repo.local="$maven_repo" >&2
+    mkdir -p "$maven_repo"
+    maven_log="$maven_repo/keycloak-download.log"
+    # -C: a download whose checksum does not match Maven Central's fails instead of being installed. Maven's
+    # output is kept for a failure only: on success it is noise.
+    if ! mvn -B -C dependency:get -Dartifact="$artifact" -Dtransitive=false -Dmaven.repo.local="$maven_repo" \
+      >"$maven_log" 2>&1; then
+      tail -n 30 "$maven_log" >&2
+      echo "keycloak: Maven could not download $artifact (its output is above and in $maven_log)" >&2
+      exit 1
+    fi
   fi
   echo "keycloak: unpacking Keycloak $version into .tools/keycloak" >&2
   mkdir -p "$root/.tools"
