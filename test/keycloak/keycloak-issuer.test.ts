@@ -12,7 +12,7 @@ import { startKeycloak, type KeycloakRealm, type RunningKeycloak } from '../supp
 import { startSagaEnvironment, type SagaEnvironment } from '../support/saga';
 import { createTrip, restBookingBody, standardPriceMinor, type TestTrip } from '../support/trips';
 
-// Keycloak's start dominates; the bookings themselves take seconds.
+// Keycloak's start dominates the file's time; the bookings and refusals after it are quick.
 jest.setTimeout(300_000);
 
 const realmName = 'bus-booking';
@@ -310,7 +310,7 @@ describe('Keycloak tokens the API refuses, over REST and gRPC', () => {
     const { exp } = JSON.parse(Buffer.from(shortLived.split('.')[1], 'base64url').toString('utf8')) as {
       exp: number;
     };
-    // Past its expiry and the configured one second of clock tolerance.
+    // Past its expiry and the clock tolerance configured above.
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, (exp + 2) * 1000 - Date.now())));
     await expectUnauthenticated(shortLived, 'The access token expired');
   });

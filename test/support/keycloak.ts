@@ -7,7 +7,7 @@ import type { Role } from '../../src/domain/roles';
 import { findFreePort } from './ports';
 
 const projectRoot = path.resolve(__dirname, '../..');
-/** Keycloak needs about 35 s on two cores to start in development mode; a slow machine gets room. */
+/** Development mode starts slowly (a JVM, then a fresh database and the realm imports); a busy machine gets room. */
 const startTimeoutMs = 180_000;
 const stopTimeoutMs = 20_000;
 const requestTimeoutMs = 10_000;
@@ -25,7 +25,7 @@ export interface KeycloakClient {
   clientId: string;
   /** What the audience mapper puts in `aud`. */
   audience: string;
-  /** Access-token lifetime of this client's tokens; the realm's (five minutes) when absent. */
+  /** Access-token lifetime of this client's tokens; the realm's when absent. */
   accessTokenLifespanSeconds?: number;
 }
 
