@@ -72,8 +72,6 @@ export function realmRepresentation(realm: KeycloakRealm, password: string): Rec
             enabled: ['true'],
           },
         },
-        // Refresh tokens are signed with an HMAC key; a realm whose key providers are imported gets no default one.
-        { name: 'hmac', providerId: 'hmac-generated', config: { algorithm: ['HS512'], priority: ['100'] } },
       ],
     },
     clients: realm.clients.map((client) => ({
