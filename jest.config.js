@@ -1,5 +1,6 @@
-// Jest projects: fast pure unit tests, integration tests against real PostgreSQL and Temporal, and the cluster tests
-// (a real multi-process Temporal server; `npm run test:cluster` only, never `npm test`).
+// Jest projects: fast pure unit tests, integration tests against real PostgreSQL and Temporal, the cluster tests
+// (a real multi-process Temporal server) and the Keycloak tests (a real external OIDC provider); the last two run
+// from their own npm scripts, never `npm test`.
 const transform = {
   '^.+\\.(t|j)sx?$': [
     '@swc/jest',
@@ -28,5 +29,13 @@ module.exports = {
     },
     // Each file starts its own cluster stack (src/stack/cluster.ts) from dist/: scripts/test-cluster.sh builds first.
     { ...shared, displayName: 'cluster', testMatch: ['<rootDir>/test/cluster/**/*.test.ts'] },
+    // A real Keycloak (downloaded once into .tools/, slow to start): `npm run test:keycloak` only, never `npm test`.
+    {
+      ...shared,
+      displayName: 'keycloak',
+      testMatch: ['<rootDir>/test/keycloak/**/*.test.ts'],
+      globalSetup: '<rootDir>/test/support/global-setup.mjs',
+      globalTeardown: '<rootDir>/test/support/global-teardown.mjs',
+    },
   ],
 };

@@ -202,6 +202,8 @@ export interface AuthConfig {
   clockToleranceSeconds: number;
   /** Claim name or dot path holding the roles; Keycloak's `realm_access.roles` is always tried as well. */
   rolesClaim: string;
+  /** Claims (names or dot paths) whose scopes are granted together: `scope` and `scp` unless configured. */
+  scopesClaims: string[];
   /** Role of a caller whose token names none of ours (external providers often send no roles); null: none. */
   defaultRole: 'customer' | null;
   /** The embedded identity provider, on unless OIDC_ISSUER names an external issuer. */
@@ -457,6 +459,16 @@ function authConfig(environment: Environment, httpPort: number): AuthConfig {
     );
   }
   const defaultRole = oneOf(environment, 'OIDC_DEFAULT_ROLE', ['customer', 'none'], 'customer');
+  const scopesClaims = list(environment, 'OIDC_SCOPES_CLAIM', ['scope', 'scp']);
+  if (externalIssuer === undefined && environment.OIDC_SCOPES_CLAIM?.trim()) {
+    throw new ConfigError(
+      'OIDC_SCOPES_CLAIM',
+      'needs OIDC_ISSUER: the embedded identity provider writes its scopes in scope',
+    );
+  }
+  if (scopesClaims.length === 0) {
+    throw new ConfigError('OIDC_SCOPES_CLAIM', 'must name at least one claim, e.g. scope,scp');
+  }
   const embeddedIssuer = httpUrl(environment, 'IDP_ISSUER', `http://localhost:${httpPort}`)!;
   return {
     issuer: externalIssuer ?? embeddedIssuer,
@@ -466,6 +478,7 @@ function authConfig(environment: Environment, httpPort: number): AuthConfig {
     algorithms: algorithms as TokenAlgorithm[],
     clockToleranceSeconds: integer(environment, 'OIDC_CLOCK_TOLERANCE_SECONDS', 30, { min: 0, max: 300 }),
     rolesClaim: text(environment, 'OIDC_ROLES_CLAIM', 'roles'),
+    scopesClaims,
     defaultRole: defaultRole === 'none' ? null : defaultRole,
     embedded:
       externalIssuer !== undefined

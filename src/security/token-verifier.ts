@@ -19,6 +19,8 @@ export interface TokenVerifierOptions {
   clockToleranceSeconds: number;
   /** Claim name or dot path of the roles; Keycloak's `realm_access.roles` is tried when it is absent. */
   rolesClaim?: string;
+  /** Claims (names or dot paths) whose scopes are granted together; `scope` and `scp` when absent. */
+  scopesClaims?: readonly string[];
   /** Role given to a caller whose token names none of ours; null gives none. */
   defaultRole?: Role | null;
   /** Reads the key set in-process instead of over HTTP (the embedded identity provider's own keys). */
@@ -171,6 +173,7 @@ function discoveryUrl(issuer: string): string {
 export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifier {
   const audienceClaim = options.audienceClaim ?? 'aud';
   const rolesClaim = options.rolesClaim ?? 'roles';
+  const scopesClaims = options.scopesClaims ?? ['scope', 'scp'];
   const defaultRole = options.defaultRole ?? null;
   const httpTimeoutMs = options.httpTimeoutMs ?? 5000;
   const now = options.now ?? Date.now;
@@ -296,7 +299,7 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
   }
 
   async function actorFromClaims(claims: AccessTokenClaims): Promise<Actor> {
-    const scopes = new Set([...listClaim(claims.scope), ...listClaim(claims.scp)]);
+    const scopes = new Set(scopesClaims.flatMap((name) => listClaim(readClaim(claims, name))));
     const roleValues = readClaim(claims, rolesClaim) ?? readClaim(claims, 'realm_access.roles');
     const namedRoles = knownRoles(listClaim(roleValues));
     const roles = namedRoles.length === 0 && defaultRole !== null ? [defaultRole] : namedRoles;
@@ -356,6 +359,7 @@ export function tokenVerifierOptionsFromConfig(auth: AuthConfig): TokenVerifierO
     algorithms: auth.algorithms,
     clockToleranceSeconds: auth.clockToleranceSeconds,
     rolesClaim: auth.rolesClaim,
+    scopesClaims: auth.scopesClaims,
     defaultRole: auth.defaultRole,
   };
 }

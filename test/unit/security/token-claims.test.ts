@@ -63,6 +63,23 @@ describe('actorFromClaims', () => {
     expect(actor).toMatchObject({ scopes: ['bookings:write'], roles: ['admin'] });
   });
 
+  it('reads scopes from the claims it is told to, such as Auth0’s permissions list, and from no other', async () => {
+    const verifier = createTokenVerifier({ ...baseOptions, scopesClaims: ['scope', 'permissions'] });
+    const actor = await verifier.actorFromClaims(
+      claims({
+        scope: 'openid bookings:read',
+        permissions: ['bookings:write', 'payments:write'],
+        scp: ['seats:write'],
+      }),
+    );
+    expect(actor.scopes).toEqual(['openid', 'bookings:read', 'bookings:write', 'payments:write']);
+    const nested = createTokenVerifier({ ...baseOptions, scopesClaims: ['authorization.scopes'] });
+    expect(
+      (await nested.actorFromClaims(claims({ scope: 'admin:all', authorization: { scopes: 'routes:read' } })))
+        .scopes,
+    ).toEqual(['routes:read']);
+  });
+
   it('reads a nested dot path such as Cognito groups under a custom claim', async () => {
     const verifier = createTokenVerifier({ ...baseOptions, rolesClaim: 'cognito:groups' });
     expect((await verifier.actorFromClaims(claims({ 'cognito:groups': ['agent'] }))).roles).toEqual([
@@ -201,6 +218,7 @@ describe('authentication configuration', () => {
       algorithms: ['RS256'],
       clockToleranceSeconds: 30,
       rolesClaim: 'roles',
+      scopesClaims: ['scope', 'scp'],
       defaultRole: 'customer',
       embedded: {
         accessTokenTtlSeconds: 900,
@@ -219,12 +237,15 @@ describe('authentication configuration', () => {
       OIDC_ISSUER: 'https://tenant.eu.auth0.com/',
       OIDC_AUDIENCE: 'https://api.bus-booking.example',
       OIDC_ROLES_CLAIM: 'https://bus-booking.example/roles',
+      OIDC_SCOPES_CLAIM: 'scope, permissions',
       OIDC_DEFAULT_ROLE: 'none',
     });
     expect(auth.embedded).toBeNull();
     expect(tokenVerifierOptionsFromConfig(auth)).toMatchObject({
       issuer: 'https://tenant.eu.auth0.com/',
       audience: 'https://api.bus-booking.example',
+      rolesClaim: 'https://bus-booking.example/roles',
+      scopesClaims: ['scope', 'permissions'],
       defaultRole: null,
     });
   });
@@ -235,6 +256,8 @@ describe('authentication configuration', () => {
     [{ OIDC_ALGORITHMS: 'HS256' }, 'OIDC_ALGORITHMS'],
     [{ OIDC_ALGORITHMS: 'ES256' }, 'OIDC_ALGORITHMS'],
     [{ OIDC_DEFAULT_ROLE: 'admin' }, 'OIDC_DEFAULT_ROLE'],
+    [{ OIDC_SCOPES_CLAIM: 'permissions' }, 'OIDC_SCOPES_CLAIM'],
+    [{ OIDC_ISSUER: 'https://id.example.com/realms/buses', OIDC_SCOPES_CLAIM: ' , ' }, 'OIDC_SCOPES_CLAIM'],
     [{ IDP_LOGIN_THROTTLE_WINDOW_SECONDS: '0' }, 'IDP_LOGIN_THROTTLE_WINDOW_SECONDS'],
   ])('fails fast naming the variable for %j', (environment, variable) => {
     expect(() => loadConfig({ ...required, ...environment })).toThrow(`configuration: ${variable}`);
