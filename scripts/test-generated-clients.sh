@@ -97,6 +97,8 @@ run_flows() {
 
 echo "clients: flows with the worker running (create answers 201, gRPC CreateBooking OK)"
 EXPECT_CREATE_STATUS=201 run_flows
+echo "clients: the project's REST example (npm run rest:example, the TypeScript client)"
+API_URL="$base_url" npx tsx scripts/rest-example.ts
 
 echo "clients: flows with the worker paused past the answer deadline (create answers 202, gRPC UNAVAILABLE BOOKING_PROCESSING)"
 # Each flow's create waits out the deadline with its seats unheld; the worker resumes while the flow reads the 202.

@@ -134,9 +134,8 @@ test('a create past the answer deadline reads as 202 PROCESSING, then as the boo
   await saga.startWorkers();
   let read = await readBooking(bookingId);
   while (read.status === 202) {
-    await new Promise((resolve) =>
-      setTimeout(resolve, read.status === 202 ? read.retryAfterSeconds * 1000 : 0),
-    );
+    const { retryAfterSeconds } = read;
+    await new Promise((resolve) => setTimeout(resolve, retryAfterSeconds * 1000));
     read = await readBooking(bookingId);
   }
   expect(read.status).toBe(200);
