@@ -101,16 +101,20 @@ echo "clients: the project's REST example (npm run rest:example, the TypeScript 
 API_URL="$base_url" npx tsx scripts/rest-example.ts
 
 echo "clients: flows with the worker paused past the answer deadline (create answers 202, gRPC UNAVAILABLE BOOKING_PROCESSING)"
-# Each flow's create waits out the deadline with its seats unheld; the worker resumes while the flow reads the 202.
+# Passes a flow's lines through and resumes the worker once the create has answered, so the flow reads the booking.
+resume_worker_after_create() {
+  while IFS= read -r line; do
+    echo "$line"
+    case "$line" in *'createBooking 202'* | *'CreateBooking UNAVAILABLE'*) kill -CONT "$worker_pid" ;; esac
+  done
+}
 for flow in python-rest go-rest python-grpc; do
   kill -STOP "$worker_pid"
-  (sleep 4 && kill -CONT "$worker_pid") &
-  resume_pid=$!
   case "$flow" in
     python-rest) PYTHONPATH="$work/python" EXPECT_CREATE_STATUS=202 "$venv/bin/python" clients/flows/rest_flow.py ;;
     go-rest) EXPECT_CREATE_STATUS=202 "$work/go/rest-flow" ;;
     python-grpc) PYTHONPATH="$work/grpc/python" EXPECT_CREATE_STATUS=202 "$venv/bin/python" clients/flows/grpc_flow.py ;;
-  esac
-  wait "$resume_pid"
+  esac 2>&1 | resume_worker_after_create
+  kill -CONT "$worker_pid"
 done
 echo "clients: OK"
