@@ -50,13 +50,14 @@ node_modules/.bin/buf export proto --output "$work/grpc/protos"
 (cd "$work/grpc/protos" && find ./com ./google -name '*.proto' -print0 | xargs -0 "$venv/bin/python" -m grpc_tools.protoc \
   -I . --python_out="$work/grpc/python" --grpc_python_out="$work/grpc/python")
 
-# The stack of `npm start` on ports of its own, beside its data, so a developer's running stack is left alone.
+# The stack of `npm start` on loopback ports of its own, beside its data, so a developer's running stack is left alone.
 stack_data="$root/.data/clients-stack"
 export STACK_DATA_DIR="$stack_data"
 export HTTP_PORT="${CLIENTS_HTTP_PORT:-28080}" GRPC_PORT="${CLIENTS_GRPC_PORT:-25051}"
 export METRICS_PORT="${CLIENTS_METRICS_PORT:-29464}" WORKER_METRICS_PORT="${CLIENTS_WORKER_METRICS_PORT:-29465}"
 export TEMPORAL_PORT="${CLIENTS_TEMPORAL_PORT:-27233}" TEMPORAL_UI_PORT="${CLIENTS_TEMPORAL_UI_PORT:-28233}"
 export EMBEDDED_POSTGRES_PORT="${CLIENTS_POSTGRES_PORT:-25432}"
+export HTTP_HOST=127.0.0.1 GRPC_HOST=127.0.0.1
 # A create whose seats are not held in two seconds answers 202: the paused-worker flows wait that long.
 export BOOKING_CREATE_ANSWER_TIMEOUT_MS=2000
 
