@@ -6,6 +6,8 @@ ARG NODE_IMAGE=node:20-bookworm-slim
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json .npmrc ./
+# The lock names the client workspace; npm ci needs its manifest, nothing else of it.
+COPY clients/typescript/package.json ./clients/typescript/
 # Install scripts stay off, as on the dev machines: the native parts (Temporal core bridge, swc, argon2)
 # ship prebuilt in platform packages, and no dependency needs a postinstall step.
 RUN --mount=type=cache,target=/root/.npm npm ci --ignore-scripts

@@ -9,6 +9,7 @@ export default tseslint.config(
       'dist/**',
       'node_modules/**',
       'src/generated/**',
+      'clients/typescript/src/generated/**',
       '.data/**',
       '.tools/**',
       'coverage/**',

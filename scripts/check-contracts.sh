@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Contract gate: buf lint and format, no breaking change against the committed baseline, src/generated and the
-# contracts' descriptor set up to date.
+# Contract gate: buf lint and format, no breaking change against the committed baseline, src/generated, the
+# contracts' descriptor set and the TypeScript client's types up to date.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -37,6 +37,15 @@ descriptor_set=proto/reflection/descriptor-set.binpb
 bash scripts/build-descriptor-set.sh "$scratch/descriptor-set.binpb"
 if ! cmp -s "$scratch/descriptor-set.binpb" "$descriptor_set"; then
   echo "$descriptor_set is stale: run npm run generate" >&2
+  exit 1
+fi
+
+echo "contracts: TypeScript client types freshness (clients/typescript, from openapi/openapi.yaml)"
+client_types=clients/typescript/src/generated/schema.ts
+node_modules/.bin/openapi-typescript openapi/openapi.yaml --output "$scratch/schema.ts" >/dev/null
+if ! diff "$scratch/schema.ts" "$client_types" >"$scratch/client-types.diff"; then
+  head -n 40 "$scratch/client-types.diff" >&2
+  echo "$client_types is stale: run npm run generate" >&2
   exit 1
 fi
 

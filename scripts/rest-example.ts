@@ -1,0 +1,112 @@
+// `npm run rest:example`: logs in as alice, then creates, pays for and cancels a booking with the generated REST client.
+import { randomUUID } from 'node:crypto';
+import {
+  bookingAnswerOf,
+  createBookingServiceClient,
+  successOf,
+  type BookingAnswer,
+  type BookingServiceClient,
+} from '@bus-booking/client';
+import { formatMoney } from '../src/activities/notification-templates';
+import { aliceDemoUser } from '../src/db/seed/demo-users';
+
+// Defaults match `npm start`; the address can be pointed elsewhere from the environment.
+const baseUrl = process.env.API_URL ?? `http://localhost:${process.env.HTTP_PORT ?? 8080}`;
+
+function isoDate(offsetDays: number): string {
+  return new Date(Date.now() + offsetDays * 86_400_000).toISOString().slice(0, 10);
+}
+
+async function findFreeSeat(
+  client: BookingServiceClient,
+): Promise<{ tripId: string; seatNumber: string; fareClass: 'STANDARD' | 'PREMIUM' }> {
+  const { routes } = successOf(await client.GET('/v1/routes', { params: { query: { page_size: 10 } } }));
+  for (const offsetDays of [1, 2, 3]) {
+    for (const route of routes) {
+      const availability = successOf(
+        await client.GET('/v1/routes/{route_id}/availability', {
+          params: { path: { route_id: route.id }, query: { date: isoDate(offsetDays) } },
+        }),
+      );
+      for (const trip of availability.trips) {
+        const seat = trip.seat_map.find((entry) => entry.status === 'FREE');
+        if (seat) return { tripId: trip.trip_id, seatNumber: seat.seat_number, fareClass: seat.fare_class };
+      }
+    }
+  }
+  throw new Error('no free seat found on any route in the next three days');
+}
+
+/** Reads the booking until its seats are held: a 202 says it is still being made, and when to look again. */
+async function heldBooking(client: BookingServiceClient, answer: BookingAnswer, bookingId: string) {
+  let current = answer;
+  while (current.status === 202) {
+    const { retryAfterSeconds } = current;
+    console.log(`booking ${bookingId} is still being made; reading it again in ${retryAfterSeconds} s`);
+    await new Promise((resolve) => setTimeout(resolve, retryAfterSeconds * 1000));
+    current = bookingAnswerOf(
+      await client.GET('/v1/bookings/{booking_id}', { params: { path: { booking_id: bookingId } } }),
+    );
+  }
+  return current.booking;
+}
+
+async function main(): Promise<void> {
+  const tokens = successOf(
+    await createBookingServiceClient({ baseUrl }).POST('/api/auth/login', {
+      body: { email: aliceDemoUser.email, password: aliceDemoUser.password },
+    }),
+  );
+  console.log(`logged in as ${aliceDemoUser.email} at ${baseUrl}`);
+  const client = createBookingServiceClient({ baseUrl, accessToken: tokens.access_token });
+  const seat = await findFreeSeat(client);
+
+  const created = bookingAnswerOf(
+    await client.POST('/v1/bookings', {
+      params: { header: { 'Idempotency-Key': randomUUID() } },
+      body: {
+        trip_id: seat.tripId,
+        passengers: [
+          {
+            first_name: 'Alice',
+            last_name: 'Martins',
+            email: aliceDemoUser.email,
+            seat_number: seat.seatNumber,
+            fare_class: seat.fareClass,
+          },
+        ],
+        contact_email: aliceDemoUser.email,
+      },
+    }),
+  );
+  const bookingId = created.status === 202 ? created.processing.id : created.booking.id;
+  console.log(`create answered ${created.status} for booking ${bookingId}, seat ${seat.seatNumber}`);
+  const booking = await heldBooking(client, created, bookingId);
+  console.log(`booking ${booking.id}: ${booking.status}, hold until ${booking.hold_expires_at}`);
+
+  const paid = bookingAnswerOf(
+    await client.POST('/v1/bookings/{booking_id}/payment', {
+      params: { path: { booking_id: bookingId }, header: { 'Idempotency-Key': randomUUID() } },
+      body: { payment_token: 'tok_visa' },
+    }),
+  );
+  const paidBooking = await heldBooking(client, paid, bookingId);
+  console.log(`paid with tok_visa: ${paidBooking.status}, method ${paidBooking.payment.method}`);
+
+  const cancelled = bookingAnswerOf(
+    await client.PUT('/v1/bookings/{booking_id}/cancel', {
+      params: { path: { booking_id: bookingId } },
+      body: { reason: 'REST example' },
+    }),
+  );
+  const cancelledBooking = await heldBooking(client, cancelled, bookingId);
+  const refunded = cancelledBooking.amount_refunded;
+  console.log(
+    `cancelled: ${cancelledBooking.status}, refunded ${formatMoney(refunded.amount_minor, refunded.currency)}`,
+  );
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof Error ? error.message : error);
+  process.exit(1);
+});
