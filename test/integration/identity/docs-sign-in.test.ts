@@ -1,17 +1,17 @@
-// Swagger UI at /docs in headless Chromium: a seeded demo customer signs in by authorization code + PKCE and tries an operation.
+// Swagger UI at /docs in headless Chromium: a seeded demo customer signs in by authorization code + PKCE and tries operations.
 import { expect } from '@jest/globals';
+import { randomBytes, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Client, Connection } from '@temporalio/client';
-import type { Knex } from 'knex';
-import { chromium, type Browser } from 'playwright-core';
+import path from 'node:path';
+import { chromium, type Browser, type Locator } from 'playwright-core';
 import { composeApi } from '../../../src/api/composition';
 import { aliceDemoUser, demoUsers, seedDemoData } from '../../../src/db/seed';
 import { emailLookup } from '../../../src/db/user-email';
 import { createLogger } from '../../../src/logger';
-import { temporalConnectionOptions } from '../../../src/security/temporal-connection';
-import { isolatedTestCipher, openTestDatabase, testConfig } from '../../support/database';
+import { startSagaEnvironment, type SagaEnvironment } from '../../support/saga';
+import { createTrip, restBookingBody, type TestTrip } from '../../support/trips';
 
 const chromiumPath = '/usr/bin/chromium';
 const chromiumFlags = [
@@ -24,13 +24,33 @@ const chromiumFlags = [
   '--no-first-run',
 ];
 const stepTimeoutMs = 20_000;
+const seededDay = '2027-10-04';
+const screenshotDirectory = path.resolve(__dirname, '../../../.data/screenshots');
+
+// The documented responses of an operation run to thousands of pixels; the answer the page got is what counts.
+const documentedResponsesHidden = '.responses-table:not(.live-responses-table) { display: none !important; }';
+
+/** Saves a screenshot under .data/screenshots and names it in the test output, where a reviewer looks for it. */
+async function saveScreenshot(target: Locator, name: string): Promise<void> {
+  fs.mkdirSync(screenshotDirectory, { recursive: true });
+  const file = path.join(screenshotDirectory, `docs-sign-in-${name}.png`);
+  await target.screenshot({ path: file, style: documentedResponsesHidden });
+  process.stdout.write(`screenshot: ${file}\n`);
+}
+
+/** Keys of this file only, so the demo accounts it seeds have blind indexes no other suite meets, and can go again. */
+function isolatedEncryptionEnvironment(): Record<string, string> {
+  return {
+    ENCRYPTION_KEYS: `docsbrowser:${randomBytes(32).toString('base64')}`,
+    ENCRYPTION_ACTIVE_KEY_ID: 'docsbrowser',
+    BLIND_INDEX_KEY: randomBytes(32).toString('base64'),
+  };
+}
 
 describe('signing in from the docs page', () => {
-  // Keys of its own, so the demo accounts it seeds have blind indexes no other suite meets, and can go again.
-  const cipher = isolatedTestCipher('docsbrowser');
-  let database: Knex;
+  let saga: SagaEnvironment;
+  let trip: TestTrip;
   let server: http.Server;
-  let connection: Connection;
   let baseUrl: string;
   let browser: Browser;
 
@@ -38,21 +58,21 @@ describe('signing in from the docs page', () => {
     if (!fs.existsSync(chromiumPath)) {
       throw new Error(`this suite drives Debian's chromium at ${chromiumPath}: apt-get install -y chromium`);
     }
-    database = openTestDatabase({ poolSize: 4, applicationName: 'docs-sign-in-tests' });
-    await seedDemoData(database, { cipher, today: '2027-10-04', days: 1 });
+    // Real workers hold the seats, so a create from the page answers 201 with the booking held.
+    saga = await startSagaEnvironment({ environment: isolatedEncryptionEnvironment() });
+    await seedDemoData(saga.database, { cipher: saga.cipher, today: seededDay, days: 1 });
+    trip = await createTrip(saga.database);
     let handler: http.RequestListener = (_request, response) => response.end();
     server = http.createServer((request, response) => handler(request, response));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    const config = testConfig({ IDP_ISSUER: baseUrl, RATE_LIMIT_PER_IP: '100000' });
-    // Never dialled: listing routes needs PostgreSQL only.
-    connection = Connection.lazy(temporalConnectionOptions(config.temporal));
-    const { app } = await composeApi(config, createLogger({ level: 'silent', name: 'docs-sign-in' }), {
-      database,
-      cipher,
-      connection,
-      temporal: new Client({ connection, namespace: config.temporal.namespace }),
-    });
+    const config = saga.configWith({ IDP_ISSUER: baseUrl, RATE_LIMIT_PER_IP: '100000' });
+    const { app } = await composeApi(
+      config,
+      createLogger({ level: 'silent', name: 'docs-sign-in' }),
+      { database: saga.database, cipher: saga.cipher, connection: saga.connection, temporal: saga.client },
+      { taskQueues: saga.taskQueueNames, timings: saga.timings },
+    );
     const callback = app.callback();
     handler = (request, response) => void callback(request, response);
     browser = await chromium.launch({ executablePath: chromiumPath, headless: true, args: chromiumFlags });
@@ -61,19 +81,22 @@ describe('signing in from the docs page', () => {
   afterAll(async () => {
     await browser?.close();
     await new Promise<void>((resolve) => server?.close(() => resolve()));
-    await connection?.close();
-    if (database === undefined) return;
-    await database('users')
+    if (saga === undefined) return;
+    // The booking's saga ends with the workers; its rows go with the trip, before the demo customer who made it.
+    await saga.stopWorkers();
+    await trip?.remove();
+    await saga
+      .database('users')
       .whereIn(
         'email_lookup',
-        demoUsers.map((user) => emailLookup(cipher, user.email)),
+        demoUsers.map((user) => emailLookup(saga.cipher, user.email)),
       )
       .delete();
-    await database('identity_signing_keys').where({ issuer: baseUrl }).delete();
-    await database.destroy();
+    await saga.database('identity_signing_keys').where({ issuer: baseUrl }).delete();
+    await saga.stop();
   });
 
-  it('authorizes with the oauth2 scheme in a popup, then "Try it out" on GET /v1/routes answers 200', async () => {
+  it('authorizes with the oauth2 scheme in a popup, then "Try it out" answers 200 on GET /v1/routes and 201 on POST /v1/bookings', async () => {
     const context = await browser.newContext();
     const page = await context.newPage();
     page.setDefaultTimeout(stepTimeoutMs);
@@ -101,6 +124,7 @@ describe('signing in from the docs page', () => {
     await Promise.all([popup.waitForEvent('close'), popup.getByRole('button', { name: 'Sign in' }).click()]);
 
     await codeFlow.locator('button', { hasText: 'Logout' }).waitFor();
+    await saveScreenshot(codeFlow, 'signed-in');
     await page.locator('.modal-ux .close-modal').first().click();
 
     const operation = page
@@ -110,12 +134,42 @@ describe('signing in from the docs page', () => {
     await operation.locator('.try-out__btn').click();
     // Swagger UI fills each parameter with its example; the page token's is not a token of this listing.
     await operation.locator('tr[data-param-name="page_token"] input').fill('');
+    // The day this file seeds, so the listing shows the seeded Lisbon to Porto route rather than an empty page.
+    await operation.locator('tr[data-param-name="date"] input').fill(seededDay);
     await operation.locator('.execute').click();
     const status = operation.locator('.live-responses-table tr.response .response-col_status').first();
     await status.waitFor();
     expect((await status.innerText()).trim()).toBe('200');
+    const routesBody = await operation
+      .locator('.live-responses-table .response-col_description pre')
+      .first()
+      .innerText();
+    expect(routesBody).toContain('"code": "LIS-POR"');
     const curl = await operation.locator('.curl-command, .curl').first().innerText();
     expect(curl).toMatch(/Authorization: Bearer ey/);
+    await saveScreenshot(operation, 'list-routes-200');
+
+    // The trip is this file's own, so its first seat is free.
+    const create = page
+      .locator('#operations-Bookings-createBooking, [id^="operations-"][id$="-createBooking"]')
+      .first();
+    await create.locator('.opblock-summary').click();
+    await create.locator('.try-out__btn').click();
+    await create.locator('tr[data-param-name="Idempotency-Key"] input').fill(randomUUID());
+    await create
+      .locator('.body-param__text')
+      .fill(JSON.stringify(restBookingBody(trip, trip.seatNumbers[0]), null, 2));
+    await create.locator('.execute').click();
+    const createStatus = create.locator('.live-responses-table tr.response .response-col_status').first();
+    await createStatus.waitFor();
+    expect((await createStatus.innerText()).trim()).toBe('201');
+    const createdBody = await create
+      .locator('.live-responses-table .response-col_description pre')
+      .first()
+      .innerText();
+    expect(createdBody).toContain(trip.tripId);
+    expect(createdBody).toMatch(/"status": "PENDING_PAYMENT"/);
+    await saveScreenshot(create, 'create-booking-201');
     expect(blocked).toEqual([]);
     await context.close();
   });
