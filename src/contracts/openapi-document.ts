@@ -1,4 +1,4 @@
-// Loads openapi/openapi.yaml once and lists its operations with their scopes and roles for router and policy.
+// Loads openapi/openapi.yaml once and lists its operations, and their /api aliases, with scopes and roles.
 import fs from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
@@ -15,10 +15,12 @@ export interface OpenApiOperation {
   method: HttpMethod;
   /** The OpenAPI path template, e.g. `/v1/bookings/{booking_id}`. */
   path: string;
+  /** Where the document describes it: `path`, or the `/v1` path of an `/api` alias. */
+  documentedPath: string;
   /** The same path in router syntax, e.g. `/v1/bookings/:booking_id`. */
   routerPath: string;
   operationId: string;
-  /** The `/v1` operation an `/api` twin stands for (`x-canonical-operation-id`); otherwise its own id. */
+  /** The `/v1` operation an `/api` alias stands for; otherwise its own id. */
   canonicalOperationId: string;
   scopes: readonly string[];
   roles: readonly Role[];
@@ -100,13 +102,16 @@ function readRoles(where: string, value: unknown): Role[] {
   return value as Role[];
 }
 
+function routerPathOf(pathTemplate: string): string {
+  return pathTemplate.replace(/\{([A-Za-z0-9_]+)\}/g, ':$1');
+}
+
 function readOperation(pathTemplate: string, method: HttpMethod, operation: unknown): OpenApiOperation {
   const where = `${method} ${pathTemplate}`;
   if (!isRecord(operation) || typeof operation.operationId !== 'string') {
     throw new OpenApiContractError(where, 'needs an operationId');
   }
   const scopes = readScopes(where, operation.security);
-  const canonical = operation['x-canonical-operation-id'];
   const ownership = operation['x-ownership'];
   if (ownership !== undefined && ownership !== 'owner-or-staff') {
     throw new OpenApiContractError(where, `has unknown x-ownership ${JSON.stringify(ownership)}`);
@@ -117,9 +122,10 @@ function readOperation(pathTemplate: string, method: HttpMethod, operation: unkn
   return {
     method,
     path: pathTemplate,
-    routerPath: pathTemplate.replace(/\{([A-Za-z0-9_]+)\}/g, ':$1'),
+    documentedPath: pathTemplate,
+    routerPath: routerPathOf(pathTemplate),
     operationId: operation.operationId,
-    canonicalOperationId: typeof canonical === 'string' ? canonical : operation.operationId,
+    canonicalOperationId: operation.operationId,
     scopes: scopes ?? [],
     roles: scopes === null ? [] : readRoles(where, operation['x-roles']),
     ownership: ownership === 'owner-or-staff' ? ownership : null,
@@ -127,7 +133,7 @@ function readOperation(pathTemplate: string, method: HttpMethod, operation: unkn
   };
 }
 
-function listOperations(document: OpenApiDocument): OpenApiOperation[] {
+function listDocumentedOperations(document: OpenApiDocument): OpenApiOperation[] {
   const operations: OpenApiOperation[] = [];
   for (const [pathTemplate, pathItem] of Object.entries(document.paths)) {
     for (const method of httpMethods) {
@@ -135,21 +141,50 @@ function listOperations(document: OpenApiDocument): OpenApiOperation[] {
       if (operation !== undefined) operations.push(readOperation(pathTemplate, method, operation));
     }
   }
+  return operations;
+}
+
+const versionedPrefix = '/v1/';
+const aliasPrefix = '/api/';
+
+/**
+ * Every `/v1` operation is also served under `/api` by the same handler, with the operationId suffix `Api`. The
+ * document names each operation once, so generated clients get one method per operation; the aliases are built
+ * here, for the router, the policy and the tests.
+ */
+function apiAliasOf(operation: OpenApiOperation): OpenApiOperation {
+  const aliasPath = `${aliasPrefix}${operation.path.slice(versionedPrefix.length)}`;
+  return {
+    ...operation,
+    path: aliasPath,
+    routerPath: routerPathOf(aliasPath),
+    operationId: `${operation.operationId}Api`,
+  };
+}
+
+function withApiAliases(documented: readonly OpenApiOperation[]): OpenApiOperation[] {
+  const operations = [
+    ...documented,
+    ...documented.filter((operation) => operation.path.startsWith(versionedPrefix)).map(apiAliasOf),
+  ];
   const seen = new Set<string>();
-  for (const { operationId } of operations) {
+  const routes = new Set<string>();
+  for (const { operationId, method, path: pathTemplate } of operations) {
     if (seen.has(operationId)) throw new OpenApiContractError(operationId, 'is not a unique operationId');
     seen.add(operationId);
-  }
-  const unknownCanonical = operations.find((operation) => !seen.has(operation.canonicalOperationId));
-  if (unknownCanonical) {
-    throw new OpenApiContractError(unknownCanonical.operationId, 'names an unknown x-canonical-operation-id');
+    const route = `${method} ${pathTemplate}`;
+    if (routes.has(route)) throw new OpenApiContractError(route, 'is documented and also an /api alias');
+    routes.add(route);
   }
   return operations;
 }
 
 export const openApiDocumentPath: string = path.join(projectRoot, 'openapi', 'openapi.yaml');
 export const openApiDocument: OpenApiDocument = readDocument(openApiDocumentPath);
-export const openApiOperations: readonly OpenApiOperation[] = listOperations(openApiDocument);
+/** The operations the document describes, each once. */
+export const documentedOperations: readonly OpenApiOperation[] = listDocumentedOperations(openApiDocument);
+/** Every operation the REST front serves: the documented ones and the `/api` alias of each `/v1` one. */
+export const openApiOperations: readonly OpenApiOperation[] = withApiAliases(documentedOperations);
 export const openApiOperationsById: ReadonlyMap<string, OpenApiOperation> = new Map(
   openApiOperations.map((operation) => [operation.operationId, operation]),
 );

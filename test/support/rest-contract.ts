@@ -36,8 +36,10 @@ function validatorFor(key: string, ajv: typeof bodyAjv, schema: unknown): Valida
 }
 
 export function documentedResponse(operationId: string, status: number): ResponseDefinition | undefined {
-  const operation = openApiOperationsById.get(operationId);
-  if (operation === undefined) throw new Error(`no operation ${operationId}`);
+  const served = openApiOperationsById.get(operationId);
+  if (served === undefined) throw new Error(`no operation ${operationId}`);
+  // An /api alias answers as the /v1 operation it stands for, which is where the document describes it.
+  const operation = openApiOperationsById.get(served.canonicalOperationId) ?? served;
   const responses = operationDefinition(operation).responses as Record<string, unknown>;
   const response = responses[String(status)] ?? responses.default;
   return response === undefined

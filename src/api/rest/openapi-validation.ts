@@ -97,7 +97,7 @@ function readParameters(operation: JsonObject): ParameterDefinition[] {
 }
 
 export function operationDefinition(operation: OpenApiOperation): JsonObject {
-  const pathItem = openApiDocument.paths[operation.path];
+  const pathItem = openApiDocument.paths[operation.documentedPath];
   const definition = pathItem?.[operation.method.toLowerCase()];
   if (!isObject(definition)) throw new Error(`no OpenAPI operation ${operation.operationId}`);
   return definition;

@@ -115,7 +115,7 @@ function requirementOf(operation: OpenApiOperation): Requirement {
 
 /** The lowest 2xx the contract documents for the operation: what a served call answers. */
 function successStatus(operation: OpenApiOperation): number {
-  const item = openApiDocument.paths[operation.path][operation.method.toLowerCase()] as {
+  const item = openApiDocument.paths[operation.documentedPath][operation.method.toLowerCase()] as {
     responses: Record<string, unknown>;
   };
   return Math.min(

@@ -13,7 +13,9 @@ function resolve(node: unknown): Node {
 /** Every parameter of every operation, resolved, with the operation it belongs to. */
 function parameters(): { operationId: string; parameter: Node }[] {
   return openApiOperations.flatMap((operation) => {
-    const definition = openApiDocument.paths[operation.path][operation.method.toLowerCase()] as Node;
+    const definition = openApiDocument.paths[operation.documentedPath][
+      operation.method.toLowerCase()
+    ] as Node;
     return ((definition.parameters ?? []) as unknown[]).map((parameter) => ({
       operationId: operation.operationId,
       parameter: resolve(parameter),

@@ -1,6 +1,7 @@
 // Checks the OpenAPI loader: where it finds the document and how it presents operations to router and policy.
 import path from 'node:path';
 import {
+  documentedOperations,
   openApiDocument,
   openApiDocumentPath,
   openApiOperations,
@@ -17,6 +18,7 @@ describe('OpenAPI document loader', () => {
     expect(openApiOperationsById.get('cancelBookingApi')).toMatchObject({
       method: 'PUT',
       path: '/api/bookings/{booking_id}/cancel',
+      documentedPath: '/v1/bookings/{booking_id}/cancel',
       routerPath: '/api/bookings/:booking_id/cancel',
       canonicalOperationId: 'cancelBooking',
     });
@@ -37,9 +39,24 @@ describe('OpenAPI document loader', () => {
     });
   });
 
-  it('resolves a /api twin to the canonical operation that exists', () => {
+  it('resolves a /api alias to the canonical operation that exists', () => {
     for (const operation of openApiOperations) {
       expect(openApiOperationsById.has(operation.canonicalOperationId)).toBe(true);
     }
+  });
+
+  it('documents each operation once and serves every /v1 one under /api too, asking the same', () => {
+    expect(documentedOperations.filter((operation) => operation.operationId.endsWith('Api'))).toEqual([]);
+    const versioned = documentedOperations.filter((operation) => operation.path.startsWith('/v1/'));
+    expect(versioned.length).toBeGreaterThan(0);
+    for (const operation of versioned) {
+      expect(openApiOperationsById.get(`${operation.operationId}Api`)).toEqual({
+        ...operation,
+        operationId: `${operation.operationId}Api`,
+        path: operation.path.replace(/^\/v1\//, '/api/'),
+        routerPath: operation.routerPath.replace(/^\/v1\//, '/api/'),
+      });
+    }
+    expect(openApiOperations).toHaveLength(documentedOperations.length + versioned.length);
   });
 });

@@ -52,7 +52,7 @@ describe('compileRequestValidator', () => {
 
   it('accepts every request body example the document gives', () => {
     const examples = openApiOperations.flatMap((operation) => {
-      const definition = openApiDocument.paths[operation.path][operation.method.toLowerCase()] as {
+      const definition = openApiDocument.paths[operation.documentedPath][operation.method.toLowerCase()] as {
         requestBody?: unknown;
       };
       if (definition.requestBody === undefined) return [];
@@ -221,7 +221,7 @@ function requestSchemaNodes(): Record<string, unknown>[] {
       if (typeof schema[keyword] === 'object') visit(schema[keyword]);
   };
   for (const operation of openApiOperations) {
-    const definition = openApiDocument.paths[operation.path][operation.method.toLowerCase()] as {
+    const definition = openApiDocument.paths[operation.documentedPath][operation.method.toLowerCase()] as {
       parameters?: unknown[];
     };
     for (const parameter of definition.parameters ?? []) {
