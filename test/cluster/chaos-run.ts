@@ -331,7 +331,7 @@ async function main(): Promise<number> {
     // The storm's accounts are not the load's, whose unpaid holds would meet their cap.
     const stormCustomers = await signInCustomers(stack.restUrls[1], 60, customers.length + 1);
     say(
-      `create storm: ${seconds(stormMs)} of creates from ${stormCustomers.length} customers, SIGKILL every ${seconds(stormKillEveryMs)} of ${stormVictims.map((group) => group.join(' and ')).join(', ')} in turn`,
+      `create storm: ${seconds(stormMs)} of creates from ${stormCustomers.length} customers, SIGKILL every ${seconds(stormKillEveryMs)} of ${stormVictims.map((group) => group.join(' and ')).join(', ')} in turn, the bookings workers frozen (SIGSTOP) for 60 % of each period`,
     );
     const storm = await runCreateStorm(stack, {
       fronts,
@@ -341,6 +341,8 @@ async function main(): Promise<number> {
       durationMs: stormMs,
       killEveryMs: stormKillEveryMs,
       victims: stormVictims,
+      frozen: bookingsWorkers,
+      frozenShare: 0.6,
       grpcShare: options.grpcShare,
     });
     const everyoneBack = await waitUntil(

@@ -22,6 +22,12 @@ export interface CreateStormOptions {
   /** SIGKILLs every this long, taking the groups of `victims` in turn (a process still down is left be). */
   killEveryMs: number;
   victims: readonly (readonly string[])[];
+  /**
+   * Between kills these processes are frozen (SIGSTOP) for `frozenShare` of each period, as an overloaded or
+   * stalled worker is: creates then outlast their answer time, which a quick restart alone rarely makes them do.
+   */
+  frozen: readonly string[];
+  frozenShare: number;
   grpcShare: number;
 }
 
@@ -96,7 +102,29 @@ export async function runCreateStorm(
     }
   }
 
-  await Promise.all([killer(), ...Array.from({ length: options.clients }, () => client())]);
+  function signal(names: readonly string[], how: NodeJS.Signals): void {
+    for (const name of names) {
+      if (stack.pid(name) === undefined) continue;
+      try {
+        stack.kill(name, how);
+      } catch {
+        // Restarting after a kill: the new process starts thawed.
+      }
+    }
+  }
+
+  async function freezer(): Promise<void> {
+    const frozenMs = options.killEveryMs * options.frozenShare;
+    while (Date.now() + options.killEveryMs <= endsAt) {
+      signal(options.frozen, 'SIGSTOP');
+      await sleep(frozenMs);
+      signal(options.frozen, 'SIGCONT');
+      await sleep(options.killEveryMs - frozenMs);
+    }
+    signal(options.frozen, 'SIGCONT');
+  }
+
+  await Promise.all([killer(), freezer(), ...Array.from({ length: options.clients }, () => client())]);
   return result;
 }
 
