@@ -108,3 +108,28 @@ export async function observe(response: Response): Promise<ObservedResponse> {
   if (/json/.test(response.headers.get('content-type') ?? '') && text !== '') body = JSON.parse(text);
   return { status: response.status, headers: Object.fromEntries(response.headers.entries()), body };
 }
+
+export interface RestRequest {
+  method?: string;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+/** Sends requests to one server with one bearer token (JSON bodies), each answer read by `observe`. */
+export function bearerRequests(
+  baseUrl: () => string,
+  token: () => string,
+): (path: string, request?: RestRequest) => Promise<ObservedResponse> {
+  return async (path, request = {}) => {
+    const response = await fetch(`${baseUrl()}${path}`, {
+      method: request.method ?? 'GET',
+      headers: {
+        authorization: `Bearer ${token()}`,
+        ...(request.body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...request.headers,
+      },
+      body: request.body === undefined ? undefined : JSON.stringify(request.body),
+    });
+    return observe(response);
+  };
+}

@@ -9,7 +9,7 @@ import { bookingWorkflowId } from '../../../src/workflows/shared';
 import { startApiProcess, type ApiProcess } from '../../support/api-process';
 import { activeSeatsOf } from '../../support/booking-records';
 import { eventually } from '../../support/outcomes';
-import { expectContract, observe, type ObservedResponse } from '../../support/rest-contract';
+import { bearerRequests, expectContract } from '../../support/rest-contract';
 import {
   buildApp,
   createTokenIssuer,
@@ -102,22 +102,10 @@ afterAll(async () => {
   await saga?.stop();
 });
 
-async function rest(
-  path: string,
-  options: { method?: string; body?: unknown; headers?: Record<string, string>; bearer?: string } = {},
-  baseUrl = restServer.baseUrl,
-): Promise<ObservedResponse> {
-  const response = await fetch(`${baseUrl}${path}`, {
-    method: options.method ?? 'GET',
-    headers: {
-      authorization: `Bearer ${options.bearer ?? token}`,
-      ...(options.body === undefined ? {} : { 'content-type': 'application/json' }),
-      ...options.headers,
-    },
-    body: options.body === undefined ? undefined : JSON.stringify(options.body),
-  });
-  return observe(response);
-}
+const rest = bearerRequests(
+  () => restServer.baseUrl,
+  () => token,
+);
 
 /** The create's start, and its own second try, were sent and failed: no workflow exists for the booking. */
 async function expectStartLost(bookingId: string): Promise<void> {
@@ -253,11 +241,10 @@ describe('the API process killed right after answering 202', () => {
     const user = await insertLoginUser(saga.database, saga.cipher, { roles: ['customer'] });
     const bearer = await doomed.signIn(user.email, user.password);
 
-    const accepted = await rest(
-      '/v1/bookings',
-      { method: 'POST', body: restBookingBody(trip, seat), bearer },
-      doomed.restBaseUrl,
-    );
+    const accepted = await bearerRequests(
+      () => doomed.restBaseUrl,
+      () => bearer,
+    )('/v1/bookings', { method: 'POST', body: restBookingBody(trip, seat) });
     await doomed.kill();
     expect(accepted.status).toBe(202);
     const bookingId = (accepted.body as { id: string }).id;
@@ -273,7 +260,10 @@ describe('the API process killed right after answering 202', () => {
       { timeoutMs: 60_000, intervalMs: 250 },
     );
     expect(seats).toEqual([`${seat}:HELD`]);
-    const read = await rest(`/v1/bookings/${bookingId}`, { bearer }, survivor.restBaseUrl);
+    const read = await bearerRequests(
+      () => survivor.restBaseUrl,
+      () => bearer,
+    )(`/v1/bookings/${bookingId}`);
     expect(read.status).toBe(200);
     expect(read.body).toMatchObject({ id: bookingId, status: 'PENDING_PAYMENT' });
   });

@@ -14,7 +14,7 @@ import {
   type TestCertificates,
 } from '../../support/grpc-server';
 import { eventually } from '../../support/outcomes';
-import { expectContract, observe, type ObservedResponse } from '../../support/rest-contract';
+import { bearerRequests, expectContract, type ObservedResponse } from '../../support/rest-contract';
 import {
   buildApp,
   createTokenIssuer,
@@ -80,21 +80,10 @@ afterAll(async () => {
   await saga?.stop();
 });
 
-async function rest(
-  path: string,
-  options: { method?: string; body?: unknown; headers?: Record<string, string> } = {},
-): Promise<ObservedResponse> {
-  const response = await fetch(`${restServer.baseUrl}${path}`, {
-    method: options.method ?? 'GET',
-    headers: {
-      authorization: `Bearer ${token}`,
-      ...(options.body === undefined ? {} : { 'content-type': 'application/json' }),
-      ...options.headers,
-    },
-    body: options.body === undefined ? undefined : JSON.stringify(options.body),
-  });
-  return observe(response);
-}
+const rest = bearerRequests(
+  () => restServer.baseUrl,
+  () => token,
+);
 
 /** A booking whose create answered 202: its workflow waits for a worker, its seats are not held. */
 async function processingBooking(seat: string): Promise<string> {

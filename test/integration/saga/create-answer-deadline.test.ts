@@ -31,7 +31,7 @@ import {
   startTestServer,
   type TestCertificates,
 } from '../../support/grpc-server';
-import { expectContract, observe, type ObservedResponse } from '../../support/rest-contract';
+import { bearerRequests, expectContract, type ObservedResponse } from '../../support/rest-contract';
 import {
   buildApp,
   createTokenIssuer,
@@ -175,21 +175,10 @@ function createBody(seat: string) {
   };
 }
 
-async function rest(
-  path: string,
-  options: { method?: string; body?: unknown; headers?: Record<string, string> } = {},
-): Promise<ObservedResponse> {
-  const response = await fetch(`${restServer.baseUrl}${path}`, {
-    method: options.method ?? 'GET',
-    headers: {
-      authorization: `Bearer ${restToken}`,
-      ...(options.body === undefined ? {} : { 'content-type': 'application/json' }),
-      ...options.headers,
-    },
-    body: options.body === undefined ? undefined : JSON.stringify(options.body),
-  });
-  return observe(response);
-}
+const rest = bearerRequests(
+  () => restServer.baseUrl,
+  () => restToken,
+);
 
 interface ProcessingJson {
   id: string;
