@@ -989,7 +989,7 @@ export interface ClusterStackConfig {
   /** `<STACK_DATA_DIR>/cluster`: apart from `npm start`'s data, so both stacks can live side by side. */
   dataDirectory: string;
   postgresPort: number;
-  /** The Temporal frontend's gRPC port; the other Temporal services take the next ports (see the README). */
+  /** The Temporal frontend's gRPC port; the other Temporal services take the next ports (see docs/deployment.md). */
   temporalPort: number;
   /** First of the Temporal services' membership (gossip) ports; stored as PostgreSQL smallint, so below 32768. */
   temporalMembershipPort: number;

@@ -181,7 +181,7 @@ beforeAll(async () => {
   const [httpPort, grpcPort] = [await findFreePort(), await findFreePort()];
   restBaseUrl = `http://127.0.0.1:${httpPort}`;
   grpcAddress = `127.0.0.1:${grpcPort}`;
-  // Only variables of the README's configuration table. The standard task queues: no other test of a run polls them.
+  // Only variables of the configuration table (docs/configuration.md). The standard task queues: no other test of a run polls them.
   const environment = {
     NODE_ENV: 'test',
     DATABASE_URL: process.env.DATABASE_URL ?? '',

@@ -49,7 +49,7 @@ beforeAll(async () => {
   restBaseUrl = `http://127.0.0.1:${httpPort}`;
   apiMetricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
   workerMetricsUrl = `http://127.0.0.1:${workerMetricsPort}`;
-  // Only variables of the README's configuration table. The workers serve the standard task queues: no other
+  // Only variables of the configuration table (docs/configuration.md). The workers serve the standard task queues: no other
   // test of a run polls them (each saga test has queues of its own), so this booking runs on these processes.
   const environment = {
     NODE_ENV: 'test',

@@ -1,11 +1,11 @@
-// The configuration module fails fast by variable name, and the README documents every variable it reads.
+// The configuration module fails fast by variable name, and docs/configuration.md documents every variable it reads.
 import fs from 'node:fs';
 import path from 'node:path';
 import { ConfigError, loadConfig } from '../../../src/config';
 
 const projectRoot = path.resolve(__dirname, '../../..');
 const configSource = fs.readFileSync(path.join(projectRoot, 'src/config.ts'), 'utf8');
-const readme = fs.readFileSync(path.join(projectRoot, 'README.md'), 'utf8');
+const readme = fs.readFileSync(path.join(projectRoot, 'docs', 'configuration.md'), 'utf8');
 
 const minimalEnvironment = {
   DATABASE_URL: 'postgres://user:password@127.0.0.1:5432/bookings',
@@ -45,7 +45,7 @@ describe('configuration', () => {
     expect(error.message).toContain(variable);
   });
 
-  it('documents every variable it reads in the README', () => {
+  it('documents every variable it reads in docs/configuration.md', () => {
     const variables = new Set(
       [...configSource.matchAll(/'([A-Z][A-Z0-9]*_[A-Z0-9_]+)'/g)].map((match) => match[1]),
     );
