@@ -74,7 +74,7 @@ import {
   type BookingStart,
   type StartOutcome,
 } from './booking-starts';
-import { createOpenHoldClaims, type HoldClaim } from './open-hold-claims';
+import { openHoldClaimsFromConfig, type HoldClaim } from './open-hold-claims';
 import { createSeatsInFlight } from './seats-in-flight';
 import { domainErrorFromTemporal, isTemporalUnreachable, isWorkflowGone } from './temporal-outcomes';
 import { isStaff } from '../domain/roles';
@@ -159,11 +159,8 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
     ...defaultActivityTimings,
     ...dependencies.timings,
   };
-  const openHolds = createOpenHoldClaims({
-    database,
-    maximumOpenHolds: config.booking.maxOpenHoldsPerCustomer,
-    claimDurationMs: timings.holdDurationMs,
-    keepForMs: config.idempotency.retentionHours * 3600 * 1000,
+  const openHolds = openHoldClaimsFromConfig(config, database, {
+    holdDurationMs: timings.holdDurationMs,
     now,
   });
   const starts = createBookingStarts({ temporal, cipher, claims: openHolds });

@@ -1,5 +1,6 @@
 // A create's claim, written before its workflow starts: the per-customer cap on unpaid holds and the sealed start.
 import type { Knex } from 'knex';
+import type { Config } from '../config';
 import { DomainError } from '../domain/errors';
 
 export interface OpenHoldClaims {
@@ -285,4 +286,19 @@ export function createOpenHoldClaims(dependencies: OpenHoldClaimsDependencies): 
     earlierCreateColumns,
     recordRefusal,
   };
+}
+
+/** The claims as configured: the hold's length (tests may shorten it) and the idempotency keys' retention. */
+export function openHoldClaimsFromConfig(
+  config: Pick<Config, 'booking' | 'idempotency'>,
+  database: Knex,
+  options: { holdDurationMs?: number; now: () => Date },
+): OpenHoldClaims {
+  return createOpenHoldClaims({
+    database,
+    maximumOpenHolds: config.booking.maxOpenHoldsPerCustomer,
+    claimDurationMs: options.holdDurationMs ?? config.booking.holdDurationSeconds * 1000,
+    keepForMs: config.idempotency.retentionHours * 3600 * 1000,
+    now: options.now,
+  });
 }

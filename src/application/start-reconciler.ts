@@ -4,7 +4,7 @@ import type { Knex } from 'knex';
 import type { Config } from '../config';
 import type { FieldCipher } from '../security/field-encryption';
 import { createBookingStarts } from './booking-starts';
-import { createOpenHoldClaims } from './open-hold-claims';
+import { openHoldClaimsFromConfig } from './open-hold-claims';
 
 /** Starts sent per pass: a backlog after an outage drains over a few passes instead of in one burst. */
 const startsPerPass = 100;
@@ -23,13 +23,7 @@ export function createStartReconciler(dependencies: {
 }): StartReconciler {
   const { config, database, temporal, cipher } = dependencies;
   const now = dependencies.now ?? (() => new Date());
-  const claims = createOpenHoldClaims({
-    database,
-    maximumOpenHolds: config.booking.maxOpenHoldsPerCustomer,
-    claimDurationMs: config.booking.holdDurationSeconds * 1000,
-    keepForMs: config.idempotency.retentionHours * 3600 * 1000,
-    now,
-  });
+  const claims = openHoldClaimsFromConfig(config, database, { now });
   const starts = createBookingStarts({ temporal, cipher, claims });
   // A younger claim's own create may still be sending its start; sending it again would be harmless, but idle.
   const createsInFlightMs = config.booking.createAnswerTimeoutMs + 1000;
