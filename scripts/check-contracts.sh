@@ -1,16 +1,35 @@
 #!/usr/bin/env bash
-# Contract gate: buf lint and format, no breaking change against the committed baseline, src/generated, the
-# contracts' descriptor set and the TypeScript client's types up to date.
+# Contract gate: buf lint and format, no breaking change against the committed baseline (buf breaking for the protos'
+# fine-grained rules; a schema registry for the protos and the OpenAPI document), src/generated, the contracts'
+# descriptor set and the TypeScript client's types up to date.
+#
+# Usage: bash scripts/check-contracts.sh [--without-registry]
+# The registry check uses SCHEMA_REGISTRY_URL when it is set (a shared registry: it checks against the latest
+# versions there and stores nothing); otherwise it starts a local Apicurio Registry (scripts/registry.sh), registers
+# contracts/released/ in it and checks against that. --without-registry leaves it out (npm test: the registry costs
+# a JVM start; npm run contracts:registry runs it in CI).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+with_registry=true
+case "${1:-}" in
+  '') ;;
+  --without-registry) with_registry=false ;;
+  *)
+    echo "usage: bash scripts/check-contracts.sh [--without-registry]" >&2
+    exit 2
+    ;;
+esac
 
 buf=node_modules/.bin/buf
 baseline=proto/baseline/contracts.binpb
 
-if [[ ! -f "$baseline" ]]; then
-  echo "contracts: $baseline is missing: run npm run contracts:baseline and commit it" >&2
-  exit 1
-fi
+for released in "$baseline" contracts/released/openapi.yaml contracts/released/proto; do
+  if [[ ! -e "$released" ]]; then
+    echo "contracts: $released is missing: run npm run contracts:release and commit it" >&2
+    exit 1
+  fi
+done
 
 echo "contracts: buf lint"
 "$buf" lint
@@ -47,6 +66,18 @@ if ! diff "$scratch/schema.ts" "$client_types" >"$scratch/client-types.diff"; th
   head -n 40 "$scratch/client-types.diff" >&2
   echo "$client_types is stale: run npm run generate" >&2
   exit 1
+fi
+
+if [[ "$with_registry" == true ]]; then
+  if [[ -n "${SCHEMA_REGISTRY_URL:-}" ]]; then
+    echo "contracts: schema registry at $SCHEMA_REGISTRY_URL (dryRun against its latest versions)"
+    node_modules/.bin/tsx scripts/registry-check.ts check
+  else
+    echo "contracts: schema registry (a local Apicurio Registry holding contracts/released/)"
+    bash scripts/registry.sh run -- node_modules/.bin/tsx scripts/registry-check.ts check --seed
+  fi
+else
+  echo "contracts: schema registry check left out (npm run contracts:registry runs it)"
 fi
 
 echo "contracts: OK"
