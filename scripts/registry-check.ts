@@ -85,8 +85,9 @@ async function check(): Promise<number> {
 }
 
 async function release(): Promise<number> {
+  const target = registry();
   log('registering the working tree as the newest released version');
-  const refused = report(await registry().register(loadContracts(workingProtos, workingOpenApi)));
+  const refused = report(await target.register(loadContracts(workingProtos, workingOpenApi)));
   if (refused > 0) {
     log(`${refused} contract(s) refused as breaking; nothing was recorded`);
     return 1;
