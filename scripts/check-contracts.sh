@@ -38,7 +38,26 @@ echo "contracts: buf format"
 "$buf" format --diff --exit-code
 
 echo "contracts: buf breaking against $baseline"
-"$buf" breaking --against "$baseline"
+# Both breaking-change checks report before either fails the gate: each names what the other may not.
+breaking_status=0
+"$buf" breaking --against "$baseline" || breaking_status=$?
+
+if [[ "$with_registry" == true ]]; then
+  if [[ -n "${SCHEMA_REGISTRY_URL:-}" ]]; then
+    echo "contracts: schema registry at $SCHEMA_REGISTRY_URL (dryRun against its latest versions)"
+    node_modules/.bin/tsx scripts/registry-check.ts check || breaking_status=$?
+  else
+    echo "contracts: schema registry (a local Apicurio Registry holding contracts/released/)"
+    bash scripts/registry.sh run -- node_modules/.bin/tsx scripts/registry-check.ts check --seed || breaking_status=$?
+  fi
+else
+  echo "contracts: schema registry check left out (npm run contracts:registry runs it)"
+fi
+
+if [[ "$breaking_status" -ne 0 ]]; then
+  echo "contracts: the breaking-change checks failed (reasons above)" >&2
+  exit 1
+fi
 
 echo "contracts: generated code freshness"
 scratch="$(mktemp -d)"
@@ -66,18 +85,6 @@ if ! diff "$scratch/schema.ts" "$client_types" >"$scratch/client-types.diff"; th
   head -n 40 "$scratch/client-types.diff" >&2
   echo "$client_types is stale: run npm run generate" >&2
   exit 1
-fi
-
-if [[ "$with_registry" == true ]]; then
-  if [[ -n "${SCHEMA_REGISTRY_URL:-}" ]]; then
-    echo "contracts: schema registry at $SCHEMA_REGISTRY_URL (dryRun against its latest versions)"
-    node_modules/.bin/tsx scripts/registry-check.ts check
-  else
-    echo "contracts: schema registry (a local Apicurio Registry holding contracts/released/)"
-    bash scripts/registry.sh run -- node_modules/.bin/tsx scripts/registry-check.ts check --seed
-  fi
-else
-  echo "contracts: schema registry check left out (npm run contracts:registry runs it)"
 fi
 
 echo "contracts: OK"
