@@ -65,7 +65,11 @@ install() {
   echo "registry: unpacking Apicurio Registry $version into .tools/apicurio-registry" >&2
   local scratch
   scratch="$(mktemp -d "$root/.tools/apicurio-registry-unpack.XXXXXX")"
-  tar -xzf "$archive" -C "$scratch"
+  if ! tar -xzf "$archive" -C "$scratch"; then
+    rm -rf "$scratch"
+    echo "registry: could not unpack $archive; delete it to download it again" >&2
+    exit 1
+  fi
   rm -rf "$install_dir"
   mv "$scratch" "$install_dir"
   echo "$version" >"$stamp"
