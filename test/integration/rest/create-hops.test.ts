@@ -1,13 +1,8 @@
 // Counts the hops of one REST create with an Idempotency-Key: the API's PostgreSQL statements and its Temporal calls.
 import { expect } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import type { InterceptingCall, Interceptor } from '@grpc/grpc-js';
-import {
-  Client,
-  Connection,
-  defaultGrpcRetryOptions,
-  makeGrpcRetryInterceptor,
-} from '@temporalio/client';
+import { InterceptingCall, type Interceptor } from '@grpc/grpc-js';
+import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
 import type { Knex } from 'knex';
 import { createBookingApplication } from '../../../src/application/bookings';
 import { createBookingDataConverter } from '../../../src/security/temporal-payload-codec';
@@ -29,9 +24,9 @@ const statements: string[] = [];
 const temporalCalls: string[] = [];
 
 /** Records the method of every gRPC call the API's Temporal client makes. */
-const countingInterceptor: Interceptor = (options, nextCall): InterceptingCall => {
+const countingInterceptor: Interceptor = (options, nextCall) => {
   temporalCalls.push(String(options.method_definition.path).split('/').pop() ?? '');
-  return nextCall(options);
+  return new InterceptingCall(nextCall(options));
 };
 
 beforeAll(async () => {

@@ -1,4 +1,4 @@
-// A create's claim, written before its workflow starts: the per-customer cap on unpaid holds and the sealed start.
+// A create's claim in PostgreSQL, written before its workflow starts: the per-customer cap on unpaid holds and the sealed start.
 import type { Knex } from 'knex';
 import type { Config } from '../config';
 import { DomainError } from '../domain/errors';
@@ -36,12 +36,6 @@ export interface OpenHoldClaims {
    * that may have been lost. Claims whose booking row now exists are marked started on the way.
    */
   unstarted(claimedBefore: Date, limit: number): Promise<{ bookingId: string; sealedStart: string }[]>;
-  /**
-   * Columns for a query of the create's own about earlier creates of this booking id: `made_before`, whether one
-   * got as far as a claim (a workflow may exist) or a booking row, so this one is a retry and answers what that
-   * create got; `refused_request_fingerprint`, the request of one refused before it claimed anything.
-   */
-  earlierCreateColumns(bookingId: string): Knex.Raw[];
   /**
    * Remembers a create refused before it claimed a slot under the booking id it named (the refusal takes no slot):
    * the id named again with another request is refused, not taken for a retry. A create already remembered stays.
@@ -131,6 +125,27 @@ const unstartedSql = `
      AND NOT EXISTS (SELECT 1 FROM bookings WHERE bookings.id = claims.booking_id)
    ORDER BY claims.claimed_at
    LIMIT :limit`;
+
+/**
+ * Columns for a create's query about earlier creates of this booking id: `made_before`, whether one got as far as
+ * a claim (a workflow may exist) or a booking row; `refused_request_fingerprint`, the request of one refused
+ * before it claimed anything.
+ */
+export function earlierCreateColumns(database: Knex, bookingId: string): Knex.Raw[] {
+  return [
+    database.raw(
+      `(EXISTS (SELECT 1 FROM booking_hold_claims
+                 WHERE booking_id = ? AND refused_request_fingerprint IS NULL)
+          OR EXISTS (SELECT 1 FROM bookings WHERE id = ?)) AS made_before`,
+      [bookingId, bookingId],
+    ),
+    database.raw(
+      `(SELECT refused_request_fingerprint FROM booking_hold_claims WHERE booking_id = ?)
+         AS refused_request_fingerprint`,
+      [bookingId],
+    ),
+  ];
+}
 
 export function createOpenHoldClaims(dependencies: OpenHoldClaimsDependencies): OpenHoldClaims {
   const { database, maximumOpenHolds, claimDurationMs, keepForMs, now } = dependencies;
@@ -243,22 +258,6 @@ export function createOpenHoldClaims(dependencies: OpenHoldClaimsDependencies): 
     return result.rows.map((row) => ({ bookingId: row.booking_id, sealedStart: row.start_request }));
   }
 
-  function earlierCreateColumns(bookingId: string): Knex.Raw[] {
-    return [
-      database.raw(
-        `(EXISTS (SELECT 1 FROM booking_hold_claims
-                   WHERE booking_id = ? AND refused_request_fingerprint IS NULL)
-            OR EXISTS (SELECT 1 FROM bookings WHERE id = ?)) AS made_before`,
-        [bookingId, bookingId],
-      ),
-      database.raw(
-        `(SELECT refused_request_fingerprint FROM booking_hold_claims WHERE booking_id = ?)
-           AS refused_request_fingerprint`,
-        [bookingId],
-      ),
-    ];
-  }
-
   async function recordRefusal(customerId: string, bookingId: string, requestFingerprint: string) {
     const at = now();
     await database('booking_hold_claims')
@@ -283,7 +282,6 @@ export function createOpenHoldClaims(dependencies: OpenHoldClaimsDependencies): 
     markStarted,
     find,
     unstarted,
-    earlierCreateColumns,
     recordRefusal,
   };
 }
