@@ -67,47 +67,6 @@ export interface OpenHoldClaimsDependencies {
 // Advisory lock keys share one 64-bit space; the prefix keeps ours apart from any other use of it.
 const lockPrefix = 'booking-hold-claims:';
 
-/** Bookings awaiting payment plus creates still on their way to a booking row, earliest expiry first. */
-const openHoldsSql = `
-  SELECT expires_at FROM (
-    SELECT hold_expires_at AS expires_at FROM bookings
-     WHERE customer_id = :customerId AND status = 'PENDING_PAYMENT' AND hold_expires_at > :at
-    UNION ALL
-    SELECT claims.expires_at FROM booking_hold_claims AS claims
-     WHERE claims.customer_id = :customerId AND claims.released_at IS NULL AND claims.expires_at > :at
-       AND NOT EXISTS (SELECT 1 FROM bookings WHERE bookings.id = claims.booking_id)
-  ) AS open_holds
-  ORDER BY expires_at
-  LIMIT :limit`;
-
-/**
- * The claim, under the customer's lock: `counted` when the booking id already counts (a retry takes no second
- * slot; the customer's other expired claims are purged, its own is renewed instead), else `claimed` when the open
- * holds were below the cap (a create refused earlier under this id has its row turned into the claim), and
- * `open_holds`, the expiries the cap was reached with.
- */
-const claimSql = `
-  WITH purged AS (
-    DELETE FROM booking_hold_claims
-     WHERE customer_id = :customerId AND claimed_at <= :purgeBefore AND booking_id <> :bookingId
-  ), earlier AS (
-    SELECT EXISTS (SELECT 1 FROM booking_hold_claims
-                    WHERE booking_id = :bookingId AND refused_request_fingerprint IS NULL AND expires_at > :at)
-        OR EXISTS (SELECT 1 FROM bookings WHERE id = :bookingId) AS counted
-  ), open_holds AS (${openHoldsSql}
-  ), claimed AS (
-    INSERT INTO booking_hold_claims (booking_id, customer_id, claimed_at, expires_at, start_request)
-    SELECT CAST(:bookingId AS uuid), CAST(:customerId AS uuid), CAST(:at AS timestamptz), CAST(:expiresAt AS timestamptz),
-           CAST(:sealedStart AS text)
-     WHERE NOT (SELECT counted FROM earlier) AND (SELECT count(*) FROM open_holds) < :limit
-    ON CONFLICT (booking_id) DO UPDATE
-       SET claimed_at = excluded.claimed_at, expires_at = excluded.expires_at, released_at = NULL,
-           refused_request_fingerprint = NULL, start_request = excluded.start_request, started_at = NULL
-    RETURNING booking_id
-  )
-  SELECT (SELECT counted FROM earlier) AS counted, EXISTS (SELECT 1 FROM claimed) AS claimed,
-         (SELECT coalesce(json_agg(expires_at ORDER BY expires_at), '[]'::json) FROM open_holds) AS open_holds`;
-
 /**
  * Marks the claims whose booking row exists as started (the create went through), then lists the oldest claims
  * still without a row that nobody released or saw started. Both read one snapshot: a claim marked here is not
@@ -160,32 +119,30 @@ export function createOpenHoldClaims(dependencies: OpenHoldClaimsDependencies): 
   }
 
   async function claim(customerId: string, bookingId: string, sealedStart: string): Promise<void> {
-    await database.transaction(async (transaction) => {
-      // Count and claim are one step per customer, whichever API process or front the creates come through;
-      // the lock ends with the transaction, so a crashed process never keeps it.
-      await transaction.raw('SELECT pg_advisory_xact_lock(hashtextextended(?, 0))', [
-        `${lockPrefix}${customerId}`,
-      ]);
-      const at = now();
-      // One statement after the lock (its snapshot sees every claim committed before): purge the customer's
-      // expired claims, tell a retry of a counted booking id, count the open holds, and claim below the cap.
-      const outcome: { rows: { counted: boolean; claimed: boolean; open_holds: string[] }[] } =
-        await transaction.raw(claimSql, {
+    const at = now();
+    // One call (the claim_booking_hold function, migrations/): under the customer's lock, whichever API process or front the creates
+    // come through, purge the customer's expired claims, tell a retry of a counted booking id (it takes no second
+    // slot and keeps the start stored first), count the open holds, and claim below the cap.
+    const outcome: { rows: { counted: boolean; claimed: boolean; open_holds: string[] }[] } =
+      await database.raw(
+        'SELECT counted, claimed, open_holds FROM claim_booking_hold(?, ?, ?, ?, ?, ?, ?, ?)',
+        [
           customerId,
           bookingId,
           at,
-          expiresAt: new Date(at.getTime() + claimDurationMs),
-          purgeBefore: new Date(at.getTime() - keepForMs),
-          limit: maximumOpenHolds,
+          new Date(at.getTime() + claimDurationMs),
+          new Date(at.getTime() - keepForMs),
+          maximumOpenHolds,
           sealedStart,
-        });
-      const { counted, claimed, open_holds: openHolds } = outcome.rows[0];
-      if (counted || claimed) return;
-      throw capReached(
-        openHolds.map((expiresAt) => new Date(expiresAt)),
-        at,
+          `${lockPrefix}${customerId}`,
+        ],
       );
-    });
+    const { counted, claimed, open_holds: openHolds } = outcome.rows[0];
+    if (counted || claimed) return;
+    throw capReached(
+      openHolds.map((expiresAt) => new Date(expiresAt)),
+      at,
+    );
   }
 
   async function release(bookingId: string): Promise<void> {
