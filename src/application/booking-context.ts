@@ -3,16 +3,15 @@ import type { Client } from '@temporalio/client';
 import type { Knex } from 'knex';
 import type { Config } from '../config';
 import type { Actor } from '../domain/actor';
-import { DomainError, idempotencyKeyReused, notFound } from '../domain/errors';
+import { DomainError, notFound } from '../domain/errors';
 import type { TaskQueueNames } from '../domain/task-queues';
 import { bookingViews, findBookingRow, type BookingRow, type BookingView } from '../db/booking-read-model';
 import type { OpenHoldClaims } from '../db/booking-hold-claims';
 import type { FieldCipher } from '../security/field-encryption';
 import type { bookingWorkflow } from '../workflows/booking';
-import { bookingWorkflowId, createRequestMemoKey, type BookingTimings } from '../workflows/shared';
+import { bookingWorkflowId, type BookingTimings } from '../workflows/shared';
 import type { SeatsInFlight } from './admission';
 import type { BookingStarts } from './booking-starts';
-import { domainErrorFromTemporal, isWorkflowGone } from './temporal-outcomes';
 
 /** How long a client is told to wait before reading a booking whose seats are still being held. */
 export const processingRetryAfterSeconds = 1;
@@ -51,26 +50,4 @@ export async function answerEndedCreate(
     throw DomainError.fromJSON(outcome.error);
   }
   throw notFound('Booking', bookingId);
-}
-
-/**
- * The fingerprint a booking's workflow was started with, asked of Temporal, for a create that cannot hear it from
- * the create update's validator (its workflow has ended, or its answer came too late): another request's booking
- * id is refused, not joined.
- */
-export async function assertStartedBySameRequest(
-  context: BookingContext,
-  bookingId: string,
-  requestFingerprint: string,
-  options: { notStartedYet?: 'fine' } = {},
-): Promise<void> {
-  let memo: Record<string, unknown> | undefined;
-  try {
-    ({ memo } = await context.temporal.workflow.getHandle(bookingWorkflowId(bookingId)).describe());
-  } catch (error) {
-    if (options.notStartedYet === 'fine' && isWorkflowGone(error)) return;
-    throw domainErrorFromTemporal(error);
-  }
-  const recorded = memo?.[createRequestMemoKey];
-  if (typeof recorded === 'string' && recorded !== requestFingerprint) throw idempotencyKeyReused();
 }

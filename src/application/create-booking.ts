@@ -27,16 +27,19 @@ import {
 import { readBookableTrip, userAccountExists, type BookableTrip } from '../db/bookable-trips';
 import { bookingViewOfSnapshot, type BookingView } from '../db/booking-read-model';
 import type { bookingWorkflow } from '../workflows/booking';
-import { bookingWorkflowId, bookingWorkflowType, createBookingUpdate } from '../workflows/shared';
+import { bookingWorkflowType, createBookingUpdate } from '../workflows/shared';
 import { assertNotRefusedWithOtherRequest, createRequestFingerprint, seatsBeingReserved } from './admission';
-import {
-  answerEndedCreate,
-  assertStartedBySameRequest,
-  processingRetryAfterSeconds,
-  type BookingContext,
-} from './booking-context';
+import { answerEndedCreate, processingRetryAfterSeconds, type BookingContext } from './booking-context';
 import { bookingStartOptions, type BookingStart } from './booking-starts';
 import type { CreateBookingOptions } from './interface';
+import {
+  answerFailedStart,
+  assertStartedBySameRequest,
+  reachedStart,
+  settledBy,
+  settleLateCreate,
+  type StartedCreate,
+} from './create-answers';
 import { domainErrorFromTemporal, isWorkflowGone } from './temporal-outcomes';
 
 /** A create let in: who books what under which booking id, and the fingerprint that tells its retries apart. */
@@ -50,13 +53,6 @@ interface AdmittedCreate {
   requestFingerprint: string;
   /** Lets other creates of this process at the seats again; idempotent. */
   leaveSeats: () => void;
-}
-
-/** The update-with-start on its way; its outcome never rejects (it carries the error). */
-interface StartedCreate {
-  sealedStart: string;
-  operation: WithStartWorkflowOperation<typeof bookingWorkflow>;
-  outcome: Promise<{ booking: BookingState } | { error: unknown }>;
 }
 
 export async function createBooking(
@@ -258,71 +254,4 @@ async function answerByDeadline(
   if (!startReached) return answerFailedStart(context, bookingId, error);
   // The workflow has started and goes on whatever failed between this process and Temporal since.
   throw bookingProcessing(bookingId, processingRetryAfterSeconds);
-}
-
-/** The promise's value, or undefined when `deadline` (epoch milliseconds) comes first. */
-async function settledBy<T>(promise: Promise<T>, deadline: number): Promise<T | undefined> {
-  let timer: NodeJS.Timeout | undefined;
-  const expiry = new Promise<undefined>((resolve) => {
-    timer = setTimeout(resolve, Math.max(0, deadline - Date.now()), undefined);
-  });
-  try {
-    return await Promise.race([promise, expiry]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-/**
- * Whether the update-with-start reached Temporal's start: its workflow handle resolves once a start answer came
- * back (started, or joined a running one), and rejects when the call failed before that.
- */
-function reachedStart(operation: WithStartWorkflowOperation<typeof bookingWorkflow>): Promise<boolean> {
-  return operation.workflowHandle().then(
-    () => true,
-    () => false,
-  );
-}
-
-/**
- * A start that failed before the answer fell due may still have happened. With no workflow, the error is the
- * answer and the claim goes, unless an earlier create of the id was answered with it: then the booking goes on.
- */
-async function answerFailedStart(
-  context: BookingContext,
-  bookingId: string,
-  failure: unknown,
-): Promise<never> {
-  // A workflow Temporal cannot be asked about counts as not started: the error answer is the safer one.
-  const started = await context.temporal.workflow
-    .getHandle(bookingWorkflowId(bookingId))
-    .describe()
-    .then(
-      () => true,
-      () => false,
-    );
-  if (!started && (await context.holdClaims.releaseUnlessAcknowledged(bookingId))) {
-    throw domainErrorFromTemporal(failure);
-  }
-  throw bookingProcessing(bookingId, processingRetryAfterSeconds);
-}
-
-/**
- * After the answer deadline nobody is left to tell; whoever reads the booking later hears the outcome from the
- * workflow. A create that ends without a booking frees its slot; a start that failed is sent again at once (the
- * reconciler and the booking's readers send it too, should this fail as well).
- */
-function settleLateCreate(context: BookingContext, bookingId: string, started: StartedCreate): void {
-  void started.outcome
-    .then(async (late) => {
-      if (!('error' in late)) return;
-      if (late.error instanceof WorkflowUpdateFailedError) {
-        if (domainErrorFromTemporal(late.error).code !== 'IDEMPOTENCY_KEY_REUSED') {
-          await context.holdClaims.release(bookingId);
-        }
-      } else if (!(await reachedStart(started.operation))) {
-        await context.starts.ensureStarted(bookingId, started.sealedStart);
-      }
-    })
-    .catch(() => undefined);
 }
