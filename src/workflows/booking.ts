@@ -31,7 +31,7 @@ import {
 import { isZeroMoney, zeroMoney } from '../domain/money';
 import { assertUpdateSeatsOnBus } from '../domain/seat-layout';
 import { toTimestamp } from '../domain/time';
-import { validateCancelBooking, validateConfirmPayment, validateUpdateBooking } from '../domain/validation';
+import { validateUpdateBooking } from '../domain/validation';
 import { proxyBookingActivities } from './booking-activities';
 import { bookingDetails, notBookedDetails } from './booking-details';
 import { openBooking } from './booking-opening';
@@ -39,7 +39,7 @@ import { BookingSteps } from './booking-steps';
 import { Compensations } from './compensations';
 import { CustomerRequests } from './customer-requests';
 import { waitForDeadline } from './deadlines';
-import { domainFailure } from './failures';
+import { asValidationFailure, domainFailure } from './failures';
 import {
   CapturedPayments,
   declinedPaymentChanges,
@@ -48,11 +48,13 @@ import {
   withRefund,
 } from './payment-records';
 import {
+  assertSameCreateRequest,
   bookingSearchAttributes,
   bookingStateQuery,
   cancelBookingUpdate,
   confirmPaymentUpdate,
   createBookingUpdate,
+  createRequestMemoKey,
   requestCancellationSignal,
   searchAttributes,
   updateBookingUpdate,
@@ -60,6 +62,7 @@ import {
   type BookingWorkflowResult,
   type CancelBookingRequest,
   type ConfirmPaymentRequest,
+  type CreateBookingRequest,
   type UpdateBookingRequest,
 } from './shared';
 
@@ -184,9 +187,8 @@ class BookingSaga {
   // ---- Rows 3 and 4: ConfirmPayment approved → CONFIRMED; declined → PENDING_PAYMENT, attempt recorded ----
 
   private checkConfirmPayment(request: ConfirmPaymentRequest): string {
-    const { paymentToken } = validateConfirmPayment(request ?? {});
     assertCanConfirmPayment(this.booking, now());
-    return paymentToken;
+    return request.paymentToken;
   }
 
   private async confirmPayment(request: ConfirmPaymentRequest): Promise<BookingState> {
@@ -228,9 +230,8 @@ class BookingSaga {
   // ---- Rows 6 and 7: CancelBooking → CANCELLED, refunding what the fare rule grants ----
 
   private checkCancel(request: CancelBookingRequest): { reason?: string } {
-    const command = validateCancelBooking(request ?? {});
     assertCanCancel(this.booking, now());
-    return command;
+    return request;
   }
 
   private async cancelBooking(request: CancelBookingRequest): Promise<BookingState> {
@@ -392,7 +393,15 @@ class BookingSaga {
   answerCustomerRequests(): void {
     const requests = this.customerRequests;
     setHandler(bookingStateQuery, () => this.state);
-    setHandler(createBookingUpdate, () => this.answerCreateBooking());
+    setHandler(createBookingUpdate, () => this.answerCreateBooking(), {
+      validator: (request?: CreateBookingRequest) => {
+        try {
+          assertSameCreateRequest(workflowInfo().memo?.[createRequestMemoKey], request);
+        } catch (error) {
+          throw asValidationFailure(error);
+        }
+      },
+    });
     setHandler(confirmPaymentUpdate, (request) => requests.answer(() => this.confirmPayment(request)), {
       validator: (request: ConfirmPaymentRequest) =>
         requests.validate(() => this.checkConfirmPayment(request)),

@@ -1,4 +1,4 @@
-// A create's claim, written before its workflow starts: the per-customer cap on unpaid holds and the sealed start.
+// A create's claim in PostgreSQL, written before its workflow starts: the per-customer cap on unpaid holds and the sealed start.
 import type { Knex } from 'knex';
 import type { Config } from '../config';
 import { DomainError } from '../domain/errors';
@@ -37,12 +37,6 @@ export interface OpenHoldClaims {
    */
   unstarted(claimedBefore: Date, limit: number): Promise<{ bookingId: string; sealedStart: string }[]>;
   /**
-   * Columns for a query of the create's own about earlier creates of this booking id: `made_before`, whether one
-   * got as far as a claim (a workflow may exist) or a booking row, so this one is a retry and answers what that
-   * create got; `refused_request_fingerprint`, the request of one refused before it claimed anything.
-   */
-  earlierCreateColumns(bookingId: string): Knex.Raw[];
-  /**
    * Remembers a create refused before it claimed a slot under the booking id it named (the refusal takes no slot):
    * the id named again with another request is refused, not taken for a retry. A create already remembered stays.
    */
@@ -73,47 +67,6 @@ export interface OpenHoldClaimsDependencies {
 // Advisory lock keys share one 64-bit space; the prefix keeps ours apart from any other use of it.
 const lockPrefix = 'booking-hold-claims:';
 
-/** Bookings awaiting payment plus creates still on their way to a booking row, earliest expiry first. */
-const openHoldsSql = `
-  SELECT expires_at FROM (
-    SELECT hold_expires_at AS expires_at FROM bookings
-     WHERE customer_id = :customerId AND status = 'PENDING_PAYMENT' AND hold_expires_at > :at
-    UNION ALL
-    SELECT claims.expires_at FROM booking_hold_claims AS claims
-     WHERE claims.customer_id = :customerId AND claims.released_at IS NULL AND claims.expires_at > :at
-       AND NOT EXISTS (SELECT 1 FROM bookings WHERE bookings.id = claims.booking_id)
-  ) AS open_holds
-  ORDER BY expires_at
-  LIMIT :limit`;
-
-/**
- * The claim, under the customer's lock: `counted` when the booking id already counts (a retry takes no second
- * slot; the customer's other expired claims are purged, its own is renewed instead), else `claimed` when the open
- * holds were below the cap (a create refused earlier under this id has its row turned into the claim), and
- * `open_holds`, the expiries the cap was reached with.
- */
-const claimSql = `
-  WITH purged AS (
-    DELETE FROM booking_hold_claims
-     WHERE customer_id = :customerId AND claimed_at <= :purgeBefore AND booking_id <> :bookingId
-  ), earlier AS (
-    SELECT EXISTS (SELECT 1 FROM booking_hold_claims
-                    WHERE booking_id = :bookingId AND refused_request_fingerprint IS NULL AND expires_at > :at)
-        OR EXISTS (SELECT 1 FROM bookings WHERE id = :bookingId) AS counted
-  ), open_holds AS (${openHoldsSql}
-  ), claimed AS (
-    INSERT INTO booking_hold_claims (booking_id, customer_id, claimed_at, expires_at, start_request)
-    SELECT CAST(:bookingId AS uuid), CAST(:customerId AS uuid), CAST(:at AS timestamptz), CAST(:expiresAt AS timestamptz),
-           CAST(:sealedStart AS text)
-     WHERE NOT (SELECT counted FROM earlier) AND (SELECT count(*) FROM open_holds) < :limit
-    ON CONFLICT (booking_id) DO UPDATE
-       SET claimed_at = excluded.claimed_at, expires_at = excluded.expires_at, released_at = NULL,
-           refused_request_fingerprint = NULL, start_request = excluded.start_request, started_at = NULL
-    RETURNING booking_id
-  )
-  SELECT (SELECT counted FROM earlier) AS counted, EXISTS (SELECT 1 FROM claimed) AS claimed,
-         (SELECT coalesce(json_agg(expires_at ORDER BY expires_at), '[]'::json) FROM open_holds) AS open_holds`;
-
 /**
  * Marks the claims whose booking row exists as started (the create went through), then lists the oldest claims
  * still without a row that nobody released or saw started. Both read one snapshot: a claim marked here is not
@@ -132,6 +85,27 @@ const unstartedSql = `
    ORDER BY claims.claimed_at
    LIMIT :limit`;
 
+/**
+ * Columns for a create's query about earlier creates of this booking id: `made_before`, whether one got as far as
+ * a claim (a workflow may exist) or a booking row; `refused_request_fingerprint`, the request of one refused
+ * before it claimed anything.
+ */
+export function earlierCreateColumns(database: Knex, bookingId: string): Knex.Raw[] {
+  return [
+    database.raw(
+      `(EXISTS (SELECT 1 FROM booking_hold_claims
+                 WHERE booking_id = ? AND refused_request_fingerprint IS NULL)
+          OR EXISTS (SELECT 1 FROM bookings WHERE id = ?)) AS made_before`,
+      [bookingId, bookingId],
+    ),
+    database.raw(
+      `(SELECT refused_request_fingerprint FROM booking_hold_claims WHERE booking_id = ?)
+         AS refused_request_fingerprint`,
+      [bookingId],
+    ),
+  ];
+}
+
 export function createOpenHoldClaims(dependencies: OpenHoldClaimsDependencies): OpenHoldClaims {
   const { database, maximumOpenHolds, claimDurationMs, keepForMs, now } = dependencies;
 
@@ -145,32 +119,30 @@ export function createOpenHoldClaims(dependencies: OpenHoldClaimsDependencies): 
   }
 
   async function claim(customerId: string, bookingId: string, sealedStart: string): Promise<void> {
-    await database.transaction(async (transaction) => {
-      // Count and claim are one step per customer, whichever API process or front the creates come through;
-      // the lock ends with the transaction, so a crashed process never keeps it.
-      await transaction.raw('SELECT pg_advisory_xact_lock(hashtextextended(?, 0))', [
-        `${lockPrefix}${customerId}`,
-      ]);
-      const at = now();
-      // One statement after the lock (its snapshot sees every claim committed before): purge the customer's
-      // expired claims, tell a retry of a counted booking id, count the open holds, and claim below the cap.
-      const outcome: { rows: { counted: boolean; claimed: boolean; open_holds: string[] }[] } =
-        await transaction.raw(claimSql, {
+    const at = now();
+    // One call (the claim_booking_hold function, migrations/): under the customer's lock, whichever API process or front the creates
+    // come through, purge the customer's expired claims, tell a retry of a counted booking id (it takes no second
+    // slot and keeps the start stored first), count the open holds, and claim below the cap.
+    const outcome: { rows: { counted: boolean; claimed: boolean; open_holds: string[] }[] } =
+      await database.raw(
+        'SELECT counted, claimed, open_holds FROM claim_booking_hold(?, ?, ?, ?, ?, ?, ?, ?)',
+        [
           customerId,
           bookingId,
           at,
-          expiresAt: new Date(at.getTime() + claimDurationMs),
-          purgeBefore: new Date(at.getTime() - keepForMs),
-          limit: maximumOpenHolds,
+          new Date(at.getTime() + claimDurationMs),
+          new Date(at.getTime() - keepForMs),
+          maximumOpenHolds,
           sealedStart,
-        });
-      const { counted, claimed, open_holds: openHolds } = outcome.rows[0];
-      if (counted || claimed) return;
-      throw capReached(
-        openHolds.map((expiresAt) => new Date(expiresAt)),
-        at,
+          `${lockPrefix}${customerId}`,
+        ],
       );
-    });
+    const { counted, claimed, open_holds: openHolds } = outcome.rows[0];
+    if (counted || claimed) return;
+    throw capReached(
+      openHolds.map((expiresAt) => new Date(expiresAt)),
+      at,
+    );
   }
 
   async function release(bookingId: string): Promise<void> {
@@ -243,22 +215,6 @@ export function createOpenHoldClaims(dependencies: OpenHoldClaimsDependencies): 
     return result.rows.map((row) => ({ bookingId: row.booking_id, sealedStart: row.start_request }));
   }
 
-  function earlierCreateColumns(bookingId: string): Knex.Raw[] {
-    return [
-      database.raw(
-        `(EXISTS (SELECT 1 FROM booking_hold_claims
-                   WHERE booking_id = ? AND refused_request_fingerprint IS NULL)
-            OR EXISTS (SELECT 1 FROM bookings WHERE id = ?)) AS made_before`,
-        [bookingId, bookingId],
-      ),
-      database.raw(
-        `(SELECT refused_request_fingerprint FROM booking_hold_claims WHERE booking_id = ?)
-           AS refused_request_fingerprint`,
-        [bookingId],
-      ),
-    ];
-  }
-
   async function recordRefusal(customerId: string, bookingId: string, requestFingerprint: string) {
     const at = now();
     await database('booking_hold_claims')
@@ -283,7 +239,6 @@ export function createOpenHoldClaims(dependencies: OpenHoldClaimsDependencies): 
     markStarted,
     find,
     unstarted,
-    earlierCreateColumns,
     recordRefusal,
   };
 }
