@@ -1,5 +1,5 @@
 // Workflow interceptors: OpenTelemetry spans of runs, updates, signals, timers and activity starts, and the request id they serve.
-import { ROOT_CONTEXT } from '@opentelemetry/api';
+import { context as openTelemetryContext, isSpanContextValid, ROOT_CONTEXT, trace } from '@opentelemetry/api';
 import { defaultPayloadConverter, type Headers } from '@temporalio/common';
 import {
   ContinueAsNew,
@@ -70,7 +70,22 @@ function tracedActivityStart<Input extends ActivityInput | LocalActivityInput>(
   );
 }
 
-/** StartActivity spans whose context the activity continues, and a span per durable timer (holds, departures). */
+/** The active span's ids on each workflow log line, as the package writes them, so logs and traces join up. */
+function withTraceIds(input: GetLogAttributesInput): GetLogAttributesInput {
+  const spanContext = trace.getSpan(openTelemetryContext.active())?.spanContext();
+  if (spanContext === undefined || !isSpanContextValid(spanContext)) return input;
+  return {
+    trace_id: spanContext.traceId,
+    span_id: spanContext.spanId,
+    trace_flags: `0${spanContext.traceFlags.toString(16)}`,
+    ...input,
+  };
+}
+
+/**
+ * StartActivity spans whose context the activity continues, a span per durable timer (holds, departures), and the
+ * trace ids on log lines.
+ */
 const tracingOutbound: WorkflowOutboundCallsInterceptor = {
   scheduleActivity: (input, next) => tracedActivityStart(input, next),
   scheduleLocalActivity: (input, next) => tracedActivityStart(input, next),
@@ -79,6 +94,7 @@ const tracingOutbound: WorkflowOutboundCallsInterceptor = {
       attributes: { 'temporal.timer.duration_ms': input.durationMs },
       settle: timerSettlement,
     }),
+  getLogAttributes: (input, next) => next(withTraceIds(input)),
 };
 
 function requestIdOf(headers: Headers): string | undefined {
