@@ -21,7 +21,7 @@ beforeAll(async () => {
 afterAll(() => tier.stop());
 
 test('payment declined, then the hold expires: the seats are released and nothing is refunded', async () => {
-  const booking = await tier.createBooking({ timings: { holdDurationMs: 1_500 } });
+  const booking = await tier.createBooking({ timings: { holdDurationMs: 4_000 } });
   const declined = booking.handle.executeUpdate(confirmPaymentUpdate, {
     args: [{ paymentToken: declinedCard }],
   });

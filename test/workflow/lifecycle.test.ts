@@ -171,7 +171,7 @@ test('PENDING_PAYMENT and CONFIRMED, change → status unchanged: new seats held
 });
 
 test('CONFIRMED, departure passes → COMPLETED: the workflow ends', async () => {
-  const booking = await tier.createBooking({ departureInMs: 4_000 });
+  const booking = await tier.createBooking({ departureInMs: 6_000 });
   await booking.handle.executeUpdate(confirmPaymentUpdate, { args: [{ paymentToken: 'tok_visa' }] });
 
   const result = await booking.handle.result();
