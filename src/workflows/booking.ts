@@ -5,7 +5,6 @@ import {
   condition,
   isCancellation,
   log,
-  patched,
   setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
@@ -102,29 +101,21 @@ function now(): Date {
   return new Date();
 }
 
-/** Patch id: a booking opens at its workflow's start instead of at the time of its first workflow task. */
-export const bookingOpensAtWorkflowStart = 'booking-opens-at-workflow-start';
-
 /**
- * When the booking opens and its hold starts. The first workflow task's time differs between its attempts, but a
- * lost attempt may already have stored the booking and its holds (worker or server gone before the task
- * completed); the workflow's start is in its history, so every attempt opens the booking as the first stored it.
- * Bookings started before this change replay with their first task's time, as they were opened.
+ * When the booking opens and its hold starts: the workflow's start, which is in its history. The first workflow
+ * task's time differs between its attempts, but a lost attempt may already have stored the booking and its holds
+ * (worker or server gone before the task completed), so every attempt opens the booking as the first stored it.
  */
 function openingTime(): Date {
-  return patched(bookingOpensAtWorkflowStart) ? workflowInfo().startTime : now();
+  return workflowInfo().startTime;
 }
 
-/** Patch id: a booking opens with the passenger ids of its input instead of drawing them. */
-export const passengerIdsFromInput = 'passenger-ids-from-input';
-
 /**
- * The caller's passenger ids. A booking opened by a worker from before this change drew them even when its input
- * carried some (an API deployed ahead of its workers); without this marker in its history it replays drawing them.
+ * The caller's passenger ids, from the input: a lost first workflow task may have stored the passengers already,
+ * and its retry may draw random numbers in another order. Only a start without them draws them here.
  */
 function openingPassengerIds(input: BookingWorkflowInput): readonly string[] {
-  if (input.passengerIds !== undefined && patched(passengerIdsFromInput)) return input.passengerIds;
-  return input.passengers.map(() => uuid4());
+  return input.passengerIds ?? input.passengers.map(() => uuid4());
 }
 
 class BookingSaga {

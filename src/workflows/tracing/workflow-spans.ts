@@ -1,18 +1,20 @@
 // Workflow spans that end by callbacks on the promise they trace and are handed to the worker as they end.
 import {
   context as openTelemetryContext,
+  propagation,
   SpanStatusCode,
   trace,
   TraceFlags,
   type Attributes,
   type Context,
+  type ContextManager,
   type Exception,
   type Span,
   type Tracer,
 } from '@opentelemetry/api';
 import { BasicTracerProvider, type ReadableSpan, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { SpanExporter } from '@temporalio/interceptors-opentelemetry/lib/workflow/span-exporter';
 import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
+import { SpanExporter } from './package-internals';
 
 /*
  * Why not the package's own helpers: its `instrument` wraps every traced call in three async functions, and its
@@ -44,11 +46,23 @@ class ExportAtEnd implements SpanProcessor {
 /** Module state is per workflow (the sandbox evaluates this module for each), so each has its own tracer. */
 let tracer: Tracer | undefined;
 
-/** Named as the package names its workflow tracer, so both kinds of span look the same to an operator. */
+/**
+ * Registers this workflow's tracer provider with `contextManager` and the default trace-context propagator (which
+ * the trace headers are read and written with). Named as the package names its workflow tracer, so the spans
+ * look to an operator as the package's own would.
+ */
+export function startWorkflowTracing(contextManager: ContextManager): void {
+  const provider = new BasicTracerProvider({ spanProcessors: [new ExportAtEnd()] });
+  // Registering fails while another is registered: whatever the sandbox kept from an earlier workflow goes first.
+  openTelemetryContext.disable();
+  trace.disable();
+  propagation.disable();
+  provider.register({ contextManager });
+  tracer = provider.getTracer('@temporalio/interceptor-workflow');
+}
+
 function workflowTracer(): Tracer {
-  tracer ??= new BasicTracerProvider({ spanProcessors: [new ExportAtEnd()] }).getTracer(
-    '@temporalio/interceptor-workflow',
-  );
+  if (tracer === undefined) throw new Error('startWorkflowTracing was not called for this workflow');
   return tracer;
 }
 
