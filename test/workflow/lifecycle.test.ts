@@ -38,7 +38,9 @@ test('create, seats free → PENDING_PAYMENT: the first ReserveSeats carries the
 test('create, a seat taken → no booking: SEAT_UNAVAILABLE, the seats released, the workflow ends NOT_BOOKED', async () => {
   const booking = await tier.startBooking({ outcomes: { seatTaken: true } });
 
-  expect(await updateErrorCode(booking.handle.executeUpdate(createBookingUpdate))).toBe('SEAT_UNAVAILABLE');
+  expect(
+    await updateErrorCode(booking.handle.executeUpdate(createBookingUpdate, { args: [undefined] })),
+  ).toBe('SEAT_UNAVAILABLE');
   expect(await booking.handle.result()).toMatchObject({
     outcome: 'NOT_BOOKED',
     error: { code: 'SEAT_UNAVAILABLE' },

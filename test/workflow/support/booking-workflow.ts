@@ -189,7 +189,7 @@ export class BookingWorkflowTier {
   /** Starts a booking and creates it: its seats held, PENDING_PAYMENT. */
   async createBooking(options: BookingOptions = {}): Promise<TestBooking & { created: BookingState }> {
     const booking = await this.startBooking(options);
-    const created = await booking.handle.executeUpdate(createBookingUpdate);
+    const created = await booking.handle.executeUpdate(createBookingUpdate, { args: [undefined] });
     return { ...booking, created };
   }
 
