@@ -150,7 +150,9 @@ const bookingPaths: Record<string, (context: PathContext) => Promise<string>> = 
       bookingWorkflowType,
       startOptionsFor(input),
     );
-    await handle.executeUpdate(createBookingUpdate, { args: [undefined] }).catch(() => undefined);
+    await handle
+      .executeUpdate(createBookingUpdate, { args: [{ requestFingerprint: `recorded-${input.bookingId}` }] })
+      .catch(() => undefined);
     return input.bookingId;
   },
   'cancelled-while-being-created': async ({ saga, customer, trip }) => {

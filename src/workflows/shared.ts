@@ -103,7 +103,7 @@ export interface UpdateBookingRequest {
 export type CancelBookingRequest = CancelBookingCommand;
 
 /** Sent with the start (update-with-start): answers once the seats are held, or fails with SEAT_UNAVAILABLE. */
-export const createBookingUpdate = defineUpdate<BookingState, [CreateBookingRequest?]>('CreateBooking');
+export const createBookingUpdate = defineUpdate<BookingState, [CreateBookingRequest]>('CreateBooking');
 export const confirmPaymentUpdate = defineUpdate<BookingState, [ConfirmPaymentRequest]>('ConfirmPayment');
 export const updateBookingUpdate = defineUpdate<BookingState, [UpdateBookingRequest]>('UpdateBooking');
 export const cancelBookingUpdate = defineUpdate<BookingState, [CancelBookingRequest]>('CancelBooking');

@@ -39,7 +39,9 @@ test('create, a seat taken → no booking: SEAT_UNAVAILABLE, the seats released,
   const booking = await tier.startBooking({ outcomes: { seatTaken: true } });
 
   expect(
-    await updateErrorCode(booking.handle.executeUpdate(createBookingUpdate, { args: [undefined] })),
+    await updateErrorCode(
+      booking.handle.executeUpdate(createBookingUpdate, { args: [{ requestFingerprint: 'workflow-tier' }] }),
+    ),
   ).toBe('SEAT_UNAVAILABLE');
   expect(await booking.handle.result()).toMatchObject({
     outcome: 'NOT_BOOKED',

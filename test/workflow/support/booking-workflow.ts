@@ -189,7 +189,9 @@ export class BookingWorkflowTier {
   /** Starts a booking and creates it: its seats held, PENDING_PAYMENT. */
   async createBooking(options: BookingOptions = {}): Promise<TestBooking & { created: BookingState }> {
     const booking = await this.startBooking(options);
-    const created = await booking.handle.executeUpdate(createBookingUpdate, { args: [undefined] });
+    const created = await booking.handle.executeUpdate(createBookingUpdate, {
+      args: [{ requestFingerprint: 'workflow-tier' }],
+    });
     return { ...booking, created };
   }
 
