@@ -1,0 +1,31 @@
+# Builds the images docker-compose.yml names but this machine cannot pull: PostgreSQL, nginx and Prometheus from
+# Debian's packages, Temporal (server and admin tools) from scripts/temporal-server.sh's build. Skips built ones.
+set -euo pipefail
+base=localhost/bus-booking/node:20-debian
+context_root=deploy/compose/podman
+
+build_stand_in() {
+  local image=$1 context=$2
+  if podman image exists "$image"; then return; fi
+  local started
+  started=$(date +%s)
+  podman build --network=host --quiet --build-arg "BASE=$base" -t "$image" "$context" >/dev/null
+  echo "built $image in $(($(date +%s) - started)) s"
+}
+
+build_stand_in localhost/bus-booking/postgresql:17-debian "$context_root/postgresql"
+build_stand_in localhost/bus-booking/nginx:debian "$context_root/nginx"
+build_stand_in localhost/bus-booking/prometheus:debian "$context_root/prometheus"
+
+temporal_image=localhost/bus-booking/temporal:1.32.2
+if ! podman image exists "$temporal_image"; then
+  bin_dir=$(bash scripts/temporal-server.sh)
+  temporal_cli=$(node scripts/temporal-cli.cjs)
+  context=$(mktemp -d)
+  trap 'rm -rf "$context"' EXIT
+  cp "$context_root/temporal/"* "$context/"
+  mkdir -p "$context/bin"
+  cp "$bin_dir/temporal-server" "$bin_dir/temporal-sql-tool" "$temporal_cli" "$context/bin/"
+  cp -r "$bin_dir/../temporal-server/schema" "$context/schema"
+  build_stand_in "$temporal_image" "$context"
+fi
