@@ -101,17 +101,39 @@ async function settled(client: BookingServiceClient, answer: BookingAnswer, book
   return current.booking;
 }
 
+/**
+ * fetch that repeats a request the edge answered 502, 503 or 504 (a replica that just died), as clients are told to:
+ * the same request, so the same Idempotency-Key.
+ */
+function retryingFetch(retries: { count: number }): typeof fetch {
+  return async (input, init) => {
+    const request = new Request(input, init);
+    for (let attempt = 1; ; attempt += 1) {
+      const response = await fetch(request.clone());
+      if (![502, 503, 504].includes(response.status) || attempt === 5) return response;
+      retries.count += 1;
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+  };
+}
+
 /** Signs in with the password grant, searches, holds a seat, pays, and reads the booking back: its final status. */
 export async function bookOverRest(
   baseUrl: string,
-): Promise<{ bookingId: string; status: string; seconds: number }> {
+): Promise<{ bookingId: string; status: string; seconds: number; retries: number }> {
   const started = Date.now();
+  const retries = { count: 0 };
+  const fetchWithRetries = retryingFetch(retries);
   const tokens = successOf(
-    await createBookingServiceClient({ baseUrl }).POST('/api/auth/login', {
+    await createBookingServiceClient({ baseUrl, fetch: fetchWithRetries }).POST('/api/auth/login', {
       body: { email: aliceDemoUser.email, password: aliceDemoUser.password },
     }),
   );
-  const client = createBookingServiceClient({ baseUrl, accessToken: tokens.access_token });
+  const client = createBookingServiceClient({
+    baseUrl,
+    accessToken: tokens.access_token,
+    fetch: fetchWithRetries,
+  });
   const seat = await freeSeat(client);
   const created = bookingAnswerOf(
     await client.POST('/v1/bookings', {
@@ -149,5 +171,5 @@ export async function bookOverRest(
     ),
     bookingId,
   );
-  return { bookingId, status: read.status, seconds: (Date.now() - started) / 1000 };
+  return { bookingId, status: read.status, seconds: (Date.now() - started) / 1000, retries: retries.count };
 }

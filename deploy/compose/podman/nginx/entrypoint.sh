@@ -1,9 +1,11 @@
 #!/bin/sh
+# The official image's entry point contract: executable /docker-entrypoint.d/*.envsh scripts are sourced, then
+# /etc/nginx/templates/*.template are rendered (only variables of the environment are replaced) into
+# NGINX_ENVSUBST_OUTPUT_DIR.
 set -eu
-if [ -n "${NGINX_ENTRYPOINT_LOCAL_RESOLVERS:-}" ]; then
-  NGINX_LOCAL_RESOLVERS=$(awk '/^nameserver/ { printf "%s ", ($2 ~ /:/ ? "[" $2 "]" : $2) }' /etc/resolv.conf)
-  export NGINX_LOCAL_RESOLVERS="${NGINX_LOCAL_RESOLVERS% }"
-fi
+for script in $(find /docker-entrypoint.d/ -follow -type f -name '*.envsh' 2>/dev/null | sort -V); do
+  if [ -x "$script" ]; then . "$script"; else echo "ignoring $script, not executable"; fi
+done
 output="${NGINX_ENVSUBST_OUTPUT_DIR:-/etc/nginx/conf.d}"
 defined=$(env | cut -d= -f1 | sed 's/^/$/' | tr '\n' ' ')
 for template in /etc/nginx/templates/*.template; do
