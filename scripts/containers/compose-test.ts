@@ -5,7 +5,7 @@ import { execFile, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { bookOverRest, containerState, podman, secondsUntilHealthy } from './podman';
+import { bookOverRest, containerState, freePort, podman, secondsUntilHealthy, seedScript } from './podman';
 
 const run = promisify(execFile);
 const root = path.resolve(__dirname, '../..');
@@ -29,18 +29,6 @@ function readEnvFile(file: string): Record<string, string> {
     if (match) values[match[1]] = match[2];
   }
   return values;
-}
-
-async function freePort(): Promise<number> {
-  const net = await import('node:net');
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as import('node:net').AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 let composeEnvironment: NodeJS.ProcessEnv = process.env;
@@ -109,18 +97,6 @@ async function waitCompleted(service: string): Promise<void> {
     step(`${service}: completed (${last})`);
   }
 }
-
-const seedScript = `
-const { loadConfig } = require('./dist/src/config.js');
-const { createDatabase } = require('./dist/src/db/connection.js');
-const { seedDemoData } = require('./dist/src/db/seed/index.js');
-const { createFieldCipherFromConfig } = require('./dist/src/security/field-cipher-from-config.js');
-const config = loadConfig(process.env);
-const database = createDatabase(process.env.DATABASE_URL, { poolSize: 2 });
-seedDemoData(database, { cipher: createFieldCipherFromConfig(config), today: new Date(), days: 7, environment: config.environment })
-  .then((summary) => console.log(JSON.stringify(summary)))
-  .finally(() => database.destroy());
-`;
 
 async function prometheusTargets(port: number): Promise<{ job: string; instance: string; health: string }[]> {
   const response = await fetch(`http://127.0.0.1:${port}/api/v1/targets`);

@@ -4,13 +4,12 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { SearchAttributeType } from '@temporalio/common';
 import { allSearchAttributes } from '../../src/workflows/shared';
-import { bookOverRest, podman, secondsUntilHealthy, timedStop } from './podman';
+import { bookOverRest, freePort, podman, secondsUntilHealthy, seedScript, timedStop } from './podman';
 
 const image = process.env.BOOKING_IMAGE ?? 'localhost/bus-booking/service:test';
 const root = path.resolve(__dirname, '../..');
@@ -31,17 +30,6 @@ const cliTypeNames: Record<string, string> = {
 };
 
 const cleanups: (() => Promise<unknown>)[] = [];
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 function step(message: string): void {
   process.stdout.write(`image:test: ${message}\n`);
@@ -155,18 +143,6 @@ function probe(url: string): string[] {
   const command = `fetch('${url}').then((response) => process.exit(response.ok ? 0 : 1), () => process.exit(1))`;
   return ['--health-cmd', JSON.stringify(['node', '-e', command]), '--health-interval', 'disable'];
 }
-
-const seedScript = `
-const { loadConfig } = require('./dist/src/config.js');
-const { createDatabase } = require('./dist/src/db/connection.js');
-const { seedDemoData } = require('./dist/src/db/seed/index.js');
-const { createFieldCipherFromConfig } = require('./dist/src/security/field-cipher-from-config.js');
-const config = loadConfig(process.env);
-const database = createDatabase(process.env.DATABASE_URL, { poolSize: 2 });
-seedDemoData(database, { cipher: createFieldCipherFromConfig(config), today: new Date(), days: 7, environment: config.environment })
-  .then((summary) => console.log(JSON.stringify(summary)))
-  .finally(() => database.destroy());
-`;
 
 async function main(): Promise<void> {
   const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'bus-booking-image-test-'));

@@ -1,6 +1,7 @@
-// Shared by the container tests: podman calls, health waits, timed stops, the REST booking through a URL.
+// Shared by the container tests: podman calls, free ports, the demo-data seed, health waits, timed stops, REST bookings.
 import { execFile, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import net from 'node:net';
 import { promisify } from 'node:util';
 import {
   bookingAnswerOf,
@@ -12,6 +13,33 @@ import {
 import { aliceDemoUser } from '../../src/db/seed/demo-users';
 
 const run = promisify(execFile);
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * Run by `node -e` inside the service image: the demo network, a week of timetable and the demo accounts, written
+ * with the container's own configuration (its encryption keys), as `npm start` seeds its database.
+ */
+export const seedScript = `
+const { loadConfig } = require('./dist/src/config.js');
+const { createDatabase } = require('./dist/src/db/connection.js');
+const { seedDemoData } = require('./dist/src/db/seed/index.js');
+const { createFieldCipherFromConfig } = require('./dist/src/security/field-cipher-from-config.js');
+const config = loadConfig(process.env);
+const database = createDatabase(process.env.DATABASE_URL, { poolSize: 2 });
+seedDemoData(database, { cipher: createFieldCipherFromConfig(config), today: new Date(), days: 7, environment: config.environment })
+  .then((summary) => console.log(JSON.stringify(summary)))
+  .finally(() => database.destroy());
+`;
 
 export async function podman(...args: string[]): Promise<string> {
   try {
