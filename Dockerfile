@@ -1,9 +1,12 @@
 # syntax=docker/dockerfile:1
 # One image for the booking API, the Temporal worker and the migration job; docker-compose.yml picks the command.
 
+# The runtime base, and the build stage's (which needs npm too). Both default to the official Node image; a base
+# without npm (Debian's nodejs package, say) takes a NODE_BUILD_IMAGE that has it.
 ARG NODE_IMAGE=node:20-bookworm-slim
+ARG NODE_BUILD_IMAGE=${NODE_IMAGE}
 
-FROM ${NODE_IMAGE} AS build
+FROM ${NODE_BUILD_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json .npmrc ./
 # The lock names the client workspace; npm ci needs its manifest, nothing else of it.
@@ -34,6 +37,9 @@ COPY openapi ./openapi
 # proto/reflection/descriptor-set.binpb, read at start: the contracts' options (API and worker), gRPC reflection.
 COPY proto ./proto
 # Files stay root-owned and the processes run as the image's unprivileged user, so they cannot rewrite their own code.
+# The official image has `node` (uid 1000); a plain Debian base gets the same account, so mounted keys owned by uid
+# 1000 are readable on either.
+RUN id -u node >/dev/null 2>&1 || useradd --uid 1000 --user-group --no-create-home --shell /usr/sbin/nologin node
 USER node
 EXPOSE 8080 50051
 CMD ["node", "--max-semi-space-size=64", "dist/src/api/main.js"]

@@ -13,6 +13,9 @@ const shared = {
   testEnvironment: 'node',
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   transformIgnorePatterns: ['/node_modules/(?!(jose|oidc-provider)/)'],
+  // .tools holds unpacked packages and container file systems (npm run image:test): thousands of package.json files
+  // that jest's module map would otherwise crawl and report as name collisions.
+  modulePathIgnorePatterns: ['<rootDir>/.tools/'],
 };
 
 /** @type {import('jest').Config} */

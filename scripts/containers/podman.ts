@@ -1,0 +1,203 @@
+// Shared by the container tests: podman calls, free ports, the demo-data seed, health waits, timed stops, REST bookings.
+import { execFile, spawnSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import net from 'node:net';
+import { promisify } from 'node:util';
+import {
+  bookingAnswerOf,
+  createBookingServiceClient,
+  successOf,
+  type BookingAnswer,
+  type BookingServiceClient,
+} from '@bus-booking/client';
+import { aliceDemoUser } from '../../src/db/seed/demo-users';
+
+const run = promisify(execFile);
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * Run by `node -e` inside the service image: the demo network, a week of timetable and the demo accounts, written
+ * with the container's own configuration (its encryption keys), as `npm start` seeds its database.
+ */
+export const seedScript = `
+const { loadConfig } = require('./dist/src/config.js');
+const { createDatabase } = require('./dist/src/db/connection.js');
+const { seedDemoData } = require('./dist/src/db/seed/index.js');
+const { createFieldCipherFromConfig } = require('./dist/src/security/field-cipher-from-config.js');
+const config = loadConfig(process.env);
+const database = createDatabase(process.env.DATABASE_URL, { poolSize: 2 });
+seedDemoData(database, { cipher: createFieldCipherFromConfig(config), today: new Date(), days: 7, environment: config.environment })
+  .then((summary) => console.log(JSON.stringify(summary)))
+  .finally(() => database.destroy());
+`;
+
+export async function podman(...args: string[]): Promise<string> {
+  try {
+    const { stdout } = await run('podman', args, { maxBuffer: 64 * 1024 * 1024 });
+    return stdout.trim();
+  } catch (error) {
+    const failed = error as { stderr?: string; message: string };
+    throw new Error(`podman ${args.join(' ')} failed: ${failed.stderr?.trim() || failed.message}`);
+  }
+}
+
+/** `podman healthcheck run` answers "healthy" or fails; healthchecks do not run by themselves without systemd. */
+export function healthcheckPasses(container: string): boolean {
+  return spawnSync('podman', ['healthcheck', 'run', container], { stdio: 'ignore' }).status === 0;
+}
+
+export async function containerState(container: string): Promise<{ running: boolean; exitCode: number }> {
+  const [running, exitCode] = (
+    await podman('inspect', '--format', '{{.State.Running}} {{.State.ExitCode}}', container)
+  ).split(' ');
+  return { running: running === 'true', exitCode: Number(exitCode) };
+}
+
+/** Seconds from now until the container's health check passes; fails early when the container exits. */
+export async function secondsUntilHealthy(
+  container: string,
+  timeoutMs: number,
+  since = Date.now(),
+): Promise<number> {
+  for (;;) {
+    if (healthcheckPasses(container)) return (Date.now() - since) / 1000;
+    const state = await containerState(container);
+    if (!state.running) {
+      const logs = await podman('logs', '--tail', '30', container).catch(() => '');
+      throw new Error(`${container} exited with ${state.exitCode} before it was healthy:\n${logs}`);
+    }
+    if (Date.now() - since > timeoutMs) {
+      const logs = await podman('logs', '--tail', '30', container).catch(() => '');
+      throw new Error(`${container} not healthy within ${timeoutMs / 1000} s:\n${logs}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}
+
+/** `podman stop -t grace`: how long the container took to exit after SIGTERM, and its exit code. */
+export async function timedStop(
+  container: string,
+  graceSeconds: number,
+): Promise<{ seconds: number; exitCode: number }> {
+  const started = Date.now();
+  await podman('stop', '-t', String(graceSeconds), container);
+  const seconds = (Date.now() - started) / 1000;
+  return { seconds, exitCode: (await containerState(container)).exitCode };
+}
+
+function isoDate(offsetDays: number): string {
+  return new Date(Date.now() + offsetDays * 86_400_000).toISOString().slice(0, 10);
+}
+
+async function freeSeat(client: BookingServiceClient) {
+  const { routes } = successOf(await client.GET('/v1/routes', { params: { query: { page_size: 10 } } }));
+  for (const offsetDays of [1, 2, 3]) {
+    for (const route of routes) {
+      const availability = successOf(
+        await client.GET('/v1/routes/{route_id}/availability', {
+          params: { path: { route_id: route.id }, query: { date: isoDate(offsetDays) } },
+        }),
+      );
+      for (const trip of availability.trips) {
+        const seat = trip.seat_map.find((entry) => entry.status === 'FREE');
+        if (seat) return { tripId: trip.trip_id, seatNumber: seat.seat_number, fareClass: seat.fare_class };
+      }
+    }
+  }
+  throw new Error('no free seat on any route in the next three days (is the demo timetable seeded?)');
+}
+
+async function settled(client: BookingServiceClient, answer: BookingAnswer, bookingId: string) {
+  let current = answer;
+  while (current.status === 202) {
+    const waitMs = current.retryAfterSeconds * 1000;
+    await new Promise((resolve) => setTimeout(resolve, waitMs));
+    current = bookingAnswerOf(
+      await client.GET('/v1/bookings/{booking_id}', { params: { path: { booking_id: bookingId } } }),
+    );
+  }
+  return current.booking;
+}
+
+/**
+ * fetch that repeats a request the edge answered 502, 503 or 504 (a replica that just died), as clients are told to:
+ * the same request, so the same Idempotency-Key.
+ */
+function retryingFetch(retries: { count: number }): typeof fetch {
+  return async (input, init) => {
+    const request = new Request(input, init);
+    for (let attempt = 1; ; attempt += 1) {
+      const response = await fetch(request.clone());
+      if (![502, 503, 504].includes(response.status) || attempt === 5) return response;
+      retries.count += 1;
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+  };
+}
+
+/** Signs in with the password grant, searches, holds a seat, pays, and reads the booking back: its final status. */
+export async function bookOverRest(
+  baseUrl: string,
+): Promise<{ bookingId: string; status: string; seconds: number; retries: number }> {
+  const started = Date.now();
+  const retries = { count: 0 };
+  const fetchWithRetries = retryingFetch(retries);
+  const tokens = successOf(
+    await createBookingServiceClient({ baseUrl, fetch: fetchWithRetries }).POST('/api/auth/login', {
+      body: { email: aliceDemoUser.email, password: aliceDemoUser.password },
+    }),
+  );
+  const client = createBookingServiceClient({
+    baseUrl,
+    accessToken: tokens.access_token,
+    fetch: fetchWithRetries,
+  });
+  const seat = await freeSeat(client);
+  const created = bookingAnswerOf(
+    await client.POST('/v1/bookings', {
+      params: { header: { 'Idempotency-Key': randomUUID() } },
+      body: {
+        trip_id: seat.tripId,
+        passengers: [
+          {
+            first_name: 'Alice',
+            last_name: 'Martins',
+            email: aliceDemoUser.email,
+            seat_number: seat.seatNumber,
+            fare_class: seat.fareClass,
+          },
+        ],
+        contact_email: aliceDemoUser.email,
+      },
+    }),
+  );
+  const bookingId = created.status === 202 ? created.processing.id : created.booking.id;
+  const held = await settled(client, created, bookingId);
+  if (held.status !== 'PENDING_PAYMENT')
+    throw new Error(`booking ${bookingId} is ${held.status}, expected PENDING_PAYMENT (seats held)`);
+  const paid = bookingAnswerOf(
+    await client.POST('/v1/bookings/{booking_id}/payment', {
+      params: { path: { booking_id: bookingId }, header: { 'Idempotency-Key': randomUUID() } },
+      body: { payment_token: 'tok_visa' },
+    }),
+  );
+  await settled(client, paid, bookingId);
+  const read = await settled(
+    client,
+    bookingAnswerOf(
+      await client.GET('/v1/bookings/{booking_id}', { params: { path: { booking_id: bookingId } } }),
+    ),
+    bookingId,
+  );
+  return { bookingId, status: read.status, seconds: (Date.now() - started) / 1000, retries: retries.count };
+}
