@@ -12,7 +12,7 @@ debian_mirror=${debian_mirror:-http://deb.debian.org/debian}
 
 if ! podman image exists "$runtime_image"; then
   started=$(date +%s)
-  rootfs=$(mktemp -d "$PWD/.tools/containers/rootfs.XXXXXX")
+  rootfs=$(mktemp -d "$CONTAINERS_CACHE_DIR/rootfs.XXXXXX")
   trap 'rm -rf "$rootfs" "$rootfs.log"' EXIT
   echo "Building $runtime_image: debootstrap $debian_suite from $debian_mirror"
   debootstrap --variant=minbase "$debian_suite" "$rootfs" "$debian_mirror" >"$rootfs.log" 2>&1 \

@@ -1,8 +1,10 @@
 # Sourced by the container tests: installs podman when missing and points it at configuration and storage under
-# .tools/containers, so base images and build layers survive between runs.
+# .tools/containers (or CONTAINERS_CACHE_DIR), so base images and build layers survive between runs.
 set -euo pipefail
 
-containers_root="$PWD/.tools/containers"
+# CI sets CONTAINERS_CACHE_DIR to a folder of the machine's, so a fresh clone on a warm machine reuses its images.
+export CONTAINERS_CACHE_DIR="${CONTAINERS_CACHE_DIR:-$PWD/.tools/containers}"
+containers_root="$CONTAINERS_CACHE_DIR"
 mkdir -p "$containers_root/graph" "$containers_root/run"
 
 podman_packages=(podman runc crun conmon netavark aardvark-dns containernetworking-plugins fuse-overlayfs
