@@ -13,7 +13,7 @@ step 'type check (tsc --noEmit)'
 npx tsc --noEmit -p .
 
 step 'import boundaries (dependency-cruiser: layers, no module or folder cycle)'
-npx depcruise src --config .dependency-cruiser.cjs
+npx depcruise src dev --config .dependency-cruiser.cjs
 
 step 'contracts (buf lint, buf breaking, generated code up to date)'
 bash scripts/check-contracts.sh

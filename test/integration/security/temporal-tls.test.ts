@@ -17,7 +17,7 @@ import {
   createCertificateAuthority,
   issueCertificate,
   type CertificateFiles,
-} from '../../../src/stack/development-certificates';
+} from '../../../dev/stack/development-certificates';
 import { testDatabaseUrl, testSecrets } from '../../support/database';
 import { eventually } from '../../support/outcomes';
 

@@ -14,7 +14,7 @@ import {
   createCertificateAuthority,
   issueCertificate,
   type CertificateFiles,
-} from '../../../src/stack/development-certificates';
+} from '../../../dev/stack/development-certificates';
 
 const minimalEnvironment = {
   DATABASE_URL: 'postgres://user:password@127.0.0.1:5432/bookings',

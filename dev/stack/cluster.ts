@@ -8,9 +8,9 @@ import {
   plaintextTemporalEnvironment,
   type ClusterStackConfig,
   type Config,
-} from '../config';
-import { projectRoot } from '../project-root';
-import { taskQueues } from '../domain/task-queues';
+} from '../../src/config';
+import { projectRoot } from '../../src/project-root';
+import { taskQueues } from '../../src/domain/task-queues';
 import { startEmbeddedPostgres, type RunningPostgres } from './embedded-postgres';
 import type { ServiceSupervisor } from './supervisor';
 import { loadOrCreateDevelopmentSecrets } from './development-secrets';

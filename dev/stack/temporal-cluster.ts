@@ -8,8 +8,8 @@ import { Connection } from '@temporalio/client';
 import { grpc } from '@temporalio/proto';
 import pg from 'pg';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
-import { projectRoot } from '../project-root';
-import { temporalConnectionOptions } from '../security/temporal-connection';
+import { projectRoot } from '../../src/project-root';
+import { temporalConnectionOptions } from '../../src/security/temporal-connection';
 import { ServiceSupervisor } from './supervisor';
 import {
   loadOrCreateDevelopmentCertificates,

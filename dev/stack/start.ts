@@ -7,8 +7,8 @@ import {
   plaintextTemporalEnvironment,
   type Config,
   type StackConfig,
-} from '../config';
-import { projectRoot } from '../project-root';
+} from '../../src/config';
+import { projectRoot } from '../../src/project-root';
 import { startEmbeddedPostgres, type RunningPostgres } from './embedded-postgres';
 import { startTemporalDevServer, type RunningTemporal } from './temporal-dev-server';
 import type { ServiceSupervisor } from './supervisor';
