@@ -24,7 +24,8 @@ const layeredTree: SourceTree = {
     "import type { Money } from './booking';\nexport type Role = 'customer';\nexport type M = Money;\n",
   'src/domain/task-queues.ts': "export const taskQueues = { bookings: 'bookings' } as const;\n",
   'src/project-root.ts': "export const projectRoot = '.';\n",
-  'src/config.ts': "import { taskQueues } from './domain/task-queues';\nexport const queues = taskQueues;\n",
+  'src/config/index.ts':
+    "import { taskQueues } from '../domain/task-queues';\nexport const queues = taskQueues;\n",
   'src/generated/booking.ts': 'export const BookingMessage = {};\n',
   'src/contracts/proto-options.ts':
     "import { BookingMessage } from '../generated/booking';\nimport { projectRoot } from '../project-root';\nexport const read = [BookingMessage, projectRoot];\n",
@@ -79,10 +80,10 @@ const wrongWayImports: { file: string; source: string; expected: Violation[] }[]
     ],
   },
   {
-    file: 'src/config.ts',
+    file: 'src/config/index.ts',
     source:
-      "import { bookingWorkflowType } from './workflows/shared';\nexport const type = bookingWorkflowType;\n",
-    expected: [{ rule: 'layer-config', from: 'src/config.ts', to: 'src/workflows/shared.ts' }],
+      "import { bookingWorkflowType } from '../workflows/shared';\nexport const type = bookingWorkflowType;\n",
+    expected: [{ rule: 'layer-config', from: 'src/config/index.ts', to: 'src/workflows/shared.ts' }],
   },
   {
     file: 'src/activities/index.ts',
