@@ -1,5 +1,5 @@
 // The cross-field rules of the configuration: defaults computed from other settings, and settings that must agree.
-import { loadClientConfigProfile, type ClientConfigProfile } from '@temporalio/envconfig';
+import { loadClientConfigProfile } from '@temporalio/envconfig';
 import type { ConfigDataSource } from '@temporalio/envconfig';
 import { getHeapStatistics } from 'node:v8';
 import type {
@@ -174,15 +174,19 @@ export function temporalConnection(environment: Environment): TemporalConfig {
   if (tlsSwitch !== undefined && !['true', '1', 'false', '0'].includes(tlsSwitch)) {
     throw new ConfigError('TEMPORAL_TLS', `must be true or false, got "${temporalVariables.TEMPORAL_TLS}"`);
   }
-  let profile: ClientConfigProfile;
-  try {
-    profile = loadClientConfigProfile({ disableFile: true, overrideEnvVars: temporalVariables });
-  } catch (error) {
+  for (const pem of ['TEMPORAL_TLS_SERVER_CA_CERT', 'TEMPORAL_TLS_CLIENT_CERT', 'TEMPORAL_TLS_CLIENT_KEY']) {
+    if (temporalVariables[`${pem}_PATH`] && temporalVariables[`${pem}_DATA`]) {
+      throw new ConfigError(`${pem}_DATA`, `cannot be set beside ${pem}_PATH: give the PEM one way`);
+    }
+  }
+  if (['true', '1'].includes(temporalVariables.TEMPORAL_TLS_DISABLE_HOST_VERIFICATION?.toLowerCase() ?? '')) {
     throw new ConfigError(
-      'TEMPORAL_ADDRESS',
-      `and its companions cannot be read: ${(error as Error).message}`,
+      'TEMPORAL_TLS_DISABLE_HOST_VERIFICATION',
+      "is not supported: the frontend's certificate is always checked (TEMPORAL_TLS_SERVER_NAME names another host)",
     );
   }
+  // The environment is the one source: Temporal's configuration file and its profiles are not read.
+  const profile = loadClientConfigProfile({ disableFile: true, overrideEnvVars: temporalVariables });
   const address = profile.address ?? '127.0.0.1:7233';
   const namespace = profile.namespace ?? 'default';
   const given = [...temporalTlsVariables, 'TEMPORAL_API_KEY'].filter(

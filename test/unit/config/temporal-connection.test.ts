@@ -206,6 +206,12 @@ describe('Temporal connection configuration', () => {
     ],
     ['TEMPORAL_TLS_SERVER_NAME', () => ({ TEMPORAL_TLS_SERVER_NAME: 'https://frontend:7233' })],
     ['TEMPORAL_API_KEY', () => ({ TEMPORAL_API_KEY: 'two words' })],
+    ['TEMPORAL_TLS', () => ({ TEMPORAL_TLS: 'maybe' })],
+    [
+      'TEMPORAL_TLS_CLIENT_CERT_DATA',
+      () => ({ TEMPORAL_TLS_CLIENT_CERT_PATH: client.certificate, TEMPORAL_TLS_CLIENT_CERT_DATA: 'pem' }),
+    ],
+    ['TEMPORAL_TLS_DISABLE_HOST_VERIFICATION', () => ({ TEMPORAL_TLS_DISABLE_HOST_VERIFICATION: 'true' })],
   ])('refuses a bad %s by name', (variable, environment) => {
     const error = refusal(environment());
     expect(error.variable).toBe(variable);
