@@ -83,16 +83,13 @@ export function text(
   options: Described & { default?: string; required?: true; defaultText?: string },
 ): Setting<string | undefined> {
   const { default: fallback } = options;
+  const shownDefault = () => {
+    if (fallback === undefined) return options.required ? 'required' : 'unset';
+    return fallback === '' ? 'empty' : code(fallback);
+  };
   return setting(
     'text',
-    options.defaultText ??
-      (fallback !== undefined
-        ? fallback === ''
-          ? 'empty'
-          : code(fallback)
-        : options.required
-          ? 'required'
-          : 'unset'),
+    options.defaultText ?? shownDefault(),
     options,
     (value) => value,
     (variable) => (fallback !== undefined ? fallback : options.required ? required(variable) : undefined),
