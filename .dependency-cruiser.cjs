@@ -19,7 +19,8 @@
 //   activities    domain, config, ports, adapters, db, security, logger, project-root
 //   workflows     domain, activities/interface.ts (the activity contract, which itself imports only domain and
 //                 @temporalio/common); npm: @temporalio/workflow, @temporalio/common and the tracing interceptors
-//                 (@temporalio/interceptors-opentelemetry, @opentelemetry/api) only, no Node built-ins
+//                 (@temporalio/interceptors-opentelemetry, @opentelemetry/api) only, no Node built-ins; the
+//                 package's private modules from workflows/tracing/package-internals.ts alone
 //   application   domain, config, db, security, workflows/shared.ts; types only from workflows/booking.ts
 //   api           application, identity, security, contracts, generated, domain, config, runtime, logger,
 //                 project-root; only its composition roots (api/main.ts, api/composition.ts) open the db
@@ -135,6 +136,17 @@ module.exports = {
         'The application starts the workflow by name; workflows/booking.ts gives typed handles, never code',
       from: { path: '^src/application/' },
       to: { path: '^src/workflows/booking\\.ts$', dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'opentelemetry-package-internals-in-one-module',
+      severity: 'error',
+      comment:
+        "Only src/workflows/tracing/package-internals.ts reaches into @temporalio/interceptors-opentelemetry's private modules (it says why); everything else uses the package's entry point",
+      from: { pathNot: '^src/workflows/tracing/package-internals\\.ts$' },
+      to: {
+        path: '(^|/)node_modules/@temporalio/interceptors-opentelemetry/lib/',
+        pathNot: '(^|/)node_modules/@temporalio/interceptors-opentelemetry/lib/index\\.js$',
+      },
     },
     {
       name: 'workflows-sandbox-packages',

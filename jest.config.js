@@ -1,6 +1,7 @@
-// Jest projects: fast pure unit tests, integration tests against real PostgreSQL and Temporal, the cluster tests
-// (a real multi-process Temporal server) and the Keycloak tests (a real external OIDC provider); the last two run
-// from their own npm scripts, never `npm test`.
+// Jest projects: fast pure unit tests, the workflow with fake activities (a Temporal dev server, no database),
+// integration tests against real PostgreSQL and Temporal, the cluster tests (a real multi-process Temporal server),
+// the Keycloak tests (a real external OIDC provider) and the schema-registry tests (a real Apicurio Registry); the
+// last three run from their own npm scripts, never `npm test`.
 const transform = {
   '^.+\\.(t|j)sx?$': [
     '@swc/jest',
@@ -20,6 +21,14 @@ module.exports = {
   testTimeout: 120000,
   projects: [
     { ...shared, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
+    // The workflow on a real worker and dev server, its activities in-memory fakes: seconds, no database.
+    {
+      ...shared,
+      displayName: 'workflow',
+      testMatch: ['<rootDir>/test/workflow/**/*.test.ts'],
+      globalSetup: '<rootDir>/test/workflow/support/global-setup.ts',
+      globalTeardown: '<rootDir>/test/workflow/support/global-teardown.ts',
+    },
     {
       ...shared,
       displayName: 'integration',
@@ -37,5 +46,7 @@ module.exports = {
       globalSetup: '<rootDir>/test/support/global-setup.mjs',
       globalTeardown: '<rootDir>/test/support/global-teardown.mjs',
     },
+    // A real Apicurio Registry that scripts/test-registry.sh starts once for the step: `npm run contracts:registry`.
+    { ...shared, displayName: 'registry', testMatch: ['<rootDir>/test/registry/**/*.test.ts'] },
   ],
 };

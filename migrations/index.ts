@@ -10,6 +10,7 @@ import * as refusedCreateFingerprints from './20261123_007_refused_create_finger
 import * as routeAvailabilityNotifications from './20261123_008_route_availability_notifications';
 import * as bookingStartIntents from './20261127_009_booking_start_intents';
 import * as oauthAuthorizationServer from './20261127_010_oauth_authorization_server';
+import * as claimBookingHoldFunction from './20261127_011_claim_booking_hold_function';
 
 export interface NamedMigration {
   /** Recorded in knex_migrations; never rename an applied migration. */
@@ -28,4 +29,5 @@ export const migrations: readonly NamedMigration[] = [
   { name: '20261123_008_route_availability_notifications', migration: routeAvailabilityNotifications },
   { name: '20261127_009_booking_start_intents', migration: bookingStartIntents },
   { name: '20261127_010_oauth_authorization_server', migration: oauthAuthorizationServer },
+  { name: '20261127_011_claim_booking_hold_function', migration: claimBookingHoldFunction },
 ];

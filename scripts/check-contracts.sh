@@ -1,16 +1,35 @@
 #!/usr/bin/env bash
-# Contract gate: buf lint and format, no breaking change against the committed baseline, src/generated, the
-# contracts' descriptor set and the TypeScript client's types up to date.
+# Contract gate: buf lint and format, no breaking change against the committed baseline (buf breaking for the protos'
+# fine-grained rules; a schema registry for the protos and the OpenAPI document), src/generated, the contracts'
+# descriptor set and the TypeScript client's types up to date.
+#
+# Usage: bash scripts/check-contracts.sh [--without-registry]
+# The registry check uses SCHEMA_REGISTRY_URL when it is set (a shared registry: it checks against the latest
+# versions there and stores nothing); otherwise it starts a local Apicurio Registry (scripts/registry.sh), registers
+# contracts/released/ in it and checks against that. --without-registry leaves it out (npm test: the registry costs
+# a JVM start; npm run contracts:registry runs it in CI).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+with_registry=true
+case "${1:-}" in
+  '') ;;
+  --without-registry) with_registry=false ;;
+  *)
+    echo "usage: bash scripts/check-contracts.sh [--without-registry]" >&2
+    exit 2
+    ;;
+esac
 
 buf=node_modules/.bin/buf
 baseline=proto/baseline/contracts.binpb
 
-if [[ ! -f "$baseline" ]]; then
-  echo "contracts: $baseline is missing: run npm run contracts:baseline and commit it" >&2
-  exit 1
-fi
+for released in "$baseline" contracts/released/openapi.yaml contracts/released/proto; do
+  if [[ ! -e "$released" ]]; then
+    echo "contracts: $released is missing: run npm run contracts:release and commit it" >&2
+    exit 1
+  fi
+done
 
 echo "contracts: buf lint"
 "$buf" lint
@@ -19,7 +38,26 @@ echo "contracts: buf format"
 "$buf" format --diff --exit-code
 
 echo "contracts: buf breaking against $baseline"
-"$buf" breaking --against "$baseline"
+# Both breaking-change checks report before either fails the gate: each names what the other may not.
+breaking_status=0
+"$buf" breaking --against "$baseline" || breaking_status=$?
+
+if [[ "$with_registry" == true ]]; then
+  if [[ -n "${SCHEMA_REGISTRY_URL:-}" ]]; then
+    echo "contracts: schema registry at $SCHEMA_REGISTRY_URL (dryRun against its latest versions)"
+    node_modules/.bin/tsx scripts/registry-check.ts check || breaking_status=$?
+  else
+    echo "contracts: schema registry (a local Apicurio Registry holding contracts/released/)"
+    bash scripts/registry.sh run -- node_modules/.bin/tsx scripts/registry-check.ts check --seed || breaking_status=$?
+  fi
+else
+  echo "contracts: schema registry check left out (npm run contracts:registry runs it)"
+fi
+
+if [[ "$breaking_status" -ne 0 ]]; then
+  echo "contracts: the breaking-change checks failed (reasons above)" >&2
+  exit 1
+fi
 
 echo "contracts: generated code freshness"
 scratch="$(mktemp -d)"

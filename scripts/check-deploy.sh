@@ -58,6 +58,13 @@ helm template bus-booking "$chart" --namespace bookings --kube-version "$kuberne
 helm template bus-booking "$chart" --namespace bookings --kube-version "$kubernetes_version" \
   --set temporal.address=bookings.a1b2c.tmprl.cloud:7233 --set temporal.tls.certKey= --set temporal.tls.keyKey= \
   --set temporal.apiKey.existingSecret=bus-booking-temporal-api-key | validate -
+# The optional schema registry (off by default): its Deployment, Service and NetworkPolicy.
+helm template bus-booking "$chart" --namespace bookings --kube-version "$kubernetes_version" \
+  --set schemaRegistry.enabled=true | tee "$rendered/registry.yaml" | validate -
+if [[ "$(grep -c '^  name: bus-booking-schema-registry$' "$rendered/registry.yaml" || true)" != 2 ]]; then
+  echo 'helm template with schemaRegistry.enabled=true does not render the registry Deployment and Service' >&2
+  exit 1
+fi
 
 # The chart renders what the deployment needs: these kinds, one worker Deployment and autoscaler per queue.
 for expected in 'kind: Deployment:5' 'kind: HorizontalPodAutoscaler:5' 'kind: PodDisruptionBudget:5' \

@@ -1,30 +1,40 @@
-// Records one finished booking workflow per saga path into test/histories/, for the replay (determinism) test.
+// Records one finished booking workflow per saga path: the release's baseline histories the replay test replays.
 //
-// Usage: npx tsx scripts/record-histories.ts   (starts its own PostgreSQL and Temporal dev server, like the tests,
-// and overwrites test/histories/<path>.json, one file per entry of `bookingPaths` below).
+// Usage: npm run histories:record   (starts its own PostgreSQL and Temporal dev server, like the tests, and
+// replaces test/histories/<release>/, the release being package.json's version, with one file per entry of
+// `bookingPaths` below).
 //
-// When to re-record: only for a new path (add it to `bookingPaths` and to the coverage table of
-// test/integration/saga/replay.test.ts), or after a workflow change made deliberately incompatible because no
-// workflow of the old shape can still be running. A change that must stay compatible with running workflows
-// keeps the old histories and guards the new behaviour with `patched()`; the replay test, which replays every
-// file here against the current bundle, is what tells the two apart. Commit the re-recorded files with the change.
-// To keep the shape of bookings open today before such a change, run this at the commit before it and commit its
-// files renamed to `<path>.recorded-<date>.json` (as the 2026-11-25 set was) rather than overwriting the old ones.
-// The saga environment's Temporal Client and Workers encrypt payloads (createBookingDataConverter), so new
-// recordings hold ciphertext under the saga test key; the replay test decodes them with the same converter. The
-// files recorded before encryption hold plaintext test data and replay through the codec unchanged.
-import { mkdirSync, writeFileSync } from 'node:fs';
+// The versioning policy (docs/design.md): once a release is out, its folder is never re-recorded or deleted; a
+// workflow change that alters the commands of a recorded path is guarded with `patched()` so every folder still
+// replays. Re-record only the folder of the release being prepared (after bumping the version, that is a new
+// folder), and add a path here and to the coverage table of test/integration/saga/replay.test.ts together.
+// The saga environment's Temporal Client and Workers encrypt payloads (createBookingDataConverter), so recordings
+// hold ciphertext under the saga test key; the replay test decodes them with the same converter.
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import { bookingStartOptions } from '../src/application/booking-starts';
 import type { BookingApplication } from '../src/application/interface';
 import type { Actor } from '../src/domain/actor';
-import { bookingWorkflowId } from '../src/workflows/shared';
+import type { bookingWorkflow } from '../src/workflows/booking';
+import {
+  bookingWorkflowId,
+  bookingWorkflowType,
+  createBookingUpdate,
+  requestCancellationSignal,
+  type BookingWorkflowInput,
+  type CancelBookingRequest,
+} from '../src/workflows/shared';
 import { quietTemporalRuntime, startSagaEnvironment, type SagaEnvironment } from '../test/support/saga';
 import { bookingRequest, createTrip, type TestTrip } from '../test/support/trips';
 import { createCustomer } from '../test/support/users';
-import { eventually } from '../test/support/outcomes';
 
-const historiesDirectory = path.resolve(__dirname, '../test/histories');
+const { version: release } = JSON.parse(readFileSync(path.resolve(__dirname, '../package.json'), 'utf8')) as {
+  version: string;
+};
+const historiesDirectory = path.resolve(__dirname, '../test/histories', release);
 /** Bookings that must reach COMPLETED depart this soon; every step before departure takes well under it. */
 const departureInMs = 12_000;
 
@@ -33,6 +43,38 @@ interface PathContext {
   customer: Actor;
   trip: TestTrip;
   shortHold: BookingApplication;
+}
+
+/**
+ * The start input of a booking the application made, for a new booking id on `seatNumbers`: how a workflow is
+ * started directly for what the application never starts itself (a seat taken between its check and the hold,
+ * a cancel that arrives before the start).
+ */
+async function inputLike(
+  saga: SagaEnvironment,
+  templateBookingId: string,
+  seatNumbers: readonly string[],
+): Promise<BookingWorkflowInput> {
+  const history = await saga.client.workflow.getHandle(bookingWorkflowId(templateBookingId)).fetchHistory();
+  const started = history.events?.[0]?.workflowExecutionStartedEventAttributes;
+  const template = await decodeFromPayloadsAtIndex<BookingWorkflowInput>(
+    saga.client.options.loadedDataConverter,
+    0,
+    started?.input?.payloads,
+  );
+  return {
+    ...template,
+    bookingId: randomUUID(),
+    passengers: template.passengers.map((passenger, index) => ({
+      ...passenger,
+      seatNumber: seatNumbers[index],
+    })),
+    passengerIds: template.passengers.map(() => randomUUID()),
+  };
+}
+
+function startOptionsFor(input: BookingWorkflowInput) {
+  return bookingStartOptions({ input, requestFingerprint: `recorded-${input.bookingId}` });
 }
 
 /** Each path returns the booking id whose workflow history it produced. */
@@ -101,21 +143,29 @@ const bookingPaths: Record<string, (context: PathContext) => Promise<string>> = 
     return booking.id;
   },
   'seat-unavailable-not-booked': async ({ saga, customer, trip }) => {
-    await saga.application.createBooking(customer, bookingRequest(trip, ['4D']));
-    await saga.application.createBooking(customer, bookingRequest(trip, ['4D'])).catch(() => undefined);
-    const [execution] = await eventually(
-      async () => {
-        const executions = [];
-        for await (const info of saga.client.workflow.list({
-          query: `TripId='${trip.tripId}' AND BookingStatus='NOT_BOOKED'`,
-        })) {
-          executions.push(info);
-        }
-        return executions;
-      },
-      (executions) => executions.length === 1,
+    // The application refuses a taken seat before starting a workflow; a start that lost the race looks like this.
+    const holder = await saga.application.createBooking(customer, bookingRequest(trip, ['4D']));
+    const input = await inputLike(saga, holder.id, ['4D']);
+    const handle = await saga.client.workflow.start<typeof bookingWorkflow>(
+      bookingWorkflowType,
+      startOptionsFor(input),
     );
-    return execution.workflowId.replace(/^booking-/, '');
+    await handle.executeUpdate(createBookingUpdate, { args: [undefined] }).catch(() => undefined);
+    return input.bookingId;
+  },
+  'cancelled-while-being-created': async ({ saga, customer, trip }) => {
+    // A cancel that reached Temporal with the start (RequestCancellation), applied once the seats are held.
+    const template = await saga.application.createBooking(customer, bookingRequest(trip, ['5B']));
+    const input = await inputLike(saga, template.id, ['5C']);
+    await saga.client.workflow.signalWithStart<typeof bookingWorkflow, [CancelBookingRequest]>(
+      bookingWorkflowType,
+      {
+        ...startOptionsFor(input),
+        signal: requestCancellationSignal,
+        signalArgs: [{ reason: 'Changed my mind' }],
+      },
+    );
+    return input.bookingId;
   },
   'cancelled-by-operator': async ({ saga, customer, trip }) => {
     const booking = await saga.application.createBooking(customer, bookingRequest(trip, ['5A']));
@@ -136,7 +186,7 @@ async function recordPath(name: string, shared: Omit<PathContext, 'customer'>): 
     path.join(historiesDirectory, `${name}.json`),
     `${historyToJSON(await handle.fetchHistory())}\n`,
   );
-  process.stdout.write(`recorded ${name}\n`);
+  process.stdout.write(`recorded ${release}/${name}\n`);
 }
 
 async function main(): Promise<void> {
@@ -149,6 +199,7 @@ async function main(): Promise<void> {
   await startServers();
   const saga = await startSagaEnvironment({ environment: { BOOKING_CHANGE_CUTOFF_SECONDS: '0' } });
   try {
+    rmSync(historiesDirectory, { recursive: true, force: true });
     mkdirSync(historiesDirectory, { recursive: true });
     const trip = await createTrip(saga.database, { seatCount: 20, premiumRows: 1, departureInMs });
     const shortHold = saga.applicationWith({ BOOKING_HOLD_SECONDS: '2', BOOKING_CHANGE_CUTOFF_SECONDS: '0' });

@@ -9,7 +9,6 @@ import {
   validationFailed,
   type FieldViolation,
 } from '../domain/errors';
-import { isSeatNumber, isUuid } from '../domain/validation';
 import {
   bookingTripKey,
   tripOfBooking,
@@ -58,47 +57,6 @@ const MAXIMUM_RESERVE_ATTEMPTS = 3;
 
 function seatsFailure(violations: FieldViolation[]): never {
   throw businessFailure(validationFailed(violations));
-}
-
-function validateReserveInput(input: ReserveSeatsInput): void {
-  const violations: FieldViolation[] = [];
-  if (!isUuid(input.bookingId)) violations.push({ field: 'booking_id', message: 'must be a UUID' });
-  if (!isUuid(input.tripId)) violations.push({ field: 'trip_id', message: 'must be a UUID' });
-  if (Number.isNaN(Date.parse(input.holdExpiresAt))) {
-    violations.push({ field: 'hold_expires_at', message: 'must be an ISO 8601 instant' });
-  }
-  if (!Array.isArray(input.seats) || input.seats.length === 0) {
-    violations.push({ field: 'seats', message: 'at least one seat is needed' });
-  } else {
-    const seen = new Set<string>();
-    input.seats.forEach((seat, index) => {
-      if (!isSeatNumber(seat.seatNumber)) {
-        violations.push({ field: `seats[${index}].seat_number`, message: 'is not a seat number like 12C' });
-      } else if (seen.has(seat.seatNumber)) {
-        violations.push({ field: `seats[${index}].seat_number`, message: 'is requested twice' });
-      }
-      seen.add(seat.seatNumber);
-      if (!isUuid(seat.passengerId)) {
-        violations.push({ field: `seats[${index}].passenger_id`, message: 'must be a UUID' });
-      }
-    });
-  }
-  if (
-    input.booking !== undefined &&
-    (input.booking.id !== input.bookingId || input.booking.tripId !== input.tripId)
-  ) {
-    violations.push({ field: 'booking', message: 'the snapshot is of another booking or trip' });
-  }
-  if (violations.length > 0) seatsFailure(violations);
-}
-
-function validateSeatNumbers(seatNumbers: readonly string[] | undefined): void {
-  const violations = (seatNumbers ?? []).flatMap((seatNumber, index) =>
-    isSeatNumber(seatNumber)
-      ? []
-      : [{ field: `seat_numbers[${index}]`, message: 'is not a seat number like 12C' }],
-  );
-  if (violations.length > 0) seatsFailure(violations);
 }
 
 /** Writes the booking's first snapshot unless its row exists; returns that write, if it made one. */
@@ -227,7 +185,6 @@ export function createSeatActivities(dependencies: SeatActivityDependencies): Se
   }
 
   async function reserve(input: ReserveSeatsInput): Promise<Reservation> {
-    validateReserveInput(input);
     for (let attempt = 1; attempt <= MAXIMUM_RESERVE_ATTEMPTS; attempt += 1) {
       try {
         return await database.transaction((transaction) =>
@@ -269,7 +226,6 @@ export function createSeatActivities(dependencies: SeatActivityDependencies): Se
   async function ReleaseSeats(input: ReleaseSeatsInput): Promise<void> {
     let released: number;
     try {
-      validateSeatNumbers(input.seatNumbers);
       released = await releaseBookingSeats(database, input);
     } catch (error) {
       metrics.compensation('release_seats', 'failed');

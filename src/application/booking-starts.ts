@@ -14,23 +14,18 @@ import {
   bookingSummary,
   bookingWorkflowId,
   bookingWorkflowType,
+  createRequestMemoKey,
   requestCancellationSignal,
   type BookingWorkflowInput,
   type CancelBookingRequest,
 } from '../workflows/shared';
-import type { OpenHoldClaims } from './open-hold-claims';
+import type { OpenHoldClaims } from '../db/booking-hold-claims';
 
 /** Everything a booking's start sends: the workflow's input and the fingerprint of the request that made it. */
 export interface BookingStart {
   input: BookingWorkflowInput;
   requestFingerprint: string;
 }
-
-/**
- * Memo field holding a keyed hash (the cipher's blind index) of the validated create command: a booking id
- * named again with another body is told apart from a retry without writing the passengers' details into Temporal.
- */
-export const createRequestMemoKey = 'createRequestFingerprint';
 
 export interface BookingStartOptions {
   workflowId: string;

@@ -1,28 +1,29 @@
-// The booking application both fronts call: commands become workflow updates, reads come from the read model.
-import { randomUUID } from 'node:crypto';
-import {
-  WithStartWorkflowOperation,
-  WorkflowExecutionAlreadyStartedError,
-  WorkflowUpdateFailedError,
-  type Client,
-  type WorkflowHandle,
-} from '@temporalio/client';
+// The booking application both fronts call: creates (create-booking.ts), reads from the read model, commands as updates.
+import type { Client, WorkflowHandle } from '@temporalio/client';
 import type { Knex } from 'knex';
 import type { Config } from '../config';
-import type { BookingState, BookingStatus, FareClass, FarePrices } from '../domain/booking';
+import type { Actor } from '../domain/actor';
+import type { BookingState, BookingStatus } from '../domain/booking';
 import {
   bookingProcessing,
   bookingStateConflict,
   cancellationRecorded,
-  DomainError,
   holdExpired,
-  idempotencyKeyReused,
   notFound,
-  permissionDenied,
-  seatUnavailable,
-  unavailable,
   validationFailed,
+  type DomainError,
 } from '../domain/errors';
+import { isTerminal } from '../domain/lifecycle';
+import { isStaff } from '../domain/roles';
+import { taskQueues, type TaskQueueNames } from '../domain/task-queues';
+import {
+  validateBookingStatusFilter,
+  validateCancelBooking,
+  validateConfirmPayment,
+  validateId,
+  type UpdateBookingInput,
+} from '../domain/validation';
+import { openHoldClaimsFromConfig, type HoldClaim } from '../db/booking-hold-claims';
 import {
   bookingListing,
   bookingListQuery,
@@ -32,79 +33,27 @@ import {
   type BookingRow,
   type BookingView,
 } from '../db/booking-read-model';
-import { parseInt8 } from '../db/connection';
 import { pageWindow, readPage } from '../db/paging';
-import { seatsTakenColumn } from '../db/seat-allocations';
-import { assertFareClassesOnSale, defaultRefundRule } from '../domain/fares';
-import { isTerminal } from '../domain/lifecycle';
-import { money } from '../domain/money';
-import {
-  isUuid,
-  validateCancelBooking,
-  validateConfirmPayment,
-  validateBookingStatusFilter,
-  validateCreateBooking,
-  validateId,
-  type CreateBookingInput,
-  type UpdateBookingInput,
-} from '../domain/validation';
 import type { FieldCipher } from '../security/field-encryption';
 import type { bookingWorkflow } from '../workflows/booking';
 import {
   bookingWorkflowId,
-  bookingWorkflowType,
   cancelBookingUpdate,
   confirmPaymentUpdate,
-  createBookingUpdate,
   updateBookingUpdate,
   type BookingTimings,
-  type BookingWorkflowInput,
 } from '../workflows/shared';
-import type {
-  BookingApplication,
-  ConfirmPaymentOptions,
-  CreateBookingOptions,
-  Page,
-  PageRequest,
-} from './interface';
+import { createSeatsInFlight } from './admission';
 import {
-  bookingStartOptions,
-  createBookingStarts,
-  createRequestMemoKey,
-  type BookingStart,
-  type StartOutcome,
-} from './booking-starts';
-import { openHoldClaimsFromConfig, type HoldClaim } from './open-hold-claims';
-import { createSeatsInFlight } from './seats-in-flight';
+  answerEndedCreate,
+  processingRetryAfterSeconds,
+  viewOf as viewOfRow,
+  type BookingContext,
+} from './booking-context';
+import { createBookingStarts, type StartOutcome } from './booking-starts';
+import { createBooking } from './create-booking';
+import type { BookingApplication, ConfirmPaymentOptions, Page, PageRequest } from './interface';
 import { domainErrorFromTemporal, isTemporalUnreachable, isWorkflowGone } from './temporal-outcomes';
-import { isStaff } from '../domain/roles';
-import { assertCreateSeatsOnBus } from '../domain/seat-layout';
-import { taskQueues, type TaskQueueNames } from '../domain/task-queues';
-import type { Actor } from '../domain/actor';
-
-/** How long a client is told to wait before reading a booking whose seats are still being held. */
-const processingRetryAfterSeconds = 1;
-
-/** The promise's value, or undefined when `deadline` (epoch milliseconds) comes first. */
-async function settledBy<T>(promise: Promise<T>, deadline: number): Promise<T | undefined> {
-  let timer: NodeJS.Timeout | undefined;
-  const expiry = new Promise<undefined>((resolve) => {
-    timer = setTimeout(resolve, Math.max(0, deadline - Date.now()), undefined);
-  });
-  try {
-    return await Promise.race([promise, expiry]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-/** SEAT_UNAVAILABLE for seats another booking's create is reserving at this moment. */
-function seatsBeingReserved(seatNumbers: readonly string[]): DomainError {
-  return seatUnavailable(
-    seatNumbers,
-    `another booking is reserving ${seatNumbers.length === 1 ? 'it' : 'them'}`,
-  );
-}
 
 /** Activity timings not in Config; tests shorten the retry interval to keep transient-failure cases fast. */
 export const defaultActivityTimings = {
@@ -125,27 +74,6 @@ export interface BookingApplicationDependencies {
   now?: () => Date;
 }
 
-interface BookableTrip {
-  id: string;
-  routeId: string;
-  departureTime: Date;
-  originTimeZone: string;
-  farePrices: FarePrices;
-  seatClasses: Record<string, FareClass>;
-  /** The requested seats another booking holds or has booked (lapsed holds excepted), sorted. */
-  seatsTaken: string[];
-  /** Whether a create of this booking id came before: this one is a retry. */
-  madeBefore: boolean;
-  /** The request of an earlier create of this booking id that was refused before it claimed a slot. */
-  refusedRequestFingerprint: string | null;
-}
-
-function tripUnavailable(tripId: string, why: string): DomainError {
-  return new DomainError('VALIDATION_FAILED', `Trip ${tripId} cannot be booked: ${why}`, {
-    fieldViolations: [{ field: 'trip_id', message: why }],
-  });
-}
-
 /** What each command is called in BOOKING_STATE_CONFLICT errors, for a workflow that has already ended. */
 type CommandAction = 'confirm-payment' | 'cancel' | 'update';
 
@@ -164,86 +92,19 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
     now,
   });
   const starts = createBookingStarts({ temporal, cipher, claims: openHolds });
-  const seatsInFlight = createSeatsInFlight();
-
-  async function loadBookableTrip(
-    tripId: string,
-    request: { seatNumbers: readonly string[]; bookingId: string },
-  ): Promise<BookableTrip> {
-    // One round trip: the trip, its origin's time zone, its fares, its layout's seats, which of the requested seats
-    // are taken, and whether the booking id was used before.
-    const trip:
-      | {
-          id: string;
-          route_id: string;
-          departure_time: Date;
-          status: string;
-          time_zone: string;
-          /** [fare class, amount in minor units as text (bigint), currency]. */
-          fares: [FareClass, string, string][];
-          /** [seat number, fare class]. */
-          seats: [string, FareClass][];
-          taken_seats: string[];
-          made_before: boolean;
-          refused_request_fingerprint: string | null;
-        }
-      | undefined = await database('trips')
-      .join('routes', 'routes.id', 'trips.route_id')
-      .join('stops', 'stops.code', 'routes.origin_stop_code')
-      .where('trips.id', tripId)
-      .first(
-        'trips.id',
-        'trips.route_id',
-        'trips.departure_time',
-        'trips.status',
-        'stops.time_zone',
-        database.raw(`(SELECT coalesce(json_agg(json_build_array(fare.fare_class, fare.amount_minor::text,
-                         fare.currency)), '[]'::json)
-                         FROM trip_fares AS fare WHERE fare.trip_id = trips.id) AS fares`),
-        database.raw(`(SELECT coalesce(json_agg(json_build_array(seat.seat_number, seat.fare_class)), '[]'::json)
-                         FROM seats AS seat WHERE seat.layout_id = trips.layout_id) AS seats`),
-        seatsTakenColumn(database, {
-          tripAlias: 'trips',
-          seatNumbers: request.seatNumbers,
-          bookingId: request.bookingId,
-          lapsedHoldGraceSeconds: config.booking.lapsedHoldGraceSeconds,
-        }),
-        ...openHolds.earlierCreateColumns(request.bookingId),
-      );
-    if (trip === undefined) throw notFound('Trip', tripId);
-    if (trip.status === 'CANCELLED') throw tripUnavailable(tripId, 'the trip was cancelled');
-    if (trip.status === 'DEPARTED' || trip.departure_time.getTime() <= now().getTime()) {
-      throw tripUnavailable(tripId, `the trip departed at ${trip.departure_time.toISOString()}`);
-    }
-    if (trip.fares.length === 0) throw tripUnavailable(tripId, 'the trip has no fares on sale');
-    const farePrices: Partial<Record<FareClass, ReturnType<typeof money>>> = {};
-    for (const [fareClass, amountMinor, currency] of trip.fares) {
-      farePrices[fareClass] = money(parseInt8(amountMinor), currency.trim());
-    }
-    const seatClasses: Record<string, FareClass> = {};
-    for (const [seatNumber, fareClass] of trip.seats) seatClasses[seatNumber] = fareClass;
-    return {
-      id: trip.id,
-      routeId: trip.route_id,
-      departureTime: trip.departure_time,
-      originTimeZone: trip.time_zone,
-      farePrices,
-      seatClasses,
-      seatsTaken: [...trip.taken_seats].sort(),
-      madeBefore: trip.made_before,
-      refusedRequestFingerprint: trip.refused_request_fingerprint,
-    };
-  }
-
-  /** Bookings reference users: a token whose subject has no account here cannot book. */
-  async function assertCustomerAccount(actor: Actor): Promise<string> {
-    const customerId = actor.userId.toLowerCase();
-    const exists =
-      isUuid(customerId) &&
-      (await database('users').where('id', customerId).first<{ id: string } | undefined>('id'));
-    if (!exists) throw permissionDenied('Bookings need a customer account; this sign-in has none');
-    return customerId;
-  }
+  const context: BookingContext = {
+    config,
+    database,
+    temporal,
+    cipher,
+    holdClaims: openHolds,
+    starts,
+    seatsInFlight: createSeatsInFlight(),
+    timings,
+    taskQueues: queueNames,
+    now,
+  };
+  const viewOf = (row: BookingRow) => viewOfRow(context, row);
 
   function isVisibleTo(actor: Actor, customerId: string): boolean {
     return customerId === actor.userId.toLowerCase() || isStaff(actor);
@@ -261,11 +122,6 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
     const claim = await openHolds.find(bookingId);
     if (claim === undefined || !isVisibleTo(actor, claim.customerId)) throw notFound('Booking', bookingId);
     return claim;
-  }
-
-  async function viewOf(row: BookingRow): Promise<BookingView> {
-    const [view] = await bookingViews(database, [row], cipher);
-    return view;
   }
 
   /** A workflow that has ended cannot take commands; say why in the booking's own terms. */
@@ -311,87 +167,6 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
     const row = await findBookingRow(database, bookingId);
     if (row === undefined) throw notFound('Booking', bookingId);
     return row;
-  }
-
-  /** A booking id the caller chose names one request: the same id with another body is refused, not joined. */
-  async function assertSameCreateRequest(
-    bookingId: string,
-    requestFingerprint: string,
-    options: { notStartedYet?: 'fine' } = {},
-  ): Promise<void> {
-    let memo: Record<string, unknown> | undefined;
-    try {
-      ({ memo } = await temporal.workflow.getHandle(bookingWorkflowId(bookingId)).describe());
-    } catch (error) {
-      if (options.notStartedYet === 'fine' && isWorkflowGone(error)) return;
-      throw domainErrorFromTemporal(error);
-    }
-    const recorded = memo?.[createRequestMemoKey];
-    if (typeof recorded === 'string' && recorded !== requestFingerprint) throw idempotencyKeyReused();
-  }
-
-  /** A booking id whose workflow has ended: answer what the first request got. */
-  async function answerRepeatedCreate(actor: Actor, bookingId: string): Promise<BookingView> {
-    const row = await findBookingRow(database, bookingId);
-    if (row !== undefined && row.customer_id === actor.userId.toLowerCase()) return viewOf(row);
-    const outcome = await temporal.workflow
-      .getHandle<typeof bookingWorkflow>(bookingWorkflowId(bookingId))
-      .result();
-    if (outcome.outcome === 'NOT_BOOKED') {
-      await openHolds.release(bookingId);
-      throw DomainError.fromJSON(outcome.error);
-    }
-    throw notFound('Booking', bookingId);
-  }
-
-  /**
-   * A start that failed before the answer fell due may still have happened. With no workflow, the error is the
-   * answer and the claim goes, unless an earlier create of the id was answered with it: then the booking goes on.
-   */
-  async function answerFailedStart(bookingId: string, failure: unknown): Promise<never> {
-    // A workflow Temporal cannot be asked about counts as not started: the error answer is the safer one.
-    const started = await temporal.workflow
-      .getHandle(bookingWorkflowId(bookingId))
-      .describe()
-      .then(
-        () => true,
-        () => false,
-      );
-    if (!started && (await openHolds.releaseUnlessAcknowledged(bookingId))) {
-      throw domainErrorFromTemporal(failure);
-    }
-    throw bookingProcessing(bookingId, processingRetryAfterSeconds);
-  }
-
-  /**
-   * Whether the update-with-start reached Temporal's start: its workflow handle resolves once a start answer came
-   * back (started, or joined a running one), and rejects when the call failed before that.
-   */
-  function reachedStart(operation: WithStartWorkflowOperation<typeof bookingWorkflow>): Promise<boolean> {
-    return operation.workflowHandle().then(
-      () => true,
-      () => false,
-    );
-  }
-
-  /**
-   * After the answer deadline nobody is left to tell; whoever reads the booking later hears the outcome from the
-   * workflow. A create that ends without a booking frees its slot; a start that failed is sent again at once (the
-   * reconciler and the booking's readers send it too, should this fail as well).
-   */
-  function settleLateCreate(
-    bookingId: string,
-    sealedStart: string,
-    operation: WithStartWorkflowOperation<typeof bookingWorkflow>,
-    outcome: Promise<{ booking: BookingState } | { error: unknown }>,
-  ): void {
-    void outcome
-      .then(async (late) => {
-        if (!('error' in late)) return;
-        if (late.error instanceof WorkflowUpdateFailedError) await openHolds.release(bookingId);
-        else if (!(await reachedStart(operation))) await starts.ensureStarted(bookingId, sealedStart);
-      })
-      .catch(() => undefined);
   }
 
   /** A booking whose id was given out and that Temporal does not know, or cannot be asked about: it is started. */
@@ -456,186 +231,7 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
     const row = await findBookingRow(database, bookingId);
     if (row !== undefined) return viewOf(row);
     if (running) throw bookingProcessing(bookingId, processingRetryAfterSeconds);
-    return answerRepeatedCreate(actor, bookingId);
-  }
-
-  async function createBooking(
-    actor: Actor,
-    input: CreateBookingInput,
-    options: CreateBookingOptions = {},
-  ): Promise<BookingView> {
-    // Counted from the request's arrival: the front's own timeout keeps a margin for what runs after this call.
-    const answerBy = Math.min(
-      (options.receivedAt ?? Date.now()) + config.booking.createAnswerTimeoutMs,
-      options.answerBy ?? Number.POSITIVE_INFINITY,
-    );
-    // Every check of a create's input is made here, once: only here can a bad one be refused before a workflow
-    // exists. The workflow takes the command as given; the seat-in-layout foreign key backs the layout check.
-    const command = validateCreateBooking(input, { maxPassengers: config.booking.maxPassengersPerBooking });
-    const chosenBookingId =
-      options.bookingId === undefined ? undefined : validateId(options.bookingId, 'booking_id');
-    const bookingId = chosenBookingId ?? randomUUID();
-    const seatNumbers = command.passengers.map((passenger) => passenger.seatNumber);
-    // Both reads at once; the account's refusal still comes first when both fail.
-    const [account, bookableTrip] = await Promise.allSettled([
-      assertCustomerAccount(actor),
-      loadBookableTrip(command.tripId, { seatNumbers, bookingId }),
-    ]);
-    if (account.status === 'rejected') throw account.reason;
-    if (bookableTrip.status === 'rejected') throw bookableTrip.reason;
-    const customerId = account.value;
-    const trip = bookableTrip.value;
-    assertCreateSeatsOnBus(command, trip.seatClasses);
-    assertFareClassesOnSale(command.passengers, trip.farePrices);
-
-    const requestFingerprint = cipher.blindIndex(JSON.stringify(command));
-    if (trip.refusedRequestFingerprint !== null && trip.refusedRequestFingerprint !== requestFingerprint) {
-      throw idempotencyKeyReused();
-    }
-    // A seat someone else holds, or that another create here is reserving, is refused before any workflow: a
-    // burst for a few seats starts a workflow per seat rather than per request. The workflow's hold stays the
-    // authority (creates through other processes race there). A retry of a booking id answers what it got before.
-    const refuseEarly = async (refusal: DomainError): Promise<never> => {
-      if (chosenBookingId !== undefined) {
-        await openHolds.recordRefusal(customerId, bookingId, requestFingerprint);
-      }
-      throw refusal;
-    };
-    if (!trip.madeBefore && trip.seatsTaken.length > 0) await refuseEarly(seatUnavailable(trip.seatsTaken));
-    const passage = seatsInFlight.enter(trip.id, seatNumbers, bookingId);
-    if (!passage.entered && !trip.madeBefore) await refuseEarly(seatsBeingReserved(passage.reservedByOthers));
-    const leaveSeats = () => {
-      if (passage.entered) passage.leave();
-    };
-    let started: StartedCreate;
-    try {
-      started = await startCreate({
-        customerId,
-        bookingId,
-        requestFingerprint,
-        command,
-        trip,
-        answerBy,
-      });
-    } catch (error) {
-      leaveSeats();
-      throw error;
-    }
-    // The seats stay marked until the workflow has held them or failed, even when the answer goes out before.
-    void started.outcome.then(leaveSeats);
-    return answerCreate(actor, { bookingId, chosenBookingId, requestFingerprint, answerBy, ...started });
-  }
-
-  /** A create on its way: its stored start, the start sent, and the outcome, which never rejects (it carries the error). */
-  interface StartedCreate {
-    sealedStart: string;
-    startOperation: WithStartWorkflowOperation<typeof bookingWorkflow>;
-    outcome: Promise<{ booking: BookingState } | { error: unknown }>;
-  }
-
-  /**
-   * Claims the customer's slot, storing the booking's start with the claim, then starts the booking's workflow
-   * with its create update.
-   */
-  async function startCreate(create: {
-    customerId: string;
-    bookingId: string;
-    requestFingerprint: string;
-    command: ReturnType<typeof validateCreateBooking>;
-    trip: BookableTrip;
-    answerBy: number;
-  }): Promise<StartedCreate> {
-    const { customerId, bookingId, requestFingerprint, command, trip, answerBy } = create;
-    const departureTime = trip.departureTime.toISOString();
-    const workflowInput: BookingWorkflowInput = {
-      bookingId,
-      customerId,
-      tripId: trip.id,
-      routeId: trip.routeId,
-      departureTime,
-      originTimeZone: trip.originTimeZone,
-      passengers: [...command.passengers],
-      passengerIds: command.passengers.map(() => randomUUID()),
-      contactEmail: command.contactEmail,
-      ...(command.contactPhone === undefined ? {} : { contactPhone: command.contactPhone }),
-      farePrices: trip.farePrices,
-      seatClasses: trip.seatClasses,
-      refundRule: defaultRefundRule,
-      maxPassengers: config.booking.maxPassengersPerBooking,
-      timings,
-      taskQueues: queueNames,
-    };
-    const start: BookingStart = { input: workflowInput, requestFingerprint };
-    const sealedStart = starts.seal(start);
-    // One account may not hold a whole bus: the slot is taken before the workflow can hold anything. The start is
-    // stored with it, so that once the booking id is given out the booking is started whatever befalls this call.
-    await openHolds.claim(customerId, bookingId, sealedStart);
-    // One round trip starts the workflow and waits for its create update, which answers once the seats are held
-    // (the first workflow task holds them by local activity). Past `answerBy` the create answers BOOKING_PROCESSING.
-    const startOperation = new WithStartWorkflowOperation<typeof bookingWorkflow>(
-      bookingWorkflowType,
-      bookingStartOptions(start),
-    );
-    // Queueing (a burst, a slow database) used the whole answer time before anything was started: nothing exists
-    // yet, so the caller may be told to retry, and no booking goes on behind an error answer. An id an earlier
-    // create of it already gave out is started all the same.
-    if (Date.now() >= answerBy && (await openHolds.releaseUnlessAcknowledged(bookingId))) {
-      throw unavailable(
-        'Too many bookings are being made right now; retry shortly',
-        processingRetryAfterSeconds,
-      );
-    }
-    const outcome = temporal.workflow
-      .executeUpdateWithStart(createBookingUpdate, { startWorkflowOperation: startOperation })
-      .then(
-        (booking): { booking: BookingState } => ({ booking }),
-        (error: unknown) => ({ error }),
-      );
-    return { sealedStart, startOperation, outcome };
-  }
-
-  /** The create's answer: the booking once held, its refusal, or BOOKING_PROCESSING when `answerBy` comes first. */
-  async function answerCreate(
-    actor: Actor,
-    create: {
-      bookingId: string;
-      chosenBookingId: string | undefined;
-      requestFingerprint: string;
-      answerBy: number;
-    } & StartedCreate,
-  ): Promise<BookingView> {
-    const { bookingId, chosenBookingId, requestFingerprint, answerBy, sealedStart, startOperation, outcome } =
-      create;
-    const answer = await settledBy(outcome, answerBy);
-    if (answer === undefined) {
-      // Pointed at the booking only when it is this request's (or its start is still on its way).
-      if (chosenBookingId !== undefined) {
-        await assertSameCreateRequest(bookingId, requestFingerprint, { notStartedYet: 'fine' });
-      }
-      // The id goes out: from here on the booking is a promise, kept by whoever finds it unstarted.
-      await openHolds.acknowledge(bookingId);
-      settleLateCreate(bookingId, sealedStart, startOperation, outcome);
-      throw bookingProcessing(bookingId, processingRetryAfterSeconds);
-    }
-    if ('error' in answer && answer.error instanceof WorkflowExecutionAlreadyStartedError) {
-      // The booking id names a workflow that has ended: answer what its first request got.
-      await assertSameCreateRequest(bookingId, requestFingerprint);
-      return answerRepeatedCreate(actor, bookingId);
-    }
-    // Only the request that started the workflow may hear its answer: a chosen booking id may have joined another's.
-    if (chosenBookingId !== undefined && (await reachedStart(startOperation))) {
-      await assertSameCreateRequest(bookingId, requestFingerprint);
-    }
-    if ('booking' in answer) return bookingViewOfSnapshot(answer.booking);
-    if (answer.error instanceof WorkflowUpdateFailedError) {
-      await openHolds.release(bookingId);
-      throw domainErrorFromTemporal(answer.error);
-    }
-    // The workflow ended between its start and the update (a fast SEAT_UNAVAILABLE): answer its outcome.
-    if (isWorkflowGone(answer.error)) return answerRepeatedCreate(actor, bookingId);
-    if (!(await reachedStart(startOperation))) return answerFailedStart(bookingId, answer.error);
-    // The workflow has started and goes on whatever failed between this process and Temporal since.
-    throw bookingProcessing(bookingId, processingRetryAfterSeconds);
+    return answerEndedCreate(context, actor, bookingId);
   }
 
   async function getBooking(actor: Actor, bookingIdInput: string): Promise<BookingView> {
@@ -715,5 +311,12 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
     );
   }
 
-  return { createBooking, getBooking, listBookings, updateBooking, cancelBooking, confirmPayment };
+  return {
+    createBooking: (actor, input, options) => createBooking(context, actor, input, options),
+    getBooking,
+    listBookings,
+    updateBooking,
+    cancelBooking,
+    confirmPayment,
+  };
 }

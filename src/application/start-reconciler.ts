@@ -4,7 +4,7 @@ import type { Knex } from 'knex';
 import type { Config } from '../config';
 import type { FieldCipher } from '../security/field-encryption';
 import { createBookingStarts } from './booking-starts';
-import { openHoldClaimsFromConfig } from './open-hold-claims';
+import { openHoldClaimsFromConfig } from '../db/booking-hold-claims';
 
 /** Starts sent per pass: a backlog after an outage drains over a few passes instead of in one burst. */
 const startsPerPass = 100;

@@ -31,7 +31,7 @@ export function temporalActivityInterceptors(): ActivityInterceptorsFactory[] {
 }
 
 /**
- * The sink the workflow interceptors (src/workflows/interceptors.ts) hand finished spans to: the sandbox cannot
+ * The sink the workflow interceptors (src/workflows/tracing/interceptors.ts) hand finished spans to: the sandbox cannot
  * export, so its spans leave through the process's span processor. Always installed, since the bundle always
  * carries the interceptors; with tracing off the spans are dropped here.
  */

@@ -13,7 +13,7 @@ import type { Compiler } from 'webpack';
 export const bookingWorkflowsPath = require.resolve('../workflows');
 
 /** Tracing and request-id interceptors, bundled with the workflow whether or not the worker exports spans. */
-export const bookingWorkflowInterceptorsPath = require.resolve('../workflows/interceptors');
+export const bookingWorkflowInterceptorsPath = require.resolve('../workflows/tracing/interceptors');
 
 /**
  * The interceptors and preloaded modules every bundle of the booking workflows carries (tests bundling workflows of
@@ -23,7 +23,7 @@ export const bookingWorkflowInterceptorsPath = require.resolve('../workflows/int
  */
 export const bookingWorkflowBundleOptions = {
   workflowInterceptorModules: [bookingWorkflowInterceptorsPath],
-  preloadModules: [require.resolve('../workflows/shared-async-context')],
+  preloadModules: [require.resolve('../workflows/tracing/shared-async-context')],
 };
 
 /** The build's output folder (dist/ after `npm run build`): two levels above this module's src/worker/. */

@@ -30,7 +30,6 @@ export interface BookingActivityStubs {
   localReadModel: ReadModelActivities;
   payments: PaymentActivities;
   notifications: NotificationActivities;
-  readModel: ReadModelActivities;
 }
 
 /**
@@ -61,6 +60,5 @@ export function proxyBookingActivities(
     notifications: proxyActivities<NotificationActivities>(
       onQueue(taskQueues.notifications, { ...retry, maximumAttempts: notificationMaximumAttempts }),
     ),
-    readModel: proxyActivities<ReadModelActivities>(onQueue(taskQueues.bookings)),
   };
 }

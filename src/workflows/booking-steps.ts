@@ -1,5 +1,5 @@
 // The saga's activity calls for one booking, each with its deterministic idempotency key.
-import { log, patched } from '@temporalio/workflow';
+import { log } from '@temporalio/workflow';
 import type {
   NotificationTemplate,
   ProcessPaymentResult,
@@ -23,11 +23,6 @@ function seatRequests(
   }));
 }
 
-/** Patch id: a new booking's seats are held by a local activity instead of an activity on the seats queue. */
-export const firstSeatHoldIsLocal = 'first-seat-hold-is-local';
-/** Patch id: seat confirmations and read-model writes run as local activities. */
-export const confirmationsAndRecordsAreLocal = 'confirmations-and-records-are-local';
-
 /**
  * Every step schedules its activities before it first awaits anything, so a step issues its commands in the
  * order the recorded histories show, wherever the saga calls it from.
@@ -39,11 +34,6 @@ export class BookingSteps {
   constructor(
     private readonly activities: BookingActivityStubs,
     private readonly input: Pick<BookingWorkflowInput, 'bookingId' | 'tripId' | 'originTimeZone'>,
-    /**
-     * Whether a patch applies to this booking (the workflow's `patched`): bookings started before a step became
-     * local replay the activity their history scheduled. Tests answer it themselves.
-     */
-    private readonly isPatched: (patchId: string) => boolean = patched,
   ) {
     this.bookingId = input.bookingId;
     this.tripId = input.tripId;
@@ -51,7 +41,7 @@ export class BookingSteps {
 
   /**
    * `firstSnapshot` goes with the creating reservation: the booking row and its holds are written together, by a
-   * local activity (the create waits for it). Bookings started before that change replay their scheduled activity.
+   * local activity (the create waits for it). A change's reservations go to the seats queue.
    */
   reserveSeats(
     passengers: readonly Passenger[],
@@ -67,7 +57,7 @@ export class BookingSteps {
       idempotencyKey: activityKey(this.bookingId, 'reserve-seats', version),
       ...(firstSnapshot === undefined ? {} : { booking: firstSnapshot }),
     };
-    if (firstSnapshot !== undefined && this.isPatched(firstSeatHoldIsLocal)) {
+    if (firstSnapshot !== undefined) {
       return this.activities.localSeats.ReserveSeats(input);
     }
     return this.activities.seats.ReserveSeats(input);
@@ -79,9 +69,7 @@ export class BookingSteps {
       tripId: this.tripId,
       idempotencyKey: activityKey(this.bookingId, 'confirm-seats', version),
     };
-    return this.isPatched(confirmationsAndRecordsAreLocal)
-      ? this.activities.localSeats.ConfirmSeats(input)
-      : this.activities.seats.ConfirmSeats(input);
+    return this.activities.localSeats.ConfirmSeats(input);
   }
 
   /** The given seats, or every seat the booking holds when `seatNumbers` is absent. */
@@ -114,9 +102,7 @@ export class BookingSteps {
   }
 
   recordBooking(booking: BookingState): Promise<void> {
-    return this.isPatched(confirmationsAndRecordsAreLocal)
-      ? this.activities.localReadModel.RecordBooking(booking)
-      : this.activities.readModel.RecordBooking(booking);
+    return this.activities.localReadModel.RecordBooking(booking);
   }
 
   notifyConfirmed(booking: BookingState): Promise<void> {

@@ -5,7 +5,6 @@ import {
   condition,
   isCancellation,
   log,
-  patched,
   setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
@@ -31,7 +30,7 @@ import {
 import { isZeroMoney, zeroMoney } from '../domain/money';
 import { assertUpdateSeatsOnBus } from '../domain/seat-layout';
 import { toTimestamp } from '../domain/time';
-import { validateCancelBooking, validateConfirmPayment, validateUpdateBooking } from '../domain/validation';
+import { validateUpdateBooking } from '../domain/validation';
 import { proxyBookingActivities } from './booking-activities';
 import { bookingDetails, notBookedDetails } from './booking-details';
 import { openBooking } from './booking-opening';
@@ -39,7 +38,7 @@ import { BookingSteps } from './booking-steps';
 import { Compensations } from './compensations';
 import { CustomerRequests } from './customer-requests';
 import { waitForDeadline } from './deadlines';
-import { domainFailure } from './failures';
+import { asValidationFailure, domainFailure } from './failures';
 import {
   CapturedPayments,
   declinedPaymentChanges,
@@ -48,11 +47,13 @@ import {
   withRefund,
 } from './payment-records';
 import {
+  assertSameCreateRequest,
   bookingSearchAttributes,
   bookingStateQuery,
   cancelBookingUpdate,
   confirmPaymentUpdate,
   createBookingUpdate,
+  createRequestMemoKey,
   requestCancellationSignal,
   searchAttributes,
   updateBookingUpdate,
@@ -60,6 +61,7 @@ import {
   type BookingWorkflowResult,
   type CancelBookingRequest,
   type ConfirmPaymentRequest,
+  type CreateBookingRequest,
   type UpdateBookingRequest,
 } from './shared';
 
@@ -99,29 +101,21 @@ function now(): Date {
   return new Date();
 }
 
-/** Patch id: a booking opens at its workflow's start instead of at the time of its first workflow task. */
-export const bookingOpensAtWorkflowStart = 'booking-opens-at-workflow-start';
-
 /**
- * When the booking opens and its hold starts. The first workflow task's time differs between its attempts, but a
- * lost attempt may already have stored the booking and its holds (worker or server gone before the task
- * completed); the workflow's start is in its history, so every attempt opens the booking as the first stored it.
- * Bookings started before this change replay with their first task's time, as they were opened.
+ * When the booking opens and its hold starts: the workflow's start, which is in its history. The first workflow
+ * task's time differs between its attempts, but a lost attempt may already have stored the booking and its holds
+ * (worker or server gone before the task completed), so every attempt opens the booking as the first stored it.
  */
 function openingTime(): Date {
-  return patched(bookingOpensAtWorkflowStart) ? workflowInfo().startTime : now();
+  return workflowInfo().startTime;
 }
 
-/** Patch id: a booking opens with the passenger ids of its input instead of drawing them. */
-export const passengerIdsFromInput = 'passenger-ids-from-input';
-
 /**
- * The caller's passenger ids. A booking opened by a worker from before this change drew them even when its input
- * carried some (an API deployed ahead of its workers); without this marker in its history it replays drawing them.
+ * The caller's passenger ids, from the input: a lost first workflow task may have stored the passengers already,
+ * and its retry may draw random numbers in another order. Only a start without them draws them here.
  */
 function openingPassengerIds(input: BookingWorkflowInput): readonly string[] {
-  if (input.passengerIds !== undefined && patched(passengerIdsFromInput)) return input.passengerIds;
-  return input.passengers.map(() => uuid4());
+  return input.passengerIds ?? input.passengers.map(() => uuid4());
 }
 
 class BookingSaga {
@@ -184,9 +178,8 @@ class BookingSaga {
   // ---- Rows 3 and 4: ConfirmPayment approved → CONFIRMED; declined → PENDING_PAYMENT, attempt recorded ----
 
   private checkConfirmPayment(request: ConfirmPaymentRequest): string {
-    const { paymentToken } = validateConfirmPayment(request ?? {});
     assertCanConfirmPayment(this.booking, now());
-    return paymentToken;
+    return request.paymentToken;
   }
 
   private async confirmPayment(request: ConfirmPaymentRequest): Promise<BookingState> {
@@ -228,9 +221,8 @@ class BookingSaga {
   // ---- Rows 6 and 7: CancelBooking → CANCELLED, refunding what the fare rule grants ----
 
   private checkCancel(request: CancelBookingRequest): { reason?: string } {
-    const command = validateCancelBooking(request ?? {});
     assertCanCancel(this.booking, now());
-    return command;
+    return request;
   }
 
   private async cancelBooking(request: CancelBookingRequest): Promise<BookingState> {
@@ -392,7 +384,15 @@ class BookingSaga {
   answerCustomerRequests(): void {
     const requests = this.customerRequests;
     setHandler(bookingStateQuery, () => this.state);
-    setHandler(createBookingUpdate, () => this.answerCreateBooking());
+    setHandler(createBookingUpdate, () => this.answerCreateBooking(), {
+      validator: (request?: CreateBookingRequest) => {
+        try {
+          assertSameCreateRequest(workflowInfo().memo?.[createRequestMemoKey], request);
+        } catch (error) {
+          throw asValidationFailure(error);
+        }
+      },
+    });
     setHandler(confirmPaymentUpdate, (request) => requests.answer(() => this.confirmPayment(request)), {
       validator: (request: ConfirmPaymentRequest) =>
         requests.validate(() => this.checkConfirmPayment(request)),

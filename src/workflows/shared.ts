@@ -9,10 +9,10 @@ import type {
   RefundRule,
   Timestamp,
 } from '../domain/booking';
-import type { DomainErrorData } from '../domain/errors';
+import { idempotencyKeyReused, type DomainErrorData } from '../domain/errors';
 import { seatNumberList } from '../domain/seat-layout';
 import type { TaskQueueNames } from '../domain/task-queues';
-import type { UpdateBookingInput } from '../domain/validation';
+import type { CancelBookingCommand, ConfirmPaymentCommand, UpdateBookingInput } from '../domain/validation';
 
 /** Search attributes operators filter on in the Temporal Web UI (`BookingStatus='CONFIRMED'`). */
 export const searchAttributes = {
@@ -85,22 +85,25 @@ export interface BookingWorkflowInput {
 export type BookingWorkflowResult =
   { outcome: 'BOOKING_ENDED'; booking: BookingState } | { outcome: 'NOT_BOOKED'; error: DomainErrorData };
 
-export interface ConfirmPaymentRequest {
-  paymentToken?: unknown;
+/** The create as the application admitted it: its fingerprint tells a retry from another request. */
+export interface CreateBookingRequest {
+  requestFingerprint: string;
 }
 
+/** Commands arrive validated by the application layer; the workflow checks them against the booking only. */
+export type ConfirmPaymentRequest = ConfirmPaymentCommand;
+
 export interface UpdateBookingRequest {
+  /** Checked in the update's validator: what a change may name depends on the booking's passengers. */
   changes: UpdateBookingInput;
   /** The version the caller last saw (ETag / expected_version); a stale one answers VERSION_MISMATCH. */
   expectedVersion?: number;
 }
 
-export interface CancelBookingRequest {
-  reason?: unknown;
-}
+export type CancelBookingRequest = CancelBookingCommand;
 
 /** Sent with the start (update-with-start): answers once the seats are held, or fails with SEAT_UNAVAILABLE. */
-export const createBookingUpdate = defineUpdate<BookingState>('CreateBooking');
+export const createBookingUpdate = defineUpdate<BookingState, [CreateBookingRequest?]>('CreateBooking');
 export const confirmPaymentUpdate = defineUpdate<BookingState, [ConfirmPaymentRequest]>('ConfirmPayment');
 export const updateBookingUpdate = defineUpdate<BookingState, [UpdateBookingRequest]>('UpdateBooking');
 export const cancelBookingUpdate = defineUpdate<BookingState, [CancelBookingRequest]>('CancelBooking');
@@ -112,6 +115,22 @@ export const cancelBookingUpdate = defineUpdate<BookingState, [CancelBookingRequ
 export const requestCancellationSignal = defineSignal<[CancelBookingRequest]>('RequestCancellation');
 /** The booking as the workflow holds it right now (before the read model catches up). */
 export const bookingStateQuery = defineQuery<BookingState | undefined>('BookingState');
+
+/**
+ * Memo field holding a keyed hash (the cipher's blind index) of the validated create command: a booking id
+ * named again with another body is told apart from a retry without writing the passengers' details into Temporal.
+ */
+export const createRequestMemoKey = 'createRequestFingerprint';
+
+/**
+ * The create update's check against the fingerprint the workflow was started with (its memo): a booking id
+ * started by one request refuses another request's create, IDEMPOTENCY_KEY_REUSED, never joins it.
+ */
+export function assertSameCreateRequest(started: unknown, request: CreateBookingRequest | undefined): void {
+  if (typeof started === 'string' && request !== undefined && request.requestFingerprint !== started) {
+    throw idempotencyKeyReused();
+  }
+}
 
 /** Search attribute values for a booking; set at start and upserted on every transition. */
 export function bookingSearchAttributes(

@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { status, type sendUnaryData, type ServerUnaryCall } from '@grpc/grpc-js';
 import type { BookingApplication } from '../../application/interface';
-import { bookingIdForRequest, paymentAttemptIdForRequest } from '../../application/request-ids';
+import { bookingIdForRequest, paymentAttemptIdForRequest } from '../../application/admission';
 import type { Actor } from '../../domain/actor';
 import { isWellFormedRequestId } from '../../domain/request-correlation';
 import { runWithRequestId } from '../../observability/request-context';

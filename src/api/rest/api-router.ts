@@ -5,7 +5,7 @@ import type { Actor } from '../../domain/actor';
 import { openApiOperations, type OpenApiOperation } from '../../contracts/openapi-document';
 import { DomainError, validationFailed } from '../../domain/errors';
 import type { IdempotencyStore } from './idempotency';
-import { requestFingerprint } from './idempotency';
+import { requestFingerprint } from '../../application/admission';
 import {
   bookingProcessingResponse,
   idempotentOperationIds,

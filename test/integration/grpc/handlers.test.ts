@@ -3,7 +3,7 @@ import { status } from '@grpc/grpc-js';
 import type { BookingClient } from '../../../src/api/grpc/client';
 import type { RunningGrpcServer } from '../../../src/api/grpc/server';
 import type { BookingApplication } from '../../../src/application/interface';
-import { bookingIdForRequest, paymentAttemptIdForRequest } from '../../../src/application/request-ids';
+import { bookingIdForRequest, paymentAttemptIdForRequest } from '../../../src/application/admission';
 import {
   DomainError,
   errorCodeMappings,

@@ -1,7 +1,8 @@
 // The Idempotency-Key store against PostgreSQL: reserved ids, replay, reuse, in-flight, let go, expiry, takeover, per customer.
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import { createIdempotencyStore, type IdempotentRequest } from '../../../src/api/rest/idempotency';
+import { createIdempotencyStore } from '../../../src/api/rest/idempotency';
+import type { IdempotentRequest } from '../../../src/application/admission';
 import type { RestResponse } from '../../../src/api/rest/responses';
 import { bookingProcessing, DomainError, seatUnavailable, unavailable } from '../../../src/domain/errors';
 import type { FieldCipher } from '../../../src/security/field-encryption';

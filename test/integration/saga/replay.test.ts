@@ -21,12 +21,15 @@ import { testSecrets } from '../../support/database';
 jest.setTimeout(180_000);
 
 /**
- * `<path>.json` were recorded on 2026-11-22, before any patch marker; `<path>.recorded-2026-11-25.json` by the code
- * of that day, with every marker up to the workflow spans the OpenTelemetry package wrapped (the seat-taken path
- * no longer reaches a workflow through the application, so that set has none of it). Bookings of both shapes may
- * still be open, so both must replay.
+ * test/histories/<release>/<path>.json: one folder per release, each recorded by `npm run histories:record` when
+ * that release was prepared and kept unchanged afterwards (the versioning policy in docs/design.md). Bookings of
+ * every released shape may still be open, so every folder must replay; the folder of the version in package.json
+ * must cover every path of the lifecycle.
  */
 const historiesDirectory = path.resolve(__dirname, '../../histories');
+const { version: currentRelease } = JSON.parse(
+  readFileSync(path.resolve(__dirname, '../../../package.json'), 'utf8'),
+) as { version: string };
 const timerBeforePaymentModule = path.resolve(
   __dirname,
   '../../support/timer-before-payment-interceptors.ts',
@@ -51,6 +54,8 @@ interface HistoryEventJson {
   workflowExecutionUpdateAcceptedEventAttributes?: {
     acceptedRequest?: { input?: { name?: string; args?: { payloads?: Payload[] } } };
   };
+  workflowExecutionSignaledEventAttributes?: { signalName?: string };
+  markerRecordedEventAttributes?: { markerName?: string; details?: Record<string, { payloads?: Payload[] }> };
 }
 interface HistoryJson {
   events: HistoryEventJson[];
@@ -60,11 +65,13 @@ interface HistoryJson {
 interface BookingPath {
   /** BookingStatus search attribute values in order, repeats removed. */
   statuses: string[];
+  /** Activities and local activities, in the order they were scheduled or recorded. */
   activities: string[];
   /** Activities that failed (declines) or needed more than one attempt (transient failures). */
   failedActivities: string[];
   retriedActivities: string[];
   updates: string[];
+  signals: string[];
   /** Kinds of change the UpdateBooking requests asked for: seatChanges, addPassengers, passengerUpdates. */
   changeKinds: string[];
   closedAs: string;
@@ -82,6 +89,7 @@ function bookingPathOf(history: HistoryJson): BookingPath {
     failedActivities: [],
     retriedActivities: [],
     updates: [],
+    signals: [],
     changeKinds: [],
     closedAs: history.events.at(-1)?.eventType ?? '',
   };
@@ -97,6 +105,13 @@ function bookingPathOf(history: HistoryJson): BookingPath {
       scheduledActivities.set(event.eventId, activity);
       facts.activities.push(activity);
     }
+    const marker = event.markerRecordedEventAttributes;
+    if (marker?.markerName === 'core_local_activity') {
+      const local = decoded(marker.details?.data?.payloads?.[0]) as { activity_type?: string } | undefined;
+      facts.activities.push(local?.activity_type ?? '?');
+    }
+    const signal = event.workflowExecutionSignaledEventAttributes?.signalName;
+    if (signal !== undefined) facts.signals.push(signal);
     const started = event.activityTaskStartedEventAttributes;
     if (started !== undefined && (started.attempt ?? 1) > 1) {
       facts.retriedActivities.push(scheduledActivities.get(started.scheduledEventId ?? '') ?? '?');
@@ -118,11 +133,7 @@ function bookingPathOf(history: HistoryJson): BookingPath {
   return facts;
 }
 
-/**
- * The workers' data converter. The committed histories were recorded before payload encryption and pass through
- * its codec unchanged; histories recorded since (scripts/record-histories.ts runs the saga environment) are
- * encrypted with the saga test key and decode with it.
- */
+/** The workers' data converter: the recordings (scripts/record-histories.ts runs the saga environment) are encrypted with the saga test key. */
 const dataConverter = createBookingDataConverter({
   encryption: {
     keyring: testSecrets.ENCRYPTION_KEYS,
@@ -148,13 +159,19 @@ async function withDecodedPayloads(node: unknown): Promise<unknown> {
   return Object.fromEntries(entries);
 }
 
-const historyFiles = readdirSync(historiesDirectory)
-  .filter((file) => file.endsWith('.json'))
+/** `<release>/<path>` of every recorded history, in every release folder. */
+const historyFiles = readdirSync(historiesDirectory, { withFileTypes: true })
+  .filter((entry) => entry.isDirectory())
+  .flatMap((release) =>
+    readdirSync(path.join(historiesDirectory, release.name))
+      .filter((file) => file.endsWith('.json'))
+      .map((file) => `${release.name}/${file}`),
+  )
   .sort();
 /** As recorded, for replay. */
 const historiesByName = new Map(
   historyFiles.map((file) => [
-    path.basename(file, '.json'),
+    file.replace(/\.json$/, ''),
     JSON.parse(readFileSync(path.join(historiesDirectory, file), 'utf8')) as HistoryJson,
   ]),
 );
@@ -170,9 +187,7 @@ beforeAll(async () => {
 function pathOf(name: string): BookingPath {
   const history = readableHistoriesByName.get(name);
   if (history === undefined) {
-    throw new Error(
-      `test/histories/${name}.json is missing: record it with npx tsx scripts/record-histories.ts`,
-    );
+    throw new Error(`test/histories/${name}.json is missing: record it with npm run histories:record`);
   }
   return bookingPathOf(history);
 }
@@ -201,7 +216,7 @@ beforeAll(() => {
   });
 });
 
-describe('the recorded histories cover every path of the lifecycle', () => {
+describe(`the histories of release ${currentRelease} cover every path of the lifecycle`, () => {
   test.each<[string, string, Partial<Record<keyof BookingPath, unknown>>]>([
     [
       'confirmed',
@@ -227,6 +242,16 @@ describe('the recorded histories cover every path of the lifecycle', () => {
       {
         statuses: ['PENDING_PAYMENT', 'CANCELLED'],
         updates: ['CreateBooking', 'CancelBooking'],
+        activities: ['ReserveSeats', 'ReleaseSeats', 'RecordBooking'],
+      },
+    ],
+    [
+      'cancelled while being created (the RequestCancellation signal)',
+      'cancelled-while-being-created',
+      {
+        statuses: ['PENDING_PAYMENT', 'CANCELLED'],
+        signals: ['RequestCancellation'],
+        updates: [],
         activities: ['ReserveSeats', 'ReleaseSeats', 'RecordBooking'],
       },
     ],
@@ -282,7 +307,7 @@ describe('the recorded histories cover every path of the lifecycle', () => {
       },
     ],
   ])('%s (%s.json)', (_path, historyName, expected) => {
-    expect(pathOf(historyName)).toMatchObject(expected);
+    expect(pathOf(`${currentRelease}/${historyName}`)).toMatchObject(expected);
   });
 
   test('every recorded booking ran to its end', () => {
@@ -307,7 +332,7 @@ describe('replay', () => {
   });
 
   test('a timer added before the charge breaks replay of every history that charged, and only those', async () => {
-    // The booking's own interceptors stay: histories recorded since workflow spans carry their patch markers.
+    // The booking's own interceptors stay: the histories were recorded with their spans.
     const editedBundle = await bundleWorkflowCode({
       workflowsPath: bookingWorkflowsPath,
       ...bookingWorkflowBundleOptions,

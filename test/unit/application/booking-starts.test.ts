@@ -1,5 +1,6 @@
 // Every start of a booking's workflow is the same start, and the reconciler never runs two passes at once.
-import { bookingStartOptions, createRequestMemoKey } from '../../../src/application/booking-starts';
+import { bookingStartOptions } from '../../../src/application/booking-starts';
+import { createRequestMemoKey } from '../../../src/workflows/shared';
 import { scheduleStartReconciliation } from '../../../src/application/start-reconciler';
 import { defaultRefundRule } from '../../../src/domain/fares';
 import { taskQueues } from '../../../src/domain/task-queues';

@@ -1,5 +1,5 @@
 // What makes two requests "the same" for an Idempotency-Key: operation, path parameters and body, key order aside.
-import { requestFingerprint } from '../../../src/api/rest/idempotency';
+import { requestFingerprint } from '../../../src/application/admission';
 
 const bookingId = '7b1e4c2a-9d3f-4a6b-8e5c-1f2a3b4c5d6e';
 

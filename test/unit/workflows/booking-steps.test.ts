@@ -1,11 +1,7 @@
 // Each saga step calls its activity with the booking's ids and a key naming the step, so a retry finds its own work.
 import { expect } from '@jest/globals';
 import type { BookingActivityStubs } from '../../../src/workflows/booking-activities';
-import {
-  BookingSteps,
-  confirmationsAndRecordsAreLocal,
-  firstSeatHoldIsLocal,
-} from '../../../src/workflows/booking-steps';
+import { BookingSteps } from '../../../src/workflows/booking-steps';
 import { bookingId, bookingState, euros, passengers } from '../../support/booking-states';
 
 interface ActivityCall {
@@ -16,7 +12,7 @@ interface ActivityCall {
 const tripId = bookingState().tripId;
 
 /** Activity stubs that record every call in order and answer like the real activities do. */
-function recordingSteps(options: { patches?: readonly string[] } = {}): {
+function recordingSteps(): {
   steps: BookingSteps;
   calls: ActivityCall[];
 } {
@@ -50,12 +46,9 @@ function recordingSteps(options: { patches?: readonly string[] } = {}): {
       SendEmailNotification: recording('SendEmailNotification'),
       SendSMSNotification: recording('SendSMSNotification'),
     },
-    readModel: { RecordBooking: recording('RecordBooking') },
   } as unknown as BookingActivityStubs;
   return {
-    steps: new BookingSteps(activities, { bookingId, tripId, originTimeZone: 'Europe/Lisbon' }, (patchId) =>
-      (options.patches ?? []).includes(patchId),
-    ),
+    steps: new BookingSteps(activities, { bookingId, tripId, originTimeZone: 'Europe/Lisbon' }),
     calls,
   };
 }
@@ -68,7 +61,7 @@ test('ConfirmSeats has a key of its own, apart from the ReserveSeats of the same
 
   expect(calls.map((call) => [call.activity, call.input.idempotencyKey])).toEqual([
     ['ReserveSeats', `${bookingId}:reserve-seats:3`],
-    ['ConfirmSeats', `${bookingId}:confirm-seats:3`],
+    ['local ConfirmSeats', `${bookingId}:confirm-seats:3`],
   ]);
 });
 
@@ -94,7 +87,7 @@ test('the creating reservation carries the first snapshot; a later one does not'
 });
 
 test('a new booking holds its first seats by local activity; its later reservations go to the seats queue', async () => {
-  const { steps, calls } = recordingSteps({ patches: [firstSeatHoldIsLocal] });
+  const { steps, calls } = recordingSteps();
   const firstSnapshot = bookingState();
 
   await steps.reserveSeats(passengers, firstSnapshot.holdExpiresAt, 1, firstSnapshot);
@@ -107,18 +100,13 @@ test('a new booking holds its first seats by local activity; its later reservati
   expect(calls[0].input.booking).toEqual(firstSnapshot);
 });
 
-test('seat confirmations and read-model writes are local activities once the booking has that patch', async () => {
-  const booking = bookingState();
-  const before = recordingSteps();
-  await before.steps.confirmSeats(2);
-  await before.steps.recordBooking(booking);
-  const after = recordingSteps({ patches: [confirmationsAndRecordsAreLocal] });
-  await after.steps.confirmSeats(2);
-  await after.steps.recordBooking(booking);
+test('seat confirmations and read-model writes are local activities', async () => {
+  const { steps, calls } = recordingSteps();
 
-  expect(before.calls.map((call) => call.activity)).toEqual(['ConfirmSeats', 'RecordBooking']);
-  expect(after.calls.map((call) => call.activity)).toEqual(['local ConfirmSeats', 'local RecordBooking']);
-  expect(after.calls[0].input).toEqual(before.calls[0].input);
+  await steps.confirmSeats(2);
+  await steps.recordBooking(bookingState());
+
+  expect(calls.map((call) => call.activity)).toEqual(['local ConfirmSeats', 'local RecordBooking']);
 });
 
 test('releasing names the seats of a change, or releases every seat when none are named', async () => {

@@ -1,0 +1,257 @@
+// Creating a booking, as the story goes: admit the request, claim a hold slot, start the booking, answer by the deadline.
+import { randomUUID } from 'node:crypto';
+import {
+  WithStartWorkflowOperation,
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowUpdateFailedError,
+} from '@temporalio/client';
+import type { Actor } from '../domain/actor';
+import type { BookingState } from '../domain/booking';
+import {
+  bookingProcessing,
+  DomainError,
+  notFound,
+  permissionDenied,
+  seatUnavailable,
+  unavailable,
+} from '../domain/errors';
+import { assertFareClassesOnSale, defaultRefundRule } from '../domain/fares';
+import { assertCreateSeatsOnBus } from '../domain/seat-layout';
+import {
+  isUuid,
+  validateCreateBooking,
+  validateId,
+  type CreateBookingCommand,
+  type CreateBookingInput,
+} from '../domain/validation';
+import { readBookableTrip, userAccountExists, type BookableTrip } from '../db/bookable-trips';
+import { bookingViewOfSnapshot, type BookingView } from '../db/booking-read-model';
+import type { bookingWorkflow } from '../workflows/booking';
+import { bookingWorkflowType, createBookingUpdate } from '../workflows/shared';
+import { assertNotRefusedWithOtherRequest, createRequestFingerprint, seatsBeingReserved } from './admission';
+import { answerEndedCreate, processingRetryAfterSeconds, type BookingContext } from './booking-context';
+import { bookingStartOptions, type BookingStart } from './booking-starts';
+import type { CreateBookingOptions } from './interface';
+import {
+  answerFailedStart,
+  assertStartedBySameRequest,
+  reachedStart,
+  settledBy,
+  settleLateCreate,
+  type StartedCreate,
+} from './create-answers';
+import { domainErrorFromTemporal, isWorkflowGone } from './temporal-outcomes';
+
+/** A create let in: who books what under which booking id, and the fingerprint that tells its retries apart. */
+interface AdmittedCreate {
+  customerId: string;
+  bookingId: string;
+  /** The booking id the front chose (Idempotency-Key, request_id): a retry may name it again. */
+  chosenBookingId: string | undefined;
+  command: CreateBookingCommand;
+  trip: BookableTrip;
+  requestFingerprint: string;
+  /** Lets other creates of this process at the seats again; idempotent. */
+  leaveSeats: () => void;
+}
+
+export async function createBooking(
+  context: BookingContext,
+  actor: Actor,
+  input: CreateBookingInput,
+  options: CreateBookingOptions = {},
+): Promise<BookingView> {
+  // Counted from the request's arrival: the front's own timeout keeps a margin for what runs after this call.
+  const answerBy = Math.min(
+    (options.receivedAt ?? Date.now()) + context.config.booking.createAnswerTimeoutMs,
+    options.answerBy ?? Number.POSITIVE_INFINITY,
+  );
+  const create = await admit(context, actor, input, options);
+  let started: StartedCreate;
+  try {
+    started = await startBooking(context, create, await claimHoldSlot(context, create), answerBy);
+  } catch (error) {
+    create.leaveSeats();
+    throw error;
+  }
+  // The seats stay marked until the workflow has held them or failed, even when the answer goes out before.
+  void started.outcome.then(create.leaveSeats);
+  return answerByDeadline(context, actor, create, started, answerBy);
+}
+
+/**
+ * Every check of a create's input is made here, once: only here can a bad one be refused before a workflow
+ * exists. A seat someone else holds, or that another create here is reserving, is refused before any workflow (a
+ * burst for a few seats starts a workflow per seat); the workflow's hold stays the authority.
+ */
+async function admit(
+  context: BookingContext,
+  actor: Actor,
+  input: CreateBookingInput,
+  options: CreateBookingOptions,
+): Promise<AdmittedCreate> {
+  const { config, database, holdClaims } = context;
+  const command = validateCreateBooking(input, { maxPassengers: config.booking.maxPassengersPerBooking });
+  const chosenBookingId =
+    options.bookingId === undefined ? undefined : validateId(options.bookingId, 'booking_id');
+  const bookingId = chosenBookingId ?? randomUUID();
+  const seatNumbers = command.passengers.map((passenger) => passenger.seatNumber);
+  // Both reads at once; the account's refusal still comes first when both fail.
+  const customerId = actor.userId.toLowerCase();
+  const [account, bookable] = await Promise.all([
+    isUuid(customerId) ? userAccountExists(database, customerId) : false,
+    readBookableTrip(database, {
+      tripId: command.tripId,
+      seatNumbers,
+      bookingId,
+      lapsedHoldGraceSeconds: config.booking.lapsedHoldGraceSeconds,
+    }),
+  ]);
+  if (!account) throw permissionDenied('Bookings need a customer account; this sign-in has none');
+  const trip = assertBookable(command.tripId, bookable, context.now());
+  assertCreateSeatsOnBus(command, trip.seatClasses);
+  assertFareClassesOnSale(command.passengers, trip.farePrices);
+  const requestFingerprint = createRequestFingerprint(context.cipher, command);
+  assertNotRefusedWithOtherRequest(trip.refusedRequestFingerprint, requestFingerprint);
+  // A refused create that named its booking id is remembered under it; a retry of a booking id is judged afresh.
+  const refuseEarly = async (refusal: DomainError): Promise<never> => {
+    if (chosenBookingId !== undefined)
+      await holdClaims.recordRefusal(customerId, bookingId, requestFingerprint);
+    throw refusal;
+  };
+  if (!trip.madeBefore && trip.seatsTaken.length > 0) await refuseEarly(seatUnavailable(trip.seatsTaken));
+  const passage = context.seatsInFlight.enter(trip.id, seatNumbers, bookingId);
+  if (!passage.entered && !trip.madeBefore) await refuseEarly(seatsBeingReserved(passage.reservedByOthers));
+  const leaveSeats = () => {
+    if (passage.entered) passage.leave();
+  };
+  return { customerId, bookingId, chosenBookingId, command, trip, requestFingerprint, leaveSeats };
+}
+
+function assertBookable(tripId: string, trip: BookableTrip | undefined, now: Date): BookableTrip {
+  const unbookable = (why: string) =>
+    new DomainError('VALIDATION_FAILED', `Trip ${tripId} cannot be booked: ${why}`, {
+      fieldViolations: [{ field: 'trip_id', message: why }],
+    });
+  if (trip === undefined) throw notFound('Trip', tripId);
+  if (trip.status === 'CANCELLED') throw unbookable('the trip was cancelled');
+  if (trip.status === 'DEPARTED' || trip.departureTime.getTime() <= now.getTime()) {
+    throw unbookable(`the trip departed at ${trip.departureTime.toISOString()}`);
+  }
+  if (Object.keys(trip.farePrices).length === 0) throw unbookable('the trip has no fares on sale');
+  return trip;
+}
+
+/**
+ * One account may not hold a whole bus: the slot is taken before the workflow can hold anything. The booking's
+ * start is stored with it, so that once the id is given out the booking is started whatever befalls this call.
+ */
+async function claimHoldSlot(
+  context: BookingContext,
+  create: AdmittedCreate,
+): Promise<{ start: BookingStart; sealedStart: string }> {
+  const { customerId, bookingId, command, trip, requestFingerprint } = create;
+  const start: BookingStart = {
+    input: {
+      bookingId,
+      customerId,
+      tripId: trip.id,
+      routeId: trip.routeId,
+      departureTime: trip.departureTime.toISOString(),
+      originTimeZone: trip.originTimeZone,
+      passengers: [...command.passengers],
+      passengerIds: command.passengers.map(() => randomUUID()),
+      contactEmail: command.contactEmail,
+      ...(command.contactPhone === undefined ? {} : { contactPhone: command.contactPhone }),
+      farePrices: trip.farePrices,
+      seatClasses: trip.seatClasses,
+      refundRule: defaultRefundRule,
+      maxPassengers: context.config.booking.maxPassengersPerBooking,
+      timings: context.timings,
+      taskQueues: context.taskQueues,
+    },
+    requestFingerprint,
+  };
+  const sealedStart = context.starts.seal(start);
+  await context.holdClaims.claim(customerId, bookingId, sealedStart);
+  return { start, sealedStart };
+}
+
+/**
+ * One round trip starts the workflow and sends its create update, which answers once the seats are held (the
+ * first workflow task holds them by local activity) or is refused by its validator for another request's id.
+ */
+async function startBooking(
+  context: BookingContext,
+  create: AdmittedCreate,
+  claimed: { start: BookingStart; sealedStart: string },
+  answerBy: number,
+): Promise<StartedCreate> {
+  // Queueing (a burst, a slow database) used the whole answer time before anything was started: nothing exists
+  // yet, so the caller may be told to retry. An id an earlier create of it already gave out is started all the same.
+  if (Date.now() >= answerBy && (await context.holdClaims.releaseUnlessAcknowledged(create.bookingId))) {
+    throw unavailable(
+      'Too many bookings are being made right now; retry shortly',
+      processingRetryAfterSeconds,
+    );
+  }
+  const operation = new WithStartWorkflowOperation<typeof bookingWorkflow>(
+    bookingWorkflowType,
+    bookingStartOptions(claimed.start),
+  );
+  const outcome = context.temporal.workflow
+    .executeUpdateWithStart(createBookingUpdate, {
+      args: [{ requestFingerprint: create.requestFingerprint }],
+      startWorkflowOperation: operation,
+    })
+    .then(
+      (booking): { booking: BookingState } => ({ booking }),
+      (error: unknown) => ({ error }),
+    );
+  return { sealedStart: claimed.sealedStart, operation, outcome };
+}
+
+/** The booking once held, its refusal, or BOOKING_PROCESSING when `answerBy` comes first. */
+async function answerByDeadline(
+  context: BookingContext,
+  actor: Actor,
+  create: AdmittedCreate,
+  started: StartedCreate,
+  answerBy: number,
+): Promise<BookingView> {
+  const { bookingId, chosenBookingId, requestFingerprint } = create;
+  const answer = await settledBy(started.outcome, answerBy);
+  if (answer === undefined) {
+    // Pointed at the booking only when it is this request's (or its start is still on its way).
+    if (chosenBookingId !== undefined) {
+      await assertStartedBySameRequest(context, bookingId, requestFingerprint, { notStartedYet: 'fine' });
+    }
+    // The id goes out: from here on the booking is a promise, kept by whoever finds it unstarted.
+    await context.holdClaims.acknowledge(bookingId);
+    settleLateCreate(context, bookingId, started);
+    throw bookingProcessing(bookingId, processingRetryAfterSeconds);
+  }
+  // The validator let the update in: this request's booking.
+  if ('booking' in answer) return bookingViewOfSnapshot(answer.booking);
+  const { error } = answer;
+  if (error instanceof WorkflowExecutionAlreadyStartedError) {
+    // The booking id names a workflow that has ended: answer what its first request got.
+    await assertStartedBySameRequest(context, bookingId, requestFingerprint);
+    return answerEndedCreate(context, actor, bookingId);
+  }
+  if (error instanceof WorkflowUpdateFailedError) {
+    const refusal = domainErrorFromTemporal(error);
+    // Refused as another request's booking id: that booking keeps its slot.
+    if (refusal.code !== 'IDEMPOTENCY_KEY_REUSED') await context.holdClaims.release(bookingId);
+    throw refusal;
+  }
+  const startReached = await reachedStart(started.operation);
+  if (chosenBookingId !== undefined && startReached) {
+    await assertStartedBySameRequest(context, bookingId, requestFingerprint);
+  }
+  // The workflow ended between its start and the update (a fast SEAT_UNAVAILABLE): answer its outcome.
+  if (isWorkflowGone(error)) return answerEndedCreate(context, actor, bookingId);
+  if (!startReached) return answerFailedStart(context, bookingId, error);
+  // The workflow has started and goes on whatever failed between this process and Temporal since.
+  throw bookingProcessing(bookingId, processingRetryAfterSeconds);
+}

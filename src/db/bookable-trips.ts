@@ -1,0 +1,97 @@
+// What a create is admitted on, read in one round trip: the trip, its fares, its layout, and the requested seats.
+import type { Knex } from 'knex';
+import type { FareClass, FarePrices } from '../domain/booking';
+import { money } from '../domain/money';
+import { earlierCreateColumns } from './booking-hold-claims';
+import { parseInt8 } from './connection';
+import { seatsTakenColumn } from './seat-allocations';
+
+export interface BookableTrip {
+  id: string;
+  routeId: string;
+  departureTime: Date;
+  status: string;
+  originTimeZone: string;
+  farePrices: FarePrices;
+  seatClasses: Record<string, FareClass>;
+  /** The requested seats another booking holds or has booked (lapsed holds excepted), sorted. */
+  seatsTaken: string[];
+  /** Whether a create of this booking id came before: this one is a retry. */
+  madeBefore: boolean;
+  /** The request of an earlier create of this booking id that was refused before it claimed a slot. */
+  refusedRequestFingerprint: string | null;
+}
+
+interface BookableTripRow {
+  id: string;
+  route_id: string;
+  departure_time: Date;
+  status: string;
+  time_zone: string;
+  /** [fare class, amount in minor units as text (bigint), currency]. */
+  fares: [FareClass, string, string][];
+  /** [seat number, fare class]. */
+  seats: [string, FareClass][];
+  taken_seats: string[];
+  made_before: boolean;
+  refused_request_fingerprint: string | null;
+}
+
+/** The trip as a create of `bookingId` for these seats sees it; undefined when there is no such trip. */
+export async function readBookableTrip(
+  database: Knex,
+  request: {
+    tripId: string;
+    seatNumbers: readonly string[];
+    bookingId: string;
+    lapsedHoldGraceSeconds: number;
+  },
+): Promise<BookableTrip | undefined> {
+  const trip: BookableTripRow | undefined = await database('trips')
+    .join('routes', 'routes.id', 'trips.route_id')
+    .join('stops', 'stops.code', 'routes.origin_stop_code')
+    .where('trips.id', request.tripId)
+    .first(
+      'trips.id',
+      'trips.route_id',
+      'trips.departure_time',
+      'trips.status',
+      'stops.time_zone',
+      database.raw(`(SELECT coalesce(json_agg(json_build_array(fare.fare_class, fare.amount_minor::text,
+                       fare.currency)), '[]'::json)
+                       FROM trip_fares AS fare WHERE fare.trip_id = trips.id) AS fares`),
+      database.raw(`(SELECT coalesce(json_agg(json_build_array(seat.seat_number, seat.fare_class)), '[]'::json)
+                       FROM seats AS seat WHERE seat.layout_id = trips.layout_id) AS seats`),
+      seatsTakenColumn(database, {
+        tripAlias: 'trips',
+        seatNumbers: request.seatNumbers,
+        bookingId: request.bookingId,
+        lapsedHoldGraceSeconds: request.lapsedHoldGraceSeconds,
+      }),
+      ...earlierCreateColumns(database, request.bookingId),
+    );
+  if (trip === undefined) return undefined;
+  const farePrices: Partial<Record<FareClass, ReturnType<typeof money>>> = {};
+  for (const [fareClass, amountMinor, currency] of trip.fares) {
+    farePrices[fareClass] = money(parseInt8(amountMinor), currency.trim());
+  }
+  const seatClasses: Record<string, FareClass> = {};
+  for (const [seatNumber, fareClass] of trip.seats) seatClasses[seatNumber] = fareClass;
+  return {
+    id: trip.id,
+    routeId: trip.route_id,
+    departureTime: trip.departure_time,
+    status: trip.status,
+    originTimeZone: trip.time_zone,
+    farePrices,
+    seatClasses,
+    seatsTaken: [...trip.taken_seats].sort(),
+    madeBefore: trip.made_before,
+    refusedRequestFingerprint: trip.refused_request_fingerprint,
+  };
+}
+
+/** Whether a user account with this id exists. */
+export async function userAccountExists(database: Knex, userId: string): Promise<boolean> {
+  return (await database('users').where('id', userId).first<{ id: string } | undefined>('id')) !== undefined;
+}

@@ -1,0 +1,182 @@
+// One test per row of the lifecycle table (docs/design.md): the workflow's transitions and the activities each calls.
+import { expect } from '@jest/globals';
+import {
+  cancelBookingUpdate,
+  confirmPaymentUpdate,
+  createBookingUpdate,
+  updateBookingUpdate,
+} from '../../src/workflows/shared';
+import {
+  activitiesOf,
+  BookingWorkflowTier,
+  declinedCard,
+  quietRuntime,
+  stateOf,
+  updateErrorCode,
+} from './support/booking-workflow';
+
+const tier = new BookingWorkflowTier();
+
+beforeAll(async () => {
+  quietRuntime();
+  await tier.start();
+});
+
+afterAll(() => tier.stop());
+
+test('create, seats free → PENDING_PAYMENT: the first ReserveSeats carries the booking row with the holds', async () => {
+  const booking = await tier.createBooking({ seats: ['2A', '2B'] });
+
+  expect(booking.created).toMatchObject({ status: 'PENDING_PAYMENT', version: 1 });
+  expect(booking.created.passengers.map((passenger) => passenger.id)).toEqual(booking.input.passengerIds);
+  expect(activitiesOf(booking)).toEqual(['ReserveSeats']);
+  expect(booking.calls[0].input).toMatchObject({
+    booking: { id: booking.bookingId, status: 'PENDING_PAYMENT' },
+  });
+});
+
+test('create, a seat taken → no booking: SEAT_UNAVAILABLE, the seats released, the workflow ends NOT_BOOKED', async () => {
+  const booking = await tier.startBooking({ outcomes: { seatTaken: true } });
+
+  expect(
+    await updateErrorCode(booking.handle.executeUpdate(createBookingUpdate, { args: [undefined] })),
+  ).toBe('SEAT_UNAVAILABLE');
+  expect(await booking.handle.result()).toMatchObject({
+    outcome: 'NOT_BOOKED',
+    error: { code: 'SEAT_UNAVAILABLE' },
+  });
+  expect(activitiesOf(booking)).toEqual(['ReserveSeats', 'ReleaseSeats']);
+});
+
+test('PENDING_PAYMENT, payment approved → CONFIRMED: charged, seats booked, email and SMS', async () => {
+  const booking = await tier.createBooking({ contactPhone: '+351912345678' });
+
+  const confirmed = await booking.handle.executeUpdate(confirmPaymentUpdate, {
+    args: [{ paymentToken: 'tok_visa' }],
+  });
+
+  expect(confirmed).toMatchObject({ status: 'CONFIRMED', amountPaid: confirmed.price.total });
+  expect(activitiesOf(booking)).toEqual([
+    'ReserveSeats',
+    'ProcessPayment',
+    'ConfirmSeats',
+    'SendEmailNotification',
+    'SendSMSNotification',
+  ]);
+});
+
+test('PENDING_PAYMENT, payment declined → PENDING_PAYMENT: the attempt recorded, PAYMENT_DECLINED, a retry may pay', async () => {
+  const booking = await tier.createBooking();
+
+  const declined = booking.handle.executeUpdate(confirmPaymentUpdate, {
+    args: [{ paymentToken: declinedCard }],
+  });
+  expect(await updateErrorCode(declined)).toBe('PAYMENT_DECLINED');
+  expect(await stateOf(booking)).toMatchObject({
+    status: 'PENDING_PAYMENT',
+    paymentAttempts: [{ attemptNumber: 1, outcome: 'DECLINED' }],
+  });
+  const paid = await booking.handle.executeUpdate(confirmPaymentUpdate, {
+    args: [{ paymentToken: 'tok_visa' }],
+  });
+
+  expect(paid.status).toBe('CONFIRMED');
+  expect(activitiesOf(booking)).toEqual([
+    'ReserveSeats',
+    'ProcessPayment',
+    'ProcessPayment',
+    'ConfirmSeats',
+    'SendEmailNotification',
+  ]);
+});
+
+test('PENDING_PAYMENT, the hold timer fires → EXPIRED: seats released, a notification', async () => {
+  const booking = await tier.createBooking({ timings: { holdDurationMs: 1_000 } });
+
+  const { booking: ended } = (await booking.handle.result()) as { booking: { status: string } };
+
+  expect(ended.status).toBe('EXPIRED');
+  expect(activitiesOf(booking)).toEqual(['ReserveSeats', 'ReleaseSeats', 'SendEmailNotification']);
+});
+
+test('PENDING_PAYMENT, cancel → CANCELLED: seats released, nothing to refund', async () => {
+  const booking = await tier.createBooking();
+
+  const cancelled = await booking.handle.executeUpdate(cancelBookingUpdate, {
+    args: [{ reason: 'Plans changed' }],
+  });
+
+  expect(cancelled).toMatchObject({ status: 'CANCELLED', cancellationReason: 'Plans changed' });
+  expect(activitiesOf(booking)).toEqual(['ReserveSeats', 'ReleaseSeats']);
+  expect(await booking.handle.result()).toMatchObject({ outcome: 'BOOKING_ENDED' });
+});
+
+test('(being made), cancel → CANCELLED once the seats are held: the RequestCancellation signal, ReleaseSeats right after ReserveSeats', async () => {
+  const booking = await tier.startBooking({ cancelWithStart: { reason: 'Changed my mind' } });
+
+  const result = await booking.handle.result();
+
+  expect(result).toMatchObject({
+    outcome: 'BOOKING_ENDED',
+    booking: { status: 'CANCELLED', cancellationReason: 'Changed my mind' },
+  });
+  expect(activitiesOf(booking)).toEqual(['ReserveSeats', 'ReleaseSeats']);
+});
+
+test('CONFIRMED, cancel → CANCELLED: the refund the fare rule gives, seats released, a notification', async () => {
+  const booking = await tier.createBooking();
+  const paid = await booking.handle.executeUpdate(confirmPaymentUpdate, {
+    args: [{ paymentToken: 'tok_visa' }],
+  });
+
+  const cancelled = await booking.handle.executeUpdate(cancelBookingUpdate, { args: [{}] });
+
+  expect(cancelled).toMatchObject({ status: 'CANCELLED', amountRefunded: paid.amountPaid });
+  expect(activitiesOf(booking).slice(-3)).toEqual(['RefundPayment', 'ReleaseSeats', 'SendEmailNotification']);
+});
+
+test('PENDING_PAYMENT and CONFIRMED, change → status unchanged: new seats held first, then the old released, the difference charged', async () => {
+  const booking = await tier.createBooking({ seats: ['2A'] });
+  const [passenger] = booking.created.passengers;
+
+  const pendingChange = await booking.handle.executeUpdate(updateBookingUpdate, {
+    args: [{ changes: { seatChanges: [{ passengerId: passenger.id, seatNumber: '2B' }] } }],
+  });
+  expect(pendingChange).toMatchObject({ status: 'PENDING_PAYMENT', passengers: [{ seatNumber: '2B' }] });
+  await booking.handle.executeUpdate(confirmPaymentUpdate, { args: [{ paymentToken: 'tok_visa' }] });
+  const upgrade = await booking.handle.executeUpdate(updateBookingUpdate, {
+    args: [
+      { changes: { seatChanges: [{ passengerId: passenger.id, seatNumber: '1A', fareClass: 'PREMIUM' }] } },
+    ],
+  });
+
+  expect(upgrade).toMatchObject({
+    status: 'CONFIRMED',
+    passengers: [{ seatNumber: '1A', fareClass: 'PREMIUM' }],
+  });
+  expect(activitiesOf(booking)).toEqual([
+    'ReserveSeats',
+    'ReserveSeats',
+    'ReleaseSeats',
+    'SendEmailNotification',
+    'ProcessPayment',
+    'ConfirmSeats',
+    'SendEmailNotification',
+    'ReserveSeats',
+    'ConfirmSeats',
+    'ProcessPayment',
+    'ReleaseSeats',
+    'SendEmailNotification',
+  ]);
+  const releases = booking.calls.filter((call) => call.activity === 'ReleaseSeats');
+  expect(releases.map((call) => call.input.seatNumbers)).toEqual([['2A'], ['2B']]);
+});
+
+test('CONFIRMED, departure passes → COMPLETED: the workflow ends', async () => {
+  const booking = await tier.createBooking({ departureInMs: 6_000 });
+  await booking.handle.executeUpdate(confirmPaymentUpdate, { args: [{ paymentToken: 'tok_visa' }] });
+
+  const result = await booking.handle.result();
+
+  expect(result).toMatchObject({ outcome: 'BOOKING_ENDED', booking: { status: 'COMPLETED' } });
+});

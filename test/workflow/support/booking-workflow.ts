@@ -1,0 +1,281 @@
+// The booking workflow under a real worker on the tier's Temporal server, its activities in-memory fakes that record each call.
+import { randomUUID } from 'node:crypto';
+import { Client, Connection, WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import {
+  businessFailure,
+  type BookingActivities,
+  type ProcessPaymentInput,
+  type ProcessPaymentResult,
+  type RefundPaymentInput,
+  type ReserveSeatsInput,
+} from '../../../src/activities/interface';
+import type { BookingState, FareClass } from '../../../src/domain/booking';
+import { holdExpired, paymentDeclined, seatUnavailable } from '../../../src/domain/errors';
+import { defaultRefundRule } from '../../../src/domain/fares';
+import { workflowSpanSinks } from '../../../src/observability/tracing-temporal';
+import type { bookingWorkflow } from '../../../src/workflows/booking';
+import {
+  bookingSearchAttributes,
+  bookingStateQuery,
+  bookingWorkflowId,
+  bookingWorkflowType,
+  createBookingUpdate,
+  requestCancellationSignal,
+  type BookingTimings,
+  type BookingWorkflowInput,
+  type CancelBookingRequest,
+} from '../../../src/workflows/shared';
+import { farePrices } from '../../support/booking-states';
+
+/** The card token the fake gateway declines; any other is approved. */
+export const declinedCard = 'tok_declined';
+
+const dayMs = 24 * 60 * 60 * 1000;
+
+/** Short retries and timeouts, so a path that fails shows it in seconds. */
+const fastTimings: BookingTimings = {
+  holdDurationMs: 60_000,
+  changeCutoffMs: 0,
+  activityStartToCloseMs: 5_000,
+  activityRetryInitialIntervalMs: 50,
+  activityRetryMaximumIntervalMs: 200,
+};
+
+const seatClasses: Record<string, FareClass> = {
+  '1A': 'PREMIUM',
+  '1B': 'PREMIUM',
+  '2A': 'STANDARD',
+  '2B': 'STANDARD',
+  '2C': 'STANDARD',
+  '3A': 'STANDARD',
+};
+
+export interface ActivityCall {
+  activity: string;
+  input: Record<string, unknown>;
+}
+
+/** How the fakes answer one booking's activities. */
+export interface FakeOutcomes {
+  /** The creating ReserveSeats finds a seat taken. */
+  seatTaken?: boolean;
+  /** ConfirmSeats finds the hold gone (the seats went to someone else). */
+  holdLapsedAtConfirmation?: boolean;
+  /** The gateway approves this many charges and declines every later one. */
+  approvedCharges?: number;
+}
+
+interface FakeBooking {
+  outcomes: FakeOutcomes;
+  calls: ActivityCall[];
+  charges: number;
+}
+
+export interface BookingOptions {
+  seats?: string[];
+  contactPhone?: string;
+  departureInMs?: number;
+  timings?: Partial<BookingTimings>;
+  outcomes?: FakeOutcomes;
+  /** Starts the workflow with a RequestCancellation signal, as a cancel during creation does. */
+  cancelWithStart?: CancelBookingRequest;
+}
+
+export interface TestBooking {
+  bookingId: string;
+  input: BookingWorkflowInput;
+  handle: WorkflowHandle<typeof bookingWorkflow>;
+  /** Every activity call so far, in order: `[activity type, input]`. */
+  calls: ActivityCall[];
+}
+
+/** One worker on its own task queue for a test file, every activity family on that queue. */
+export class BookingWorkflowTier {
+  private readonly bookings = new Map<string, FakeBooking>();
+  private readonly started: TestBooking[] = [];
+  private readonly taskQueue = `workflow-tier-${randomUUID()}`;
+  private connection: Connection | undefined;
+  private workerConnection: NativeConnection | undefined;
+  private worker: Worker | undefined;
+  private running: Promise<void> | undefined;
+  client!: Client;
+
+  async start(): Promise<void> {
+    const address = process.env.TEMPORAL_ADDRESS;
+    const codePath = process.env.BOOKING_WORKFLOW_BUNDLE;
+    if (address === undefined || codePath === undefined) {
+      throw new Error(
+        'run the workflow tier through jest --selectProjects workflow: its global setup is missing',
+      );
+    }
+    this.connection = await Connection.connect({ address });
+    this.client = new Client({ connection: this.connection });
+    this.workerConnection = await NativeConnection.connect({ address });
+    this.worker = await Worker.create({
+      connection: this.workerConnection,
+      taskQueue: this.taskQueue,
+      workflowBundle: { codePath },
+      activities: this.fakeActivities(),
+      sinks: workflowSpanSinks(),
+    });
+    this.running = this.worker.run();
+  }
+
+  async stop(): Promise<void> {
+    await Promise.allSettled(
+      this.started.map((booking) => booking.handle.terminate('the test is over').catch(() => undefined)),
+    );
+    this.worker?.shutdown();
+    await this.running;
+    await this.workerConnection?.close();
+    await this.connection?.close();
+  }
+
+  /** Starts a booking's workflow the way the application does (search attributes included), without creating it yet. */
+  async startBooking(options: BookingOptions = {}): Promise<TestBooking> {
+    const bookingId = randomUUID();
+    const seats = options.seats ?? ['2A'];
+    const input: BookingWorkflowInput = {
+      bookingId,
+      customerId: randomUUID(),
+      tripId: randomUUID(),
+      routeId: 'route-lisbon-porto',
+      departureTime: new Date(Date.now() + (options.departureInMs ?? 30 * dayMs)).toISOString(),
+      originTimeZone: 'Europe/Lisbon',
+      passengers: seats.map((seatNumber, index) => ({
+        firstName: 'Ana',
+        lastName: `Silva ${index + 1}`,
+        email: 'ana@example.com',
+        seatNumber,
+        fareClass: seatClasses[seatNumber],
+      })),
+      passengerIds: seats.map(() => randomUUID()),
+      contactEmail: 'ana@example.com',
+      ...(options.contactPhone === undefined ? {} : { contactPhone: options.contactPhone }),
+      farePrices,
+      seatClasses,
+      refundRule: defaultRefundRule,
+      maxPassengers: 9,
+      timings: { ...fastTimings, ...options.timings },
+      taskQueues: {
+        bookings: this.taskQueue,
+        seats: this.taskQueue,
+        payments: this.taskQueue,
+        notifications: this.taskQueue,
+      },
+    };
+    const fake: FakeBooking = { outcomes: options.outcomes ?? {}, calls: [], charges: 0 };
+    this.bookings.set(bookingId, fake);
+    const startOptions = {
+      workflowId: bookingWorkflowId(bookingId),
+      taskQueue: this.taskQueue,
+      args: [input] as [BookingWorkflowInput],
+      typedSearchAttributes: bookingSearchAttributes({ ...input, status: 'PENDING_PAYMENT' }),
+    };
+    const handle =
+      options.cancelWithStart === undefined
+        ? await this.client.workflow.start<typeof bookingWorkflow>(bookingWorkflowType, startOptions)
+        : await this.client.workflow.signalWithStart<typeof bookingWorkflow, [CancelBookingRequest]>(
+            bookingWorkflowType,
+            { ...startOptions, signal: requestCancellationSignal, signalArgs: [options.cancelWithStart] },
+          );
+    const booking = { bookingId, input, handle, calls: fake.calls };
+    this.started.push(booking);
+    return booking;
+  }
+
+  /** Starts a booking and creates it: its seats held, PENDING_PAYMENT. */
+  async createBooking(options: BookingOptions = {}): Promise<TestBooking & { created: BookingState }> {
+    const booking = await this.startBooking(options);
+    const created = await booking.handle.executeUpdate(createBookingUpdate, { args: [undefined] });
+    return { ...booking, created };
+  }
+
+  private fakeActivities(): BookingActivities {
+    const fake =
+      <Input extends object, Result>(
+        activity: string,
+        answer: (booking: FakeBooking, input: Input) => Result,
+      ) =>
+      (input: Input): Promise<Result> => {
+        const fields = input as Record<string, unknown>;
+        const bookingId = String(fields.bookingId ?? fields.id);
+        const booking = this.bookings.get(bookingId);
+        if (booking === undefined) return Promise.reject(new Error(`no fake booking ${bookingId}`));
+        booking.calls.push({ activity, input: fields });
+        // A business outcome the answer throws reaches the workflow as the activity's failure.
+        return new Promise((resolve) => resolve(answer(booking, input)));
+      };
+    const nothing = () => undefined;
+    return {
+      ReserveSeats: fake('ReserveSeats', (booking, input: ReserveSeatsInput) => {
+        if (input.booking !== undefined && booking.outcomes.seatTaken === true) {
+          throw businessFailure(seatUnavailable(input.seats.map((seat) => seat.seatNumber)));
+        }
+      }),
+      ConfirmSeats: fake('ConfirmSeats', (booking) => {
+        if (booking.outcomes.holdLapsedAtConfirmation === true) {
+          throw businessFailure(holdExpired(new Date().toISOString()));
+        }
+      }),
+      ReleaseSeats: fake('ReleaseSeats', nothing),
+      ProcessPayment: fake('ProcessPayment', (booking, input: ProcessPaymentInput): ProcessPaymentResult => {
+        booking.charges += 1;
+        if (
+          input.paymentToken === declinedCard ||
+          booking.charges > (booking.outcomes.approvedCharges ?? Infinity)
+        ) {
+          throw businessFailure(paymentDeclined('insufficient funds'));
+        }
+        return {
+          transactionId: `txn-${input.idempotencyKey}`,
+          methodMasked: 'visa •••• 4242',
+          amount: input.amount,
+        };
+      }),
+      RefundPayment: fake('RefundPayment', (_booking, input: RefundPaymentInput) => ({
+        refundId: `refund-${input.idempotencyKey}`,
+        amount: input.amount,
+      })),
+      SendEmailNotification: fake('SendEmailNotification', nothing),
+      SendSMSNotification: fake('SendSMSNotification', nothing),
+      RecordBooking: fake('RecordBooking', nothing),
+    };
+  }
+}
+
+/** Activity types in call order, leaving out the read-model writes every transition makes. */
+export function activitiesOf(booking: Pick<TestBooking, 'calls'>): string[] {
+  return booking.calls.map((call) => call.activity).filter((activity) => activity !== 'RecordBooking');
+}
+
+/** The business error code an update was answered with. */
+export async function updateErrorCode(update: Promise<unknown>): Promise<string> {
+  try {
+    await update;
+  } catch (error) {
+    if (error instanceof WorkflowUpdateFailedError && error.cause instanceof ApplicationFailure) {
+      return error.cause.type ?? 'no type';
+    }
+    throw error;
+  }
+  throw new Error('the update was accepted');
+}
+
+export function stateOf(booking: Pick<TestBooking, 'handle'>): Promise<BookingState | undefined> {
+  return booking.handle.query(bookingStateQuery);
+}
+
+/** Core's warnings about workflows the tests end on purpose are noise here. */
+export function quietRuntime(): void {
+  try {
+    Runtime.install({
+      logger: new DefaultLogger('ERROR'),
+      telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' } } },
+    });
+  } catch {
+    // Installed already by another file in this jest worker.
+  }
+}
