@@ -14,6 +14,7 @@ export {
   flag,
   integer,
   port,
+  readSettingFile,
   readSettings,
   text,
   type Environment,

@@ -1,4 +1,5 @@
 // The kinds of setting a configuration table is made of, and the one reader that applies a table to the environment.
+import { readFileSync } from 'node:fs';
 
 export class ConfigError extends Error {
   constructor(
@@ -296,4 +297,14 @@ export function temporalEnvconfig(
     () => undefined,
     () => undefined,
   );
+}
+
+/** Reads a file a setting names, where it is used; a file that cannot be read stops the start naming the variable. */
+export function readSettingFile(variable: string, file: string): Buffer {
+  try {
+    return readFileSync(file);
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code ?? 'unreadable';
+    throw new ConfigError(variable, `names a file that cannot be read (${reason}): ${file}`);
+  }
 }

@@ -1,17 +1,10 @@
 // How every process reaches the Temporal frontend: TLS, mutual TLS and the API key, from config.temporal.
 import type { TLSConfig } from '@temporalio/client';
 import { X509Certificate, createPrivateKey } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { ConfigError, type PemSource, type TemporalConfig } from '../config';
+import { ConfigError, readSettingFile, type PemSource, type TemporalConfig } from '../config';
 
 function pemBytes(source: PemSource): Buffer {
-  if ('data' in source) return Buffer.from(source.data, 'utf8');
-  try {
-    return readFileSync(source.path);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code ?? 'unreadable';
-    throw new ConfigError(source.variable, `names a file that cannot be read (${code}): ${source.path}`);
-  }
+  return 'data' in source ? Buffer.from(source.data, 'utf8') : readSettingFile(source.variable, source.path);
 }
 
 const where = (source: PemSource) => ('path' in source ? `: ${source.path}` : '');

@@ -1,7 +1,9 @@
 // The settings table fails fast by variable name (bad values, bounds, cross-field rules), and docs/configuration.md
 // carries the reference generated from it.
 import fs from 'node:fs';
+import Koa from 'koa';
 import { ConfigError, loadConfig, schemaSections, type SettingTable } from '../../../src/config';
+import { createRestServer } from '../../../src/api/rest/server';
 import {
   configurationReference,
   referenceFile,
@@ -96,6 +98,17 @@ describe('configuration', () => {
     ],
   ])('applies the cross-field rule that names %s', (variable, override, problem) => {
     expect(configErrorOf(override).message).toBe(`configuration: ${variable} ${problem}`);
+  });
+
+  it('names the variable of a file that cannot be read where the file is used, at start', () => {
+    const start = () =>
+      createRestServer(new Koa(), {
+        requestTimeoutMs: 1000,
+        tls: { certificateFile: '/nonexistent/api.crt', keyFile: '/nonexistent/api.key' },
+      });
+    expect(start).toThrow(
+      new ConfigError('HTTP_TLS_CERT', 'names a file that cannot be read (ENOENT): /nonexistent/api.crt'),
+    );
   });
 
   it('never quotes a secret it refuses', () => {
