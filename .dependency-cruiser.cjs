@@ -1,4 +1,5 @@
-// Import boundaries of src/ (dependency-cruiser, run by `npm test`): each layer imports only the layers below it.
+// Import boundaries of src/ and dev/ (dependency-cruiser, run by `npm test`): each layer of src/ imports only the layers
+// below it; dev/ (the development and cluster stacks, the seed data) may import src/, never the other way.
 //
 // The layers, lowest first, and what each may import besides itself:
 //
@@ -24,32 +25,31 @@
 //   api           application, identity, security, contracts, generated, domain, config, runtime, logger,
 //                 project-root; only its composition roots (api/main.ts, api/composition.ts) open the db
 //   worker        activities, workflows, security, config, domain, runtime, logger
-//   stack         anything (the composition root of `npm start`)
 //
 // The workflow sits above its activities, as in Temporal's samples (the workflow proxies the activity contract);
 // activities never import workflow code, so the two folders form no cycle. workflows/shared.ts is the one module of
 // definitions the workflow shares with its callers (updates, queries, search attributes, the start summary).
-// No module cycle and no folder cycle anywhere in src/. Tests and scripts may import anything; src/ never imports
-// them.
+// No module cycle and no folder cycle anywhere in src/. dev/, tests, scripts and the bench may import anything; src/
+// never imports them, so the production build (src/ and migrations/ only) ships none of them.
 
 /** Folders (or single top-level modules) of src/ and what each may import besides itself. */
 const layers = {
   domain: [],
   generated: [],
   'project-root.ts': [],
-  'config.ts': ['domain'],
-  observability: ['domain', 'config.ts'],
+  config: ['domain'],
+  observability: ['domain', 'config'],
   contracts: ['domain', 'generated', 'project-root.ts'],
   ports: ['domain'],
-  adapters: ['ports', 'domain', 'config.ts', 'observability'],
-  security: ['domain', 'config.ts', 'contracts', 'generated', 'observability'],
-  'logger.ts': ['config.ts', 'security', 'observability'],
+  adapters: ['ports', 'domain', 'config', 'observability'],
+  security: ['domain', 'config', 'contracts', 'generated', 'observability'],
+  'logger.ts': ['config', 'security', 'observability'],
   runtime: ['logger.ts', 'observability'],
-  db: ['domain', 'config.ts', 'security', 'observability'],
-  identity: ['domain', 'config.ts', 'security', 'db', 'logger.ts', 'observability'],
+  db: ['domain', 'config', 'security', 'observability'],
+  identity: ['domain', 'config', 'security', 'db', 'logger.ts', 'observability'],
   activities: [
     'domain',
-    'config.ts',
+    'config',
     'ports',
     'adapters',
     'db',
@@ -59,7 +59,7 @@ const layers = {
     'observability',
   ],
   workflows: ['domain'],
-  application: ['domain', 'config.ts', 'db', 'security', 'observability'],
+  application: ['domain', 'config', 'db', 'security', 'observability'],
   api: [
     'observability',
     'application',
@@ -69,7 +69,7 @@ const layers = {
     'contracts',
     'generated',
     'domain',
-    'config.ts',
+    'config',
     'runtime',
     'logger.ts',
     'project-root.ts',
@@ -78,7 +78,7 @@ const layers = {
     'activities',
     'workflows',
     'security',
-    'config.ts',
+    'config',
     'domain',
     'runtime',
     'logger.ts',
@@ -177,11 +177,19 @@ module.exports = {
       to: { path: '^migrations/' },
     },
     {
+      name: 'src-not-dev',
+      severity: 'error',
+      comment:
+        'Shipped code never imports the development stacks or the seed data: the production build leaves dev/ out',
+      from: { path: '^src/' },
+      to: { path: '^dev/' },
+    },
+    {
       name: 'src-not-tests-or-scripts',
       severity: 'error',
       comment: 'Shipped code never imports tests or scripts',
       from: { path: '^src/' },
-      to: { path: '^(test|scripts)/' },
+      to: { path: '^(test|scripts|bench)/' },
     },
     {
       name: 'no-circular',

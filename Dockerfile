@@ -18,7 +18,7 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY migrations ./migrations
 # The build's last step writes dist/workflow-bundle.js, which workers start from instead of bundling at start.
-COPY scripts/build-workflow-bundle.cjs ./scripts/
+COPY scripts/prune-stale-output.cjs scripts/build-workflow-bundle.cjs ./scripts/
 RUN npm run build && npm prune --omit=dev --ignore-scripts
 # Production workers refuse to bundle at start: the image build fails here instead if pruning the dev packages
 # removed or changed a file the bundle was made from.

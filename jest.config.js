@@ -39,7 +39,7 @@ module.exports = {
       globalSetup: '<rootDir>/test/support/global-setup.mjs',
       globalTeardown: '<rootDir>/test/support/global-teardown.mjs',
     },
-    // Each file starts its own cluster stack (src/stack/cluster.ts) from dist/: scripts/test-cluster.sh builds first.
+    // Each file starts its own cluster stack (dev/stack/cluster.ts) from dist/: scripts/test-cluster.sh builds first.
     { ...shared, displayName: 'cluster', testMatch: ['<rootDir>/test/cluster/**/*.test.ts'] },
     // A real Keycloak (downloaded once into .tools/, slow to start): `npm run test:keycloak` only, never `npm test`.
     {

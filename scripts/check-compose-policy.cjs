@@ -49,9 +49,9 @@ for (const name of bookingServices) {
 for (const name of temporalClients) {
   const environment = services[name]?.environment ?? {};
   for (const variable of [
-    'TEMPORAL_TLS_CA',
-    'TEMPORAL_TLS_CERT',
-    'TEMPORAL_TLS_KEY',
+    'TEMPORAL_TLS_SERVER_CA_CERT_PATH',
+    'TEMPORAL_TLS_CLIENT_CERT_PATH',
+    'TEMPORAL_TLS_CLIENT_KEY_PATH',
     'TEMPORAL_TLS_SERVER_NAME',
   ]) {
     if (!environment[variable])

@@ -5,7 +5,7 @@ import {
   createCertificateAuthority,
   developmentClientIdentity,
   issueCertificate,
-} from '../src/stack/development-certificates';
+} from '../dev/stack/development-certificates';
 
 /** The client certificate identity the API, the workers, the admin jobs and the Web UI present to Temporal. */
 const temporalClientIdentity = 'bus-booking';

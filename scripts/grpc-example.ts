@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { BookingServiceCallError, createBookingClient } from '../src/api/grpc/client';
 import { BookingStatus } from '../src/generated/com/example/bookings/v1/booking';
-import { aliceDemoUser } from '../src/db/seed/demo-users';
+import { aliceDemoUser } from '../dev/seed/demo-users';
 import { projectRoot } from '../src/project-root';
 import { formatMoney } from '../src/activities/notification-templates';
 

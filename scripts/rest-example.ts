@@ -8,7 +8,7 @@ import {
   type BookingServiceClient,
 } from '@bus-booking/client';
 import { formatMoney } from '../src/activities/notification-templates';
-import { aliceDemoUser } from '../src/db/seed/demo-users';
+import { aliceDemoUser } from '../dev/seed/demo-users';
 
 // Defaults match `npm start`; the address can be pointed elsewhere from the environment.
 const baseUrl = process.env.API_URL ?? `http://localhost:${process.env.HTTP_PORT ?? 8080}`;

@@ -62,9 +62,9 @@ export HTTP_HOST=127.0.0.1 GRPC_HOST=127.0.0.1
 export BOOKING_CREATE_ANSWER_TIMEOUT_MS=2000
 
 echo "clients: starting the embedded stack (logs in $stack_data/stack.log)"
-npm run --silent build
+npm run --silent build:dev
 mkdir -p "$stack_data"
-node dist/src/stack/start.js >"$stack_data/stack.log" 2>&1 &
+node dist/dev/stack/start.js >"$stack_data/stack.log" 2>&1 &
 stack_pid=$!
 worker_pid=''
 stop_stack() {

@@ -9,19 +9,19 @@ import type { Knex } from 'knex';
 import { loadConfig, plaintextTemporalEnvironment } from '../../src/config';
 import { createDatabase } from '../../src/db/connection';
 import { migrateWithDatabase } from '../../src/db/migrate';
-import { seedDemoData } from '../../src/db/seed';
+import { seedDemoData } from '../../dev/seed';
 import { projectRoot } from '../../src/project-root';
 import { nodeFlagsOf } from '../../src/runtime/node-flags';
 import { createFieldCipherFromConfig } from '../../src/security/field-cipher-from-config';
 import type { FieldCipher } from '../../src/security/field-encryption';
-import { stopChild, stopWithParent } from '../../src/stack/child-processes';
+import { stopChild, stopWithParent } from '../../dev/stack/child-processes';
 import {
   loadOrCreateDevelopmentCertificates,
   type DevelopmentCertificates,
-} from '../../src/stack/development-certificates';
-import { loadOrCreateDevelopmentSecrets } from '../../src/stack/development-secrets';
-import { startEmbeddedPostgres, type RunningPostgres } from '../../src/stack/embedded-postgres';
-import { startTemporalDevServer, type RunningTemporal } from '../../src/stack/temporal-dev-server';
+} from '../../dev/stack/development-certificates';
+import { loadOrCreateDevelopmentSecrets } from '../../dev/stack/development-secrets';
+import { startEmbeddedPostgres, type RunningPostgres } from '../../dev/stack/embedded-postgres';
+import { startTemporalDevServer, type RunningTemporal } from '../../dev/stack/temporal-dev-server';
 import { seedInventory, type Inventory } from './inventory';
 import type { WatchedProcess } from './process-sampler';
 

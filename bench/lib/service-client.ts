@@ -2,8 +2,8 @@
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import { BookingServiceCallError, createBookingClient, type BookingClient } from '../../src/api/grpc/client';
-import { loadTestUsers, LOAD_TEST_PASSWORD } from '../../src/db/seed';
-import type { DevelopmentCertificates } from '../../src/stack/development-certificates';
+import { loadTestUsers, LOAD_TEST_PASSWORD } from '../../dev/seed';
+import type { DevelopmentCertificates } from '../../dev/stack/development-certificates';
 import type { FreeSeat } from './inventory';
 import { status as grpcStatus } from '@grpc/grpc-js';
 

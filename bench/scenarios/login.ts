@@ -1,5 +1,5 @@
 // Login throughput over the load-test account pool, against a bare Koa handler doing one argon2 verification.
-import { loadTestUsers, LOAD_TEST_PASSWORD } from '../../src/db/seed';
+import { loadTestUsers, LOAD_TEST_PASSWORD } from '../../dev/seed';
 import { httpLoad, warmUp, type HttpLoadRequest } from '../lib/http-load';
 import {
   alternate,

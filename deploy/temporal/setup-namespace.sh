@@ -5,17 +5,8 @@ set -eu
 namespace="${TEMPORAL_NAMESPACE:?TEMPORAL_NAMESPACE is required}"
 retention="${TEMPORAL_NAMESPACE_RETENTION:-720h}"
 
-# The booking processes name their TLS files TEMPORAL_TLS_CA, _CERT and _KEY; the temporal CLI reads them under the
-# longer names below, so either set works here.
-if [ -n "${TEMPORAL_TLS_CA:-}" ]; then
-  export TEMPORAL_TLS_SERVER_CA_CERT_PATH="${TEMPORAL_TLS_SERVER_CA_CERT_PATH:-$TEMPORAL_TLS_CA}"
-fi
-if [ -n "${TEMPORAL_TLS_CERT:-}" ]; then
-  export TEMPORAL_TLS_CLIENT_CERT_PATH="${TEMPORAL_TLS_CLIENT_CERT_PATH:-$TEMPORAL_TLS_CERT}"
-fi
-if [ -n "${TEMPORAL_TLS_KEY:-}" ]; then
-  export TEMPORAL_TLS_CLIENT_KEY_PATH="${TEMPORAL_TLS_CLIENT_KEY_PATH:-$TEMPORAL_TLS_KEY}"
-fi
+# TLS, mutual TLS and an API key come from the same TEMPORAL_* variables the booking processes read (Temporal's
+# environment configuration: TEMPORAL_TLS, TEMPORAL_TLS_SERVER_CA_CERT_PATH, TEMPORAL_TLS_CLIENT_CERT_PATH, ...).
 
 attempt=0
 until temporal operator cluster health --address "$TEMPORAL_ADDRESS" >/dev/null 2>&1; do

@@ -10,7 +10,7 @@ import { createDatabase } from '../../src/db/connection';
 import { createFieldCipherFromConfig } from '../../src/security/field-cipher-from-config';
 import { createBookingDataConverter } from '../../src/security/temporal-payload-codec';
 import { temporalConnectionOptions } from '../../src/security/temporal-connection';
-import { startClusterStack, type ClusterStack } from '../../src/stack/cluster';
+import { startClusterStack, type ClusterStack } from '../../dev/stack/cluster';
 import { benchInventoryEmail, seedInventory } from '../../bench/lib/inventory';
 import { formatInvariantReport, scanInvariants } from './invariants/scan';
 import { waitForSettledWorkflows } from './invariants/scope';

@@ -6,8 +6,8 @@ import path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { Connection } from '@temporalio/client';
 import { projectRoot } from '../../src/project-root';
-import { aliceDemoUser } from '../../src/db/seed/demo-users';
-import { startClusterStack, type ClusterStack } from '../../src/stack/cluster';
+import { aliceDemoUser } from '../../dev/seed/demo-users';
+import { startClusterStack, type ClusterStack } from '../../dev/stack/cluster';
 import { fetchJson, type TokenAnswer } from '../support/responses';
 import { findFreePort } from '../support/ports';
 import { restBookingBody } from '../support/trips';
@@ -110,9 +110,9 @@ describe('the cluster stack over mutual TLS', () => {
   it('gives the booking processes a client certificate for a frontend that asks for one', () => {
     expect(stack.temporalTls).toBeDefined();
     expect(stack.environment).toMatchObject({
-      TEMPORAL_TLS_CA: stack.temporalTls?.certificates.certificateAuthority,
-      TEMPORAL_TLS_CERT: stack.temporalTls?.certificates.client.certificate,
-      TEMPORAL_TLS_KEY: stack.temporalTls?.certificates.client.privateKey,
+      TEMPORAL_TLS_SERVER_CA_CERT_PATH: stack.temporalTls?.certificates.certificateAuthority,
+      TEMPORAL_TLS_CLIENT_CERT_PATH: stack.temporalTls?.certificates.client.certificate,
+      TEMPORAL_TLS_CLIENT_KEY_PATH: stack.temporalTls?.certificates.client.privateKey,
     });
     const serverConfig = fs.readFileSync(
       path.join(stack.settings.dataDirectory, 'temporal', 'temporal.yaml'),
@@ -168,8 +168,8 @@ describe('the cluster stack over mutual TLS', () => {
       WORKER_METRICS_PORT: String(await findFreePort()),
       LOG_LEVEL: 'warn',
     };
-    delete environment.TEMPORAL_TLS_CERT;
-    delete environment.TEMPORAL_TLS_KEY;
+    delete environment.TEMPORAL_TLS_CLIENT_CERT_PATH;
+    delete environment.TEMPORAL_TLS_CLIENT_KEY_PATH;
     const worker = spawn(process.execPath, [path.join(projectRoot, 'dist', 'src', 'worker', 'main.js')], {
       env: environment,
       stdio: ['ignore', 'pipe', 'inherit'],

@@ -11,7 +11,7 @@ import { restCreateUntilHeld, restPay, type Account } from '../../bench/lib/serv
 import { drive } from '../../bench/scenarios/saga';
 import { createDatabase } from '../../src/db/connection';
 import { createFieldCipherFromConfig } from '../../src/security/field-cipher-from-config';
-import { startClusterStack } from '../../src/stack/cluster';
+import { startClusterStack } from '../../dev/stack/cluster';
 import { signInCustomers } from './load/customers';
 
 const usage = `tsx test/cluster/scaling-run.ts [--concurrency 30] [--bookings 150] [--workers 1,2,4] [--no-dev-server]

@@ -11,7 +11,7 @@ const projectRoot = path.resolve(path.dirname(new URL(import.meta.url).pathname)
 // The stack's own runner, so tests start PostgreSQL the way `npm start` does (root in a private folder included).
 async function startPostgres() {
   if (process.env.DATABASE_URL) return { url: process.env.DATABASE_URL, stop: async () => {} };
-  const { startEmbeddedPostgres } = await tsImport('../../src/stack/embedded-postgres.ts', import.meta.url);
+  const { startEmbeddedPostgres } = await tsImport('../../dev/stack/embedded-postgres.ts', import.meta.url);
   const { findFreePort } = await tsImport('./ports.ts', import.meta.url);
   return startEmbeddedPostgres({
     dataDirectory: fs.mkdtempSync(path.join(os.tmpdir(), 'bookings-test-pg-')),

@@ -14,7 +14,7 @@ import {
   createCertificateAuthority,
   issueCertificate,
   type CertificateFiles,
-} from '../../src/stack/development-certificates';
+} from '../../dev/stack/development-certificates';
 import { bookingState } from './booking-states';
 
 export interface PemPair {

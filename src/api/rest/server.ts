@@ -1,8 +1,8 @@
 // The HTTP server around the Koa app: HTTP/2 over TLS with HTTP/1.1 fallback when certificates are configured.
-import fs from 'node:fs';
 import http from 'node:http';
 import http2 from 'node:http2';
 import type Koa from 'koa';
+import { readSettingFile } from '../../config';
 
 export interface TlsFiles {
   certificateFile: string;
@@ -30,8 +30,8 @@ export function createRestServer(
   }
   return http2.createSecureServer(
     {
-      cert: fs.readFileSync(options.tls.certificateFile),
-      key: fs.readFileSync(options.tls.keyFile),
+      cert: readSettingFile('HTTP_TLS_CERT', options.tls.certificateFile),
+      key: readSettingFile('HTTP_TLS_KEY', options.tls.keyFile),
       allowHTTP1: true,
     },
     handleRequest,

@@ -1,6 +1,6 @@
 // A burst of creates while booking workers and API processes are killed every few seconds, and what its ids became.
 import { randomUUID } from 'node:crypto';
-import type { ClusterStack } from '../../../src/stack/cluster';
+import type { ClusterStack } from '../../../dev/stack/cluster';
 import type { Customer, Front } from './fronts';
 import type { SeatPool } from './booking-load';
 

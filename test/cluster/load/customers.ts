@@ -1,5 +1,5 @@
 // The load's customers: the seed's load-test accounts signed in over REST, with their user ids.
-import { LOAD_TEST_PASSWORD, loadTestEmail } from '../../../src/db/seed';
+import { LOAD_TEST_PASSWORD, loadTestEmail } from '../../../dev/seed';
 import type { Customer } from './fronts';
 
 async function signIn(apiUrl: string, email: string): Promise<string> {

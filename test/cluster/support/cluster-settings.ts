@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { ClusterStackConfig } from '../../../src/config';
+import type { ClusterStackConfig } from '../../../dev/stack/settings';
 
 /**
  * Ports `base` … `base + 99`: PostgreSQL, the Temporal services (gRPC, membership, metrics) and the booking

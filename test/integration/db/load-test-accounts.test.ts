@@ -8,7 +8,7 @@ import {
   loadTestEmail,
   loadTestUsers,
   seedDemoData,
-} from '../../../src/db/seed';
+} from '../../../dev/seed';
 import { emailLookup } from '../../../src/db/user-email';
 import type { FieldCipher } from '../../../src/security/field-encryption';
 import { isolatedTestCipher, openTestDatabase } from '../../support/database';

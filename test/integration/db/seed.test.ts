@@ -9,7 +9,7 @@ import {
   premiumFareMinor,
   seedDemoData,
   type SeedSummary,
-} from '../../../src/db/seed';
+} from '../../../dev/seed';
 import { emailLookup } from '../../../src/db/user-email';
 import { isolatedTestCipher, openTestDatabase } from '../../support/database';
 

@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { chromium, type Browser, type Locator } from 'playwright-core';
 import { composeApi } from '../../../src/api/composition';
-import { aliceDemoUser, demoUsers, seedDemoData } from '../../../src/db/seed';
+import { aliceDemoUser, demoUsers, seedDemoData } from '../../../dev/seed';
 import { emailLookup } from '../../../src/db/user-email';
 import { createLogger } from '../../../src/logger';
 import { startSagaEnvironment, type SagaEnvironment } from '../../support/saga';

@@ -13,7 +13,7 @@ import {
   createCertificateAuthority,
   issueCertificate,
   type CertificateFiles,
-} from '../../../src/stack/development-certificates';
+} from '../../../dev/stack/development-certificates';
 import { openTestDatabase, testCipher, testConfig } from '../../support/database';
 import {
   bookingsOutOfScope,

@@ -17,7 +17,7 @@ import {
   createCertificateAuthority,
   issueCertificate,
   type CertificateFiles,
-} from '../../../src/stack/development-certificates';
+} from '../../../dev/stack/development-certificates';
 import { testDatabaseUrl, testSecrets } from '../../support/database';
 import { eventually } from '../../support/outcomes';
 
@@ -161,9 +161,9 @@ function connectionOptions(environment: Record<string, string>) {
 function mutualTlsEnvironment(address: string): Record<string, string> {
   return {
     TEMPORAL_ADDRESS: address,
-    TEMPORAL_TLS_CA: authority.certificate,
-    TEMPORAL_TLS_CERT: workerCertificate.certificate,
-    TEMPORAL_TLS_KEY: workerCertificate.privateKey,
+    TEMPORAL_TLS_SERVER_CA_CERT_PATH: authority.certificate,
+    TEMPORAL_TLS_CLIENT_CERT_PATH: workerCertificate.certificate,
+    TEMPORAL_TLS_CLIENT_KEY_PATH: workerCertificate.privateKey,
     TEMPORAL_API_KEY: apiKey,
   };
 }
@@ -181,7 +181,7 @@ const clients = {
 };
 
 describe.each(Object.entries(clients))('Temporal over TLS with the %s', (_name, connect) => {
-  it('presents the client certificate and the API key, checking the server against TEMPORAL_TLS_CA', async () => {
+  it('presents the client certificate and the API key, checking the server against TEMPORAL_TLS_SERVER_CA_CERT_PATH', async () => {
     await connect(connectionOptions(mutualTlsEnvironment(`localhost:${frontend.port}`)));
     expect(frontend.calls.length).toBeGreaterThan(0);
     expect(frontend.calls[0]).toEqual({
@@ -198,7 +198,7 @@ describe.each(Object.entries(clients))('Temporal over TLS with the %s', (_name, 
     await connect(
       connectionOptions({
         TEMPORAL_ADDRESS: `${localhostAddress.includes(':') ? `[${localhostAddress}]` : localhostAddress}:${frontend.port}`,
-        TEMPORAL_TLS_CA: authority.certificate,
+        TEMPORAL_TLS_SERVER_CA_CERT_PATH: authority.certificate,
         TEMPORAL_TLS_SERVER_NAME: frontendName,
       }),
     );
@@ -210,12 +210,12 @@ describe.each(Object.entries(clients))('Temporal over TLS with the %s', (_name, 
     });
   });
 
-  it('refuses a frontend whose certificate does not chain to TEMPORAL_TLS_CA', async () => {
+  it('refuses a frontend whose certificate does not chain to TEMPORAL_TLS_SERVER_CA_CERT_PATH', async () => {
     await expect(
       connect(
         connectionOptions({
           TEMPORAL_ADDRESS: `localhost:${frontend.port}`,
-          TEMPORAL_TLS_CA: otherAuthority.certificate,
+          TEMPORAL_TLS_SERVER_CA_CERT_PATH: otherAuthority.certificate,
           TEMPORAL_API_KEY: apiKey,
         }),
       ),

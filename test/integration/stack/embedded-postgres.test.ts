@@ -3,8 +3,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { installedPostgresBinaries, startEmbeddedPostgres } from '../../../src/stack/embedded-postgres';
-import { removeDataFolder } from '../../../src/stack/postgres-account';
+import { installedPostgresBinaries, startEmbeddedPostgres } from '../../../dev/stack/embedded-postgres';
+import { removeDataFolder } from '../../../dev/stack/postgres-account';
 import { findFreePort } from '../../support/ports';
 
 const runningAsRoot = process.getuid?.() === 0;

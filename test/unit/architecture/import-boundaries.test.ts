@@ -1,5 +1,5 @@
-// The import-boundary rule (.dependency-cruiser.cjs) passes a tree that follows the layers and names each wrong-way
-// import, module cycle and folder cycle in one that does not.
+// The import-boundary rule (.dependency-cruiser.cjs) passes a tree that follows the layers (dev/ importing src/) and
+// names each wrong-way import, module cycle and folder cycle in one that does not (src/ importing dev/ among them).
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,14 +17,15 @@ interface Violation {
   to: string;
 }
 
-/** A miniature src/ in the project's shape, where every import goes the allowed way. */
+/** A miniature src/ and dev/ in the project's shape, where every import goes the allowed way. */
 const layeredTree: SourceTree = {
   'src/domain/booking.ts': 'export type Money = { amountMinor: number; currency: string };\n',
   'src/domain/roles.ts':
     "import type { Money } from './booking';\nexport type Role = 'customer';\nexport type M = Money;\n",
   'src/domain/task-queues.ts': "export const taskQueues = { bookings: 'bookings' } as const;\n",
   'src/project-root.ts': "export const projectRoot = '.';\n",
-  'src/config.ts': "import { taskQueues } from './domain/task-queues';\nexport const queues = taskQueues;\n",
+  'src/config/index.ts':
+    "import { taskQueues } from '../domain/task-queues';\nexport const queues = taskQueues;\n",
   'src/generated/booking.ts': 'export const BookingMessage = {};\n',
   'src/contracts/proto-options.ts':
     "import { BookingMessage } from '../generated/booking';\nimport { projectRoot } from '../project-root';\nexport const read = [BookingMessage, projectRoot];\n",
@@ -46,6 +47,10 @@ const layeredTree: SourceTree = {
     "import { start } from '../../application/bookings';\nimport { provider } from '../../identity/provider';\nexport const handlers = [start, provider];\n",
   'src/api/main.ts':
     "import { handlers } from './rest/handlers';\nimport { database } from '../db/connection';\nexport const main = [handlers, database];\n",
+  'dev/seed/demo-users.ts':
+    "import type { Role } from '../../src/domain/roles';\nexport const demoRole: Role = 'customer';\n",
+  'dev/stack/start.ts':
+    "import { main } from '../../src/api/main';\nimport { demoRole } from '../seed/demo-users';\nexport const start = [main, demoRole];\n",
 };
 
 /** Each wrong-way import added to the layered tree, with the violation the rule must report for it. */
@@ -75,10 +80,10 @@ const wrongWayImports: { file: string; source: string; expected: Violation[] }[]
     ],
   },
   {
-    file: 'src/config.ts',
+    file: 'src/config/index.ts',
     source:
-      "import { bookingWorkflowType } from './workflows/shared';\nexport const type = bookingWorkflowType;\n",
-    expected: [{ rule: 'layer-config', from: 'src/config.ts', to: 'src/workflows/shared.ts' }],
+      "import { bookingWorkflowType } from '../workflows/shared';\nexport const type = bookingWorkflowType;\n",
+    expected: [{ rule: 'layer-config', from: 'src/config/index.ts', to: 'src/workflows/shared.ts' }],
   },
   {
     file: 'src/activities/index.ts',
@@ -114,6 +119,11 @@ const wrongWayImports: { file: string; source: string; expected: Violation[] }[]
     expected: [{ rule: 'api-fronts-no-db', from: 'src/api/rest/users.ts', to: 'src/db/connection.ts' }],
   },
   {
+    file: 'src/identity/demo-accounts.ts',
+    source: "import { demoRole } from '../../dev/seed/demo-users';\nexport const role = demoRole;\n",
+    expected: [{ rule: 'src-not-dev', from: 'src/identity/demo-accounts.ts', to: 'dev/seed/demo-users.ts' }],
+  },
+  {
     file: 'src/ports/left.ts',
     source: "import { right } from './right';\nexport const left = (): unknown => right;\n",
     // One cycle is one violation, named from the module the cruise meets first.
@@ -126,7 +136,7 @@ const wrongWayImports: { file: string; source: string; expected: Violation[] }[]
   },
 ];
 
-/** Runs the boundary check the way `npm test` does (dependency-cruiser's CLI, default reporter) on `tree`. */
+/** Runs the boundary check the way `npm test` does (dependency-cruiser's CLI on src and dev, default reporter). */
 function cruise(tree: SourceTree): { status: number | null; violations: Violation[]; rules: string[] } {
   const root = mkdtempSync(path.join(tmpdir(), 'import-boundaries-'));
   try {
@@ -140,7 +150,7 @@ function cruise(tree: SourceTree): { status: number | null; violations: Violatio
     );
     // The Temporal packages the rules name resolve as they do in the project.
     symlinkSync(path.join(projectRoot, 'node_modules'), path.join(root, 'node_modules'), 'dir');
-    const run = spawnSync(process.execPath, [cruiser, 'src', '--config', ruleFile], {
+    const run = spawnSync(process.execPath, [cruiser, 'src', 'dev', '--config', ruleFile], {
       cwd: root,
       encoding: 'utf8',
       timeout: 60_000,

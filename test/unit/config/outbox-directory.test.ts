@@ -1,6 +1,7 @@
-// The notification outbox lives in the embedded stack's data folder, wherever STACK_DATA_DIR puts it.
+// The notification outbox: NOTIFICATIONS_OUTBOX_DIR, else .data/outbox; the development stacks put it in their data folder.
 import path from 'node:path';
-import { loadConfig, loadStackConfig } from '../../../src/config';
+import { loadConfig } from '../../../src/config';
+import { loadStackConfig, stackOutboxDirectory } from '../../../dev/stack/settings';
 
 const projectRoot = path.resolve(__dirname, '../../..');
 
@@ -21,26 +22,31 @@ function outboxOf(environment: Record<string, string>): string {
 }
 
 describe('notification outbox folder', () => {
+  it('is .data/outbox of the project when NOTIFICATIONS_OUTBOX_DIR is not set', () => {
+    expect(outboxOf({})).toBe(path.join(projectRoot, '.data', 'outbox'));
+  });
+
+  it('is NOTIFICATIONS_OUTBOX_DIR when that is set', () => {
+    expect(outboxOf({ NOTIFICATIONS_OUTBOX_DIR: '/srv/mail' })).toBe('/srv/mail');
+  });
+
   it.each([
     ['an absolute STACK_DATA_DIR', { STACK_DATA_DIR: '/srv/stack-data' }],
     ['an absolute STACK_DATA_DIR with a trailing slash', { STACK_DATA_DIR: '/srv/stack-data/' }],
     ['a relative STACK_DATA_DIR', { STACK_DATA_DIR: 'var/stack' }],
     ['no STACK_DATA_DIR', {}],
   ])(
-    'is the outbox folder inside the stack data folder with %s',
+    "is the development stack's data folder's outbox with %s",
     (_case, environment: Record<string, string>) => {
       const dataDirectory = loadStackConfig(environment, projectRoot).dataDirectory;
-      expect(outboxOf(environment)).toBe(path.join(dataDirectory, 'outbox'));
+      const handedDown = stackOutboxDirectory(environment, dataDirectory);
+      expect(outboxOf({ NOTIFICATIONS_OUTBOX_DIR: handedDown })).toBe(path.join(dataDirectory, 'outbox'));
     },
   );
 
-  it('is .data/outbox of the project when STACK_DATA_DIR is not set', () => {
-    expect(outboxOf({})).toBe(path.join(projectRoot, '.data', 'outbox'));
-  });
-
-  it('is NOTIFICATIONS_OUTBOX_DIR when that is set, whatever STACK_DATA_DIR says', () => {
-    expect(outboxOf({ STACK_DATA_DIR: '/srv/stack-data', NOTIFICATIONS_OUTBOX_DIR: '/srv/mail' })).toBe(
-      '/srv/mail',
-    );
+  it('is NOTIFICATIONS_OUTBOX_DIR under a development stack too, whatever STACK_DATA_DIR says', () => {
+    const environment = { STACK_DATA_DIR: '/srv/stack-data', NOTIFICATIONS_OUTBOX_DIR: '/srv/mail' };
+    const dataDirectory = loadStackConfig(environment, projectRoot).dataDirectory;
+    expect(stackOutboxDirectory(environment, dataDirectory)).toBe('/srv/mail');
   });
 });

@@ -14,7 +14,7 @@ import {
   createCertificateAuthority,
   issueCertificate,
   type CertificateFiles,
-} from '../../../src/stack/development-certificates';
+} from '../../../dev/stack/development-certificates';
 
 const minimalEnvironment = {
   DATABASE_URL: 'postgres://user:password@127.0.0.1:5432/bookings',
@@ -58,14 +58,15 @@ beforeAll(() => {
 
 afterAll(() => fs.rmSync(directory, { recursive: true, force: true }));
 
+/** The refusal a process meets at start: reading the configuration, then the files it names. */
 function refusal(environment: Record<string, string>): ConfigError {
   try {
-    loadConfig({ ...minimalEnvironment, ...environment });
+    temporalConnectionOptions(loadConfig({ ...minimalEnvironment, ...environment }).temporal);
   } catch (error) {
     if (error instanceof ConfigError) return error;
     throw error;
   }
-  throw new Error('loadConfig accepted the environment');
+  throw new Error('the environment was accepted');
 }
 
 function optionsFor(environment: Record<string, string>) {
@@ -86,9 +87,9 @@ describe('Temporal connection configuration', () => {
 
   it('passes the server CA, the client certificate and key, and the server name for mutual TLS', () => {
     const options = optionsFor({
-      TEMPORAL_TLS_CA: authority.certificate,
-      TEMPORAL_TLS_CERT: client.certificate,
-      TEMPORAL_TLS_KEY: client.privateKey,
+      TEMPORAL_TLS_SERVER_CA_CERT_PATH: authority.certificate,
+      TEMPORAL_TLS_CLIENT_CERT_PATH: client.certificate,
+      TEMPORAL_TLS_CLIENT_KEY_PATH: client.privateKey,
       TEMPORAL_TLS_SERVER_NAME: 'frontend.temporal.internal',
     });
     expect(options).toEqual({
@@ -102,12 +103,32 @@ describe('Temporal connection configuration', () => {
   });
 
   it('implies TLS from any TLS setting, with TEMPORAL_TLS unset', () => {
-    expect(optionsFor({ TEMPORAL_TLS_CA: authority.certificate }).tls).toEqual({
+    expect(optionsFor({ TEMPORAL_TLS_SERVER_CA_CERT_PATH: authority.certificate }).tls).toEqual({
       serverRootCACertificate: fs.readFileSync(authority.certificate),
     });
     expect(optionsFor({ TEMPORAL_TLS_SERVER_NAME: 'frontend.temporal.internal' }).tls).toEqual({
       serverNameOverride: 'frontend.temporal.internal',
     });
+  });
+
+  it("takes the PEMs inline from the _DATA variables of Temporal's environment configuration", () => {
+    // An environment variable's surrounding white space never counts, a PEM's final newline included.
+    const pem = (file: string) => fs.readFileSync(file, 'utf8').trim();
+    const options = optionsFor({
+      TEMPORAL_TLS_SERVER_CA_CERT_DATA: pem(authority.certificate),
+      TEMPORAL_TLS_CLIENT_CERT_DATA: pem(client.certificate),
+      TEMPORAL_TLS_CLIENT_KEY_DATA: pem(client.privateKey),
+    });
+    expect(options.tls).toEqual({
+      serverRootCACertificate: Buffer.from(pem(authority.certificate)),
+      clientCertPair: { crt: Buffer.from(pem(client.certificate)), key: Buffer.from(pem(client.privateKey)) },
+    });
+    expect(
+      refusal({
+        TEMPORAL_TLS_CLIENT_CERT_DATA: pem(client.certificate),
+        TEMPORAL_TLS_CLIENT_KEY_DATA: pem(otherClient.privateKey),
+      }).variable,
+    ).toBe('TEMPORAL_TLS_CLIENT_KEY_DATA');
   });
 
   it('sends an API key over TLS, which the key alone turns on (Temporal Cloud)', () => {
@@ -120,7 +141,7 @@ describe('Temporal connection configuration', () => {
   });
 
   it('leaves the server name to the host of TEMPORAL_ADDRESS when TEMPORAL_TLS_SERVER_NAME is unset', () => {
-    const options = optionsFor({ TEMPORAL_TLS_CA: authority.certificate });
+    const options = optionsFor({ TEMPORAL_TLS_SERVER_CA_CERT_PATH: authority.certificate });
     expect(options.tls).not.toHaveProperty('serverNameOverride');
     expect(loadConfig({ ...minimalEnvironment, TEMPORAL_TLS: 'true' }).temporal.tls).not.toHaveProperty(
       'serverName',
@@ -134,9 +155,9 @@ describe('Temporal connection configuration', () => {
   it('gives an embedded stack plaintext whatever TLS settings and API key the shell holds for another cluster', () => {
     const shell = {
       TEMPORAL_TLS: 'true',
-      TEMPORAL_TLS_CA: authority.certificate,
-      TEMPORAL_TLS_CERT: client.certificate,
-      TEMPORAL_TLS_KEY: client.privateKey,
+      TEMPORAL_TLS_SERVER_CA_CERT_PATH: authority.certificate,
+      TEMPORAL_TLS_CLIENT_CERT_PATH: client.certificate,
+      TEMPORAL_TLS_CLIENT_KEY_PATH: client.privateKey,
       TEMPORAL_TLS_SERVER_NAME: 'frontend.temporal.internal',
       TEMPORAL_API_KEY: apiKey,
     };
@@ -147,29 +168,50 @@ describe('Temporal connection configuration', () => {
 
   it.each<[string, () => Record<string, string>]>([
     ['TEMPORAL_TLS', () => ({ TEMPORAL_TLS: 'yes-please' })],
-    ['TEMPORAL_TLS_CA', () => ({ TEMPORAL_TLS_CA: path.join(directory, 'missing-ca.crt') })],
-    ['TEMPORAL_TLS_CA', () => ({ TEMPORAL_TLS_CA: notPem })],
-    ['TEMPORAL_TLS_CA', () => ({ TEMPORAL_TLS_CA: brokenPem })],
-    ['TEMPORAL_TLS_CA', () => ({ TEMPORAL_TLS_CA: client.privateKey })],
-    ['TEMPORAL_TLS_KEY', () => ({ TEMPORAL_TLS_CERT: client.certificate })],
-    ['TEMPORAL_TLS_CERT', () => ({ TEMPORAL_TLS_KEY: client.privateKey })],
-    ['TEMPORAL_TLS_CERT', () => ({ TEMPORAL_TLS_CERT: notPem, TEMPORAL_TLS_KEY: client.privateKey })],
-    ['TEMPORAL_TLS_KEY', () => ({ TEMPORAL_TLS_CERT: client.certificate, TEMPORAL_TLS_KEY: notPem })],
     [
-      'TEMPORAL_TLS_KEY',
+      'TEMPORAL_TLS_SERVER_CA_CERT_PATH',
+      () => ({ TEMPORAL_TLS_SERVER_CA_CERT_PATH: path.join(directory, 'missing-ca.crt') }),
+    ],
+    ['TEMPORAL_TLS_SERVER_CA_CERT_PATH', () => ({ TEMPORAL_TLS_SERVER_CA_CERT_PATH: notPem })],
+    ['TEMPORAL_TLS_SERVER_CA_CERT_PATH', () => ({ TEMPORAL_TLS_SERVER_CA_CERT_PATH: brokenPem })],
+    ['TEMPORAL_TLS_SERVER_CA_CERT_PATH', () => ({ TEMPORAL_TLS_SERVER_CA_CERT_PATH: client.privateKey })],
+    ['TEMPORAL_TLS_CLIENT_KEY_PATH', () => ({ TEMPORAL_TLS_CLIENT_CERT_PATH: client.certificate })],
+    ['TEMPORAL_TLS_CLIENT_CERT_PATH', () => ({ TEMPORAL_TLS_CLIENT_KEY_PATH: client.privateKey })],
+    [
+      'TEMPORAL_TLS_CLIENT_CERT_PATH',
+      () => ({ TEMPORAL_TLS_CLIENT_CERT_PATH: notPem, TEMPORAL_TLS_CLIENT_KEY_PATH: client.privateKey }),
+    ],
+    [
+      'TEMPORAL_TLS_CLIENT_KEY_PATH',
+      () => ({ TEMPORAL_TLS_CLIENT_CERT_PATH: client.certificate, TEMPORAL_TLS_CLIENT_KEY_PATH: notPem }),
+    ],
+    [
+      'TEMPORAL_TLS_CLIENT_KEY_PATH',
       () => ({
-        TEMPORAL_TLS_CERT: client.certificate,
-        TEMPORAL_TLS_KEY: path.join(directory, 'missing.key'),
+        TEMPORAL_TLS_CLIENT_CERT_PATH: client.certificate,
+        TEMPORAL_TLS_CLIENT_KEY_PATH: path.join(directory, 'missing.key'),
       }),
     ],
     [
-      'TEMPORAL_TLS_KEY',
-      () => ({ TEMPORAL_TLS_CERT: client.certificate, TEMPORAL_TLS_KEY: otherClient.privateKey }),
+      'TEMPORAL_TLS_CLIENT_KEY_PATH',
+      () => ({
+        TEMPORAL_TLS_CLIENT_CERT_PATH: client.certificate,
+        TEMPORAL_TLS_CLIENT_KEY_PATH: otherClient.privateKey,
+      }),
     ],
     ['TEMPORAL_API_KEY', () => ({ TEMPORAL_API_KEY: apiKey, TEMPORAL_TLS: 'false' })],
-    ['TEMPORAL_TLS_CA', () => ({ TEMPORAL_TLS_CA: authority.certificate, TEMPORAL_TLS: 'false' })],
+    [
+      'TEMPORAL_TLS_SERVER_CA_CERT_PATH',
+      () => ({ TEMPORAL_TLS_SERVER_CA_CERT_PATH: authority.certificate, TEMPORAL_TLS: 'false' }),
+    ],
     ['TEMPORAL_TLS_SERVER_NAME', () => ({ TEMPORAL_TLS_SERVER_NAME: 'https://frontend:7233' })],
     ['TEMPORAL_API_KEY', () => ({ TEMPORAL_API_KEY: 'two words' })],
+    ['TEMPORAL_TLS', () => ({ TEMPORAL_TLS: 'maybe' })],
+    [
+      'TEMPORAL_TLS_CLIENT_CERT_DATA',
+      () => ({ TEMPORAL_TLS_CLIENT_CERT_PATH: client.certificate, TEMPORAL_TLS_CLIENT_CERT_DATA: 'pem' }),
+    ],
+    ['TEMPORAL_TLS_DISABLE_HOST_VERIFICATION', () => ({ TEMPORAL_TLS_DISABLE_HOST_VERIFICATION: 'true' })],
   ])('refuses a bad %s by name', (variable, environment) => {
     const error = refusal(environment());
     expect(error.variable).toBe(variable);
@@ -183,8 +225,8 @@ describe('Temporal connection configuration', () => {
     const keyPem = fs.readFileSync(client.privateKey, 'utf8');
     const keyBody = keyPem.split('\n')[1];
     const wrongKey = refusal({
-      TEMPORAL_TLS_CERT: client.certificate,
-      TEMPORAL_TLS_KEY: otherClient.privateKey,
+      TEMPORAL_TLS_CLIENT_CERT_PATH: client.certificate,
+      TEMPORAL_TLS_CLIENT_KEY_PATH: otherClient.privateKey,
     });
     expect(wrongKey.message).not.toContain(keyBody);
   });
@@ -192,9 +234,9 @@ describe('Temporal connection configuration', () => {
   it('logs how the connection is secured, never the API key or the private key', () => {
     const config = loadConfig({
       ...minimalEnvironment,
-      TEMPORAL_TLS_CA: authority.certificate,
-      TEMPORAL_TLS_CERT: client.certificate,
-      TEMPORAL_TLS_KEY: client.privateKey,
+      TEMPORAL_TLS_SERVER_CA_CERT_PATH: authority.certificate,
+      TEMPORAL_TLS_CLIENT_CERT_PATH: client.certificate,
+      TEMPORAL_TLS_CLIENT_KEY_PATH: client.privateKey,
       TEMPORAL_API_KEY: apiKey,
     });
     expect(describeTemporalConnection(config.temporal)).toEqual({

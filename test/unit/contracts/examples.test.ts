@@ -2,7 +2,7 @@
 import { expect } from '@jest/globals';
 import { resolveDocumentReference } from '../../../src/api/rest/openapi-validation';
 import { openApiDocument, openApiOperations } from '../../../src/contracts/openapi-document';
-import { demoUsers } from '../../../src/db/seed/demo-users';
+import { demoUsers } from '../../../dev/seed/demo-users';
 
 type Node = Record<string, unknown>;
 

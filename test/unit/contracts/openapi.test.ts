@@ -7,7 +7,7 @@ import {
   type OpenApiOperation,
 } from '../../../src/contracts/openapi-document';
 import { anchorSchema, createOpenApiAjv } from '../../../src/api/rest/openapi-validation';
-import { loadStackConfig } from '../../../src/config';
+import { loadStackConfig } from '../../../dev/stack/settings';
 import { errorCodes } from '../../../src/domain/errors';
 
 type Node = Record<string, unknown>;

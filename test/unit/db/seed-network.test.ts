@@ -1,5 +1,5 @@
 // Demo data sanity: real time zones, consistent stops, plausible timetables, layouts and fares.
-import { demoLayouts, demoRoutes, demoStops, demoUsers, premiumFareMinor } from '../../../src/db/seed';
+import { demoLayouts, demoRoutes, demoStops, demoUsers, premiumFareMinor } from '../../../dev/seed';
 
 const currencyByCountry: Record<string, string> = {
   PT: 'EUR',

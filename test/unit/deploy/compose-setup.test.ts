@@ -4,7 +4,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createCertificateAuthority, issueCertificate } from '../../../src/stack/development-certificates';
+import { createCertificateAuthority, issueCertificate } from '../../../dev/stack/development-certificates';
 
 const root = path.resolve(__dirname, '..', '..', '..');
 const tsx = path.join(root, 'node_modules', '.bin', 'tsx');

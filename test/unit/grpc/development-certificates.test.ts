@@ -3,7 +3,7 @@ import { X509Certificate } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { loadOrCreateDevelopmentCertificates } from '../../../src/stack/development-certificates';
+import { loadOrCreateDevelopmentCertificates } from '../../../dev/stack/development-certificates';
 
 const serverAuth = '1.3.6.1.5.5.7.3.1';
 const clientAuth = '1.3.6.1.5.5.7.3.2';

@@ -1,4 +1,4 @@
-// Tracing reads the standard OTEL_* variables through src/config.ts: off unless configured, bad values named.
+// Tracing reads the standard OTEL_* variables through the settings table (src/config): off unless configured, bad values named.
 import { ConfigError, loadTracingConfig } from '../../../src/config';
 
 function configErrorOf(environment: Record<string, string>): ConfigError {

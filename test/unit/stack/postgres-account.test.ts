@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { accountCanEnter, accountCanExecute } from '../../../src/stack/postgres-account';
+import { accountCanEnter, accountCanExecute } from '../../../dev/stack/postgres-account';
 
 const owner = { uid: process.getuid!(), gid: process.getgid!() };
 // Neither the owner nor in the owner's group: "others" bits apply to it.

@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ServiceSupervisor, type RestartPolicy } from '../../../src/stack/supervisor';
+import { ServiceSupervisor, type RestartPolicy } from '../../../dev/stack/supervisor';
 
 const fakeService = path.resolve(__dirname, '../../support/fake-service.sh');
 

@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startTemporalDevServer } from '../../../src/stack/temporal-dev-server';
+import { startTemporalDevServer } from '../../../dev/stack/temporal-dev-server';
 
 describe('temporal dev server start', () => {
   it('names the cause in one error when the temporal binary cannot be run', async () => {

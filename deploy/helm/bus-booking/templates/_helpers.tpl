@@ -82,13 +82,13 @@ app.kubernetes.io/part-of: bus-booking
   value: "true"
 {{- if .existingSecret }}
 {{- if .caKey }}
-- name: TEMPORAL_TLS_CA
+- name: TEMPORAL_TLS_SERVER_CA_CERT_PATH
   value: {{ printf "%s/%s" (include "bus-booking.temporalCertificatesPath" $) .caKey | quote }}
 {{- end }}
 {{- if and .certKey .keyKey }}
-- name: TEMPORAL_TLS_CERT
+- name: TEMPORAL_TLS_CLIENT_CERT_PATH
   value: {{ printf "%s/%s" (include "bus-booking.temporalCertificatesPath" $) .certKey | quote }}
-- name: TEMPORAL_TLS_KEY
+- name: TEMPORAL_TLS_CLIENT_KEY_PATH
   value: {{ printf "%s/%s" (include "bus-booking.temporalCertificatesPath" $) .keyKey | quote }}
 {{- end }}
 {{- end }}

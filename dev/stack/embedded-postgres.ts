@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { projectRoot } from '../project-root';
+import { projectRoot } from '../../src/project-root';
 import { describeExit, stopChild, stopWithParent } from './child-processes';
 import {
   postgresAccount,

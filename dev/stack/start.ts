@@ -1,18 +1,13 @@
 // `npm start`: the whole service on embedded parts — PostgreSQL, Temporal dev server, worker, REST and gRPC.
 import fs from 'node:fs';
 import path from 'node:path';
-import {
-  loadConfig,
-  loadStackConfig,
-  plaintextTemporalEnvironment,
-  type Config,
-  type StackConfig,
-} from '../config';
-import { projectRoot } from '../project-root';
+import { loadConfig, plaintextTemporalEnvironment, type Config } from '../../src/config';
+import { projectRoot } from '../../src/project-root';
 import { startEmbeddedPostgres, type RunningPostgres } from './embedded-postgres';
 import { startTemporalDevServer, type RunningTemporal } from './temporal-dev-server';
 import type { ServiceSupervisor } from './supervisor';
 import { loadOrCreateDevelopmentSecrets } from './development-secrets';
+import { loadStackConfig, stackOutboxDirectory, type StackConfig } from './settings';
 import type { DevelopmentCertificates } from './development-certificates';
 import {
   assertPortsFree,
@@ -123,6 +118,7 @@ async function start(stopEverything: (exitCode: number) => Promise<void>): Promi
     TEMPORAL_NAMESPACE: stack.namespace,
     HTTP_PORT: String(stack.httpPort),
     GRPC_PORT: String(stack.grpcPort),
+    NOTIFICATIONS_OUTBOX_DIR: stackOutboxDirectory(process.env, stack.dataDirectory),
     CODEC_CORS_ORIGINS:
       process.env.CODEC_CORS_ORIGINS ??
       `http://localhost:${stack.temporalUiPort},http://127.0.0.1:${stack.temporalUiPort}`,

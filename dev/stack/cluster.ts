@@ -2,18 +2,13 @@
 // separate processes, two API processes and workers split by task queue, all supervised. Also a library for tests.
 import fs from 'node:fs';
 import path from 'node:path';
-import {
-  loadClusterStackConfig,
-  loadConfig,
-  plaintextTemporalEnvironment,
-  type ClusterStackConfig,
-  type Config,
-} from '../config';
-import { projectRoot } from '../project-root';
-import { taskQueues } from '../domain/task-queues';
+import { loadConfig, plaintextTemporalEnvironment, type Config } from '../../src/config';
+import { projectRoot } from '../../src/project-root';
+import { taskQueues } from '../../src/domain/task-queues';
 import { startEmbeddedPostgres, type RunningPostgres } from './embedded-postgres';
 import type { ServiceSupervisor } from './supervisor';
 import { loadOrCreateDevelopmentSecrets } from './development-secrets';
+import { loadClusterStackConfig, stackOutboxDirectory, type ClusterStackConfig } from './settings';
 import type { DevelopmentCertificates } from './development-certificates';
 import {
   assertPortsFree,
@@ -114,9 +109,9 @@ function temporalTlsEnvironment(tls: TemporalClusterTls | undefined): NodeJS.Pro
   if (!tls) return {};
   return {
     TEMPORAL_TLS: 'true',
-    TEMPORAL_TLS_CA: tls.certificates.certificateAuthority,
-    TEMPORAL_TLS_CERT: tls.certificates.client.certificate,
-    TEMPORAL_TLS_KEY: tls.certificates.client.privateKey,
+    TEMPORAL_TLS_SERVER_CA_CERT_PATH: tls.certificates.certificateAuthority,
+    TEMPORAL_TLS_CLIENT_CERT_PATH: tls.certificates.client.certificate,
+    TEMPORAL_TLS_CLIENT_KEY_PATH: tls.certificates.client.privateKey,
     TEMPORAL_TLS_SERVER_NAME: tls.serverName,
   };
 }
@@ -265,8 +260,7 @@ export async function startClusterStack(options: ClusterStackOptions = {}): Prom
       TEMPORAL_NAMESPACE: settings.namespace,
       // Both APIs issue and accept the same tokens (the signing keys live in the database): one issuer for both.
       IDP_ISSUER: process.env.IDP_ISSUER ?? apiUrl,
-      NOTIFICATIONS_OUTBOX_DIR:
-        process.env.NOTIFICATIONS_OUTBOX_DIR ?? path.join(settings.dataDirectory, 'outbox'),
+      NOTIFICATIONS_OUTBOX_DIR: stackOutboxDirectory(process.env, settings.dataDirectory),
       ...options.environment,
     };
     const config = loadConfig({ ...environment, HTTP_PORT: String(settings.httpPort) });

@@ -8,8 +8,8 @@ import { Connection } from '@temporalio/client';
 import { grpc } from '@temporalio/proto';
 import pg from 'pg';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
-import { projectRoot } from '../project-root';
-import { temporalConnectionOptions } from '../security/temporal-connection';
+import { projectRoot } from '../../src/project-root';
+import { temporalConnectionOptions } from '../../src/security/temporal-connection';
 import { ServiceSupervisor } from './supervisor';
 import {
   loadOrCreateDevelopmentCertificates,
@@ -390,10 +390,19 @@ function frontendConnectionOptions(
         : {
             tls: {
               serverName: tls.serverName,
-              serverCaPem: fs.readFileSync(tls.certificates.certificateAuthority),
+              serverCa: {
+                variable: 'TEMPORAL_TLS_SERVER_CA_CERT_PATH',
+                path: tls.certificates.certificateAuthority,
+              },
               clientCertificate: {
-                certificatePem: fs.readFileSync(tls.certificates.client.certificate),
-                privateKey: fs.readFileSync(tls.certificates.client.privateKey),
+                certificate: {
+                  variable: 'TEMPORAL_TLS_CLIENT_CERT_PATH',
+                  path: tls.certificates.client.certificate,
+                },
+                privateKey: {
+                  variable: 'TEMPORAL_TLS_CLIENT_KEY_PATH',
+                  path: tls.certificates.client.privateKey,
+                },
               },
             },
           }),
@@ -537,9 +546,9 @@ export async function setUpNamespace(options: {
       TEMPORAL_ADDRESS: options.address,
       TEMPORAL_NAMESPACE: options.namespace,
       ...(tls && {
-        TEMPORAL_TLS_CA: tls.certificates.certificateAuthority,
-        TEMPORAL_TLS_CERT: tls.certificates.client.certificate,
-        TEMPORAL_TLS_KEY: tls.certificates.client.privateKey,
+        TEMPORAL_TLS_SERVER_CA_CERT_PATH: tls.certificates.certificateAuthority,
+        TEMPORAL_TLS_CLIENT_CERT_PATH: tls.certificates.client.certificate,
+        TEMPORAL_TLS_CLIENT_KEY_PATH: tls.certificates.client.privateKey,
         TEMPORAL_TLS_SERVER_NAME: tls.serverName,
       }),
     },

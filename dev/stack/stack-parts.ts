@@ -4,14 +4,14 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import type { StdioOptions } from 'node:child_process';
-import type { Config } from '../config';
-import { createLogger, synchronousStandardOutput } from '../logger';
-import { projectRoot } from '../project-root';
-import { migrateWithDatabase } from '../db/migrate';
-import { createDatabase } from '../db/connection';
-import { seedDemoData, demoUsers } from '../db/seed';
-import { createFieldCipherFromConfig } from '../security/field-cipher-from-config';
-import { nodeFlagsOf } from '../runtime/node-flags';
+import type { Config } from '../../src/config';
+import { createLogger, synchronousStandardOutput } from '../../src/logger';
+import { projectRoot } from '../../src/project-root';
+import { migrateWithDatabase } from '../../src/db/migrate';
+import { createDatabase } from '../../src/db/connection';
+import { seedDemoData, demoUsers } from '../seed';
+import { createFieldCipherFromConfig } from '../../src/security/field-cipher-from-config';
+import { nodeFlagsOf } from '../../src/runtime/node-flags';
 import { ServiceSupervisor } from './supervisor';
 import {
   loadOrCreateDevelopmentCertificates,

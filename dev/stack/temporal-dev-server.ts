@@ -3,7 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import { Connection } from '@temporalio/client';
 import { SearchAttributeType } from '@temporalio/common';
-import { allSearchAttributes } from '../workflows/shared';
+import { allSearchAttributes } from '../../src/workflows/shared';
 import { describeExit, stopChild, stopWithParent } from './child-processes';
 
 const cliTypeNames: Record<string, string> = {

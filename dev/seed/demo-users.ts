@@ -1,5 +1,5 @@
 // Demo accounts, one per role, with known passwords that the start script prints (demo environments only).
-import type { Role } from '../../domain/roles';
+import type { Role } from '../../src/domain/roles';
 
 export interface DemoUser {
   email: string;

@@ -1,8 +1,8 @@
 // Idempotent demo data: network, timetable for the coming days, fares and one account per role.
 import { hash } from '@node-rs/argon2';
 import type { Knex } from 'knex';
-import type { FieldCipher } from '../../security/field-encryption';
-import { emailLookup } from '../user-email';
+import type { FieldCipher } from '../../src/security/field-encryption';
+import { emailLookup } from '../../src/db/user-email';
 import { demoUsers, type DemoUser } from './demo-users';
 import { loadTestUsers, seedsLoadTestUsers } from './load-test-users';
 import { demoLayouts, demoRoutes, demoStops, premiumFareMinor, SEAT_LETTERS } from './network';

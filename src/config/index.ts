@@ -1,0 +1,24 @@
+// The configuration module: the settings table (schema.ts), its cross-field rules (rules.ts) and loadConfig.
+export { loadConfig, loadTracingConfig } from './load';
+export { defaultMaxCachedWorkflows, plaintextTemporalEnvironment } from './rules';
+export {
+  defaultTemporalUiOrigins,
+  notificationTransports,
+  schemaSections,
+  tokenAlgorithms,
+  tracesSamplers,
+} from './schema';
+export { docsClientId, oauthClientKinds, type OAuthClientRegistration } from './oauth-clients';
+export {
+  ConfigError,
+  flag,
+  integer,
+  port,
+  readSettingFile,
+  readSettings,
+  text,
+  type Environment,
+  type Setting,
+  type SettingTable,
+} from './settings';
+export type * from './types';
