@@ -15,6 +15,8 @@ if [[ "$(PYTHONPATH=.tools/python python3 -m podman_compose version 2>/dev/null 
 fi
 bash scripts/containers/base-images.sh
 bash scripts/containers/service-image.sh
+# The demo data is not in the image: a one-off container seeds it with the host's build of dev/ mounted.
+npm run --silent build:dev
 bash scripts/containers/stand-in-images.sh
 if [[ ! -f deploy/certs/temporal/ca.crt ]]; then npm run --silent certs:compose; fi
 

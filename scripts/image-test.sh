@@ -10,6 +10,8 @@ source scripts/containers/podman-env.sh
 bash scripts/containers/base-images.sh
 
 bash scripts/containers/service-image.sh
+# The demo data is not in the image: a one-off container seeds it with the host's build of dev/ mounted.
+npm run --silent build:dev
 
 npx tsx scripts/containers/image-test.ts
 echo "image:test: took $(($(date +%s) - started)) s in all"

@@ -5,7 +5,14 @@ import { execFile, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { bookOverRest, containerState, freePort, podman, secondsUntilHealthy, seedScript } from './podman';
+import {
+  bookOverRest,
+  containerState,
+  freePort,
+  podman,
+  secondsUntilHealthy,
+  seedDemoDataLike,
+} from './podman';
 
 const run = promisify(execFile);
 const root = path.resolve(__dirname, '../..');
@@ -152,9 +159,7 @@ async function main(): Promise<void> {
       if (!bundled) throw new Error(`${worker} did not start from the pre-built workflow bundle`);
     }
     step(`workers start from the pre-built workflow bundle (${workers.length} of ${workers.length})`);
-    step(
-      `demo timetable and accounts: ${(await podman('exec', apis[0], 'node', '-e', seedScript)).split('\n').at(-1)}`,
-    );
+    step(`demo timetable and accounts: ${await seedDemoDataLike(apis[0])}`);
     const edgeStarted = await up('edge', 'prometheus');
     await Promise.all([waitHealthy('edge', edgeStarted), waitHealthy('prometheus', edgeStarted)]);
     step(`stack up in ${((Date.now() - started) / 1000).toFixed(0)} s`);

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { SearchAttributeType } from '@temporalio/common';
 import { allSearchAttributes } from '../../src/workflows/shared';
-import { bookOverRest, freePort, podman, secondsUntilHealthy, seedScript, timedStop } from './podman';
+import { bookOverRest, freePort, podman, secondsUntilHealthy, seedDemoDataWith, timedStop } from './podman';
 
 const image = process.env.BOOKING_IMAGE ?? 'localhost/bus-booking/service:test';
 const root = path.resolve(__dirname, '../..');
@@ -198,8 +198,7 @@ async function main(): Promise<void> {
 
   const migrated = await podman('run', '--rm', ...common, image, 'node', 'dist/src/db/migrate-cli.js');
   step(`migration job: ${migrated.split('\n').at(-1)}`);
-  const seeded = await podman('run', '--rm', ...common, image, 'node', '-e', seedScript);
-  step(`demo timetable and accounts: ${seeded.split('\n').at(-1)}`);
+  step(`demo timetable and accounts: ${await seedDemoDataWith(image, common)}`);
 
   const workerStarted = Date.now();
   await podman(

@@ -10,7 +10,8 @@ import {
   type BookingAnswer,
   type BookingServiceClient,
 } from '@bus-booking/client';
-import { aliceDemoUser } from '../../src/db/seed/demo-users';
+import path from 'node:path';
+import { aliceDemoUser } from '../../dev/seed/demo-users';
 
 const run = promisify(execFile);
 
@@ -25,14 +26,18 @@ export function freePort(): Promise<number> {
   });
 }
 
+/** The host's build of dev/ (`npm run build:dev`), mounted into a one-off container of the image to seed it. */
+const devBuild = path.resolve(__dirname, '..', '..', 'dist', 'dev');
+
 /**
- * Run by `node -e` inside the service image: the demo network, a week of timetable and the demo accounts, written
- * with the container's own configuration (its encryption keys), as `npm start` seeds its database.
+ * Run by `node -e` in the service image with the host's dev/ build mounted beside its dist/src: the demo network, a
+ * week of timetable and the demo accounts, written with the container's own configuration (its encryption keys), as
+ * `npm start` seeds its database. The image itself carries no demo data.
  */
-export const seedScript = `
-const { loadConfig } = require('./dist/src/config.js');
+const seedScript = `
+const { loadConfig } = require('./dist/src/config');
 const { createDatabase } = require('./dist/src/db/connection.js');
-const { seedDemoData } = require('./dist/src/db/seed/index.js');
+const { seedDemoData } = require('./dist/dev/seed/index.js');
 const { createFieldCipherFromConfig } = require('./dist/src/security/field-cipher-from-config.js');
 const config = loadConfig(process.env);
 const database = createDatabase(process.env.DATABASE_URL, { poolSize: 2 });
@@ -40,6 +45,39 @@ seedDemoData(database, { cipher: createFieldCipherFromConfig(config), today: new
   .then((summary) => console.log(JSON.stringify(summary)))
   .finally(() => database.destroy());
 `;
+
+/** Seeds the demo data from a one-off container of the image, with the given podman run arguments (network, env). */
+export async function seedDemoDataWith(image: string, runArguments: string[]): Promise<string> {
+  const output = await podman(
+    'run',
+    '--rm',
+    ...runArguments,
+    '--volume',
+    `${devBuild}:/app/dist/dev:ro`,
+    image,
+    'node',
+    '-e',
+    seedScript,
+  );
+  return output.split('\n').at(-1) ?? '';
+}
+
+/** Seeds the demo data as a running container would: its image, its environment and its networks. */
+export async function seedDemoDataLike(container: string): Promise<string> {
+  const image = await podman('inspect', '--format', '{{.ImageName}}', container);
+  const environment = JSON.parse(
+    await podman('inspect', '--format', '{{json .Config.Env}}', container),
+  ) as string[];
+  const networks = Object.keys(
+    JSON.parse(
+      await podman('inspect', '--format', '{{json .NetworkSettings.Networks}}', container),
+    ) as object,
+  );
+  return seedDemoDataWith(image, [
+    ...networks.flatMap((network) => ['--network', network]),
+    ...environment.flatMap((variable) => ['--env', variable]),
+  ]);
+}
 
 export async function podman(...args: string[]): Promise<string> {
   try {
