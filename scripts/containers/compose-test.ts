@@ -114,7 +114,8 @@ async function prometheusTargets(port: number): Promise<{ job: string; instance:
 }
 
 async function main(): Promise<void> {
-  const environmentFile = path.join(root, '.tools', 'containers', 'compose-test.env');
+  const environmentFile = path.join(root, '.data', 'compose-test.env');
+  fs.mkdirSync(path.dirname(environmentFile), { recursive: true });
   fs.rmSync(environmentFile, { force: true });
   const made = spawnSync('npx', ['tsx', 'scripts/generate-compose-secrets.ts', environmentFile], {
     cwd: root,
