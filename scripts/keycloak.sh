@@ -16,27 +16,9 @@ stamp="$install_dir/.keycloak.version"
 maven_repo="$root/.tools/m2"
 archive="$maven_repo/org/keycloak/keycloak-quarkus-dist/$version/keycloak-quarkus-dist-$version.zip"
 
-java_major() {
-  "$1/bin/java" -XshowSettings:properties -version 2>&1 |
-    sed -n 's/^ *java\.specification\.version = \([0-9]*\).*/\1/p'
-}
+source "$(dirname "${BASH_SOURCE[0]}")/lib/java.sh"
 
-# Keycloak 26 needs Java 21 or newer; the first candidate that qualifies wins.
-find_java_home() {
-  local candidate
-  for candidate in "${KEYCLOAK_JAVA_HOME:-}" "${JAVA_HOME:-}" /usr/lib/jvm/temurin-25-jdk-amd64 /usr/lib/jvm/*; do
-    [[ -n "$candidate" && -x "$candidate/bin/java" ]] || continue
-    local major
-    major="$(java_major "$candidate")"
-    if [[ -n "$major" && "$major" -ge 21 ]]; then
-      echo "$candidate"
-      return 0
-    fi
-  done
-  return 1
-}
-
-if ! java_home="$(find_java_home)"; then
+if ! java_home="$(find_java_home "${KEYCLOAK_JAVA_HOME:-}")"; then
   echo "keycloak: Keycloak $version needs Java 21 or newer (Java 25 is tested); none was found." >&2
   echo "keycloak: install a Java 25 JDK and set KEYCLOAK_JAVA_HOME or JAVA_HOME to it" >&2
   echo "keycloak: (for example JAVA_HOME=/usr/lib/jvm/temurin-25-jdk-amd64)." >&2

@@ -21,25 +21,7 @@ archive="$maven_repo/io/apicurio/apicurio-registry-app/$version/apicurio-registr
 # Bounded: a registry that is not ready by then is reported with its log, never waited on forever.
 ready_timeout_seconds=180
 
-java_major() {
-  "$1/bin/java" -XshowSettings:properties -version 2>&1 |
-    sed -n 's/^ *java\.specification\.version = \([0-9]*\).*/\1/p'
-}
-
-# Apicurio Registry 3 is built for Java 21; the first candidate that qualifies wins.
-find_java_home() {
-  local candidate
-  for candidate in "${SCHEMA_REGISTRY_JAVA_HOME:-}" "${JAVA_HOME:-}" /usr/lib/jvm/temurin-25-jdk-amd64 /usr/lib/jvm/*; do
-    [[ -n "$candidate" && -x "$candidate/bin/java" ]] || continue
-    local major
-    major="$(java_major "$candidate")"
-    if [[ -n "$major" && "$major" -ge 21 ]]; then
-      echo "$candidate"
-      return 0
-    fi
-  done
-  return 1
-}
+source "$(dirname "${BASH_SOURCE[0]}")/lib/java.sh"
 
 install() {
   if [[ -f "$install_dir/quarkus-run.jar" ]] &&
@@ -120,7 +102,7 @@ run() {
   return "$status"
 }
 
-if ! java_home="$(find_java_home)"; then
+if ! java_home="$(find_java_home "${SCHEMA_REGISTRY_JAVA_HOME:-}")"; then
   echo "registry: Apicurio Registry $version needs Java 21 or newer (Java 25 is tested); none was found." >&2
   echo "registry: install a Java 25 JDK and set SCHEMA_REGISTRY_JAVA_HOME or JAVA_HOME to it" >&2
   echo "registry: (for example SCHEMA_REGISTRY_JAVA_HOME=/usr/lib/jvm/temurin-25-jdk-amd64)." >&2

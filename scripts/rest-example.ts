@@ -8,47 +8,17 @@ import {
   type BookingServiceClient,
 } from '@bus-booking/client';
 import { formatMoney } from '../src/activities/notification-templates';
+import { findFreeSeat, settledBooking } from './lib/booking-flow';
 import { aliceDemoUser } from '../dev/seed/demo-users';
 
 // Defaults match `npm start`; the address can be pointed elsewhere from the environment.
 const baseUrl = process.env.API_URL ?? `http://localhost:${process.env.HTTP_PORT ?? 8080}`;
 
-function isoDate(offsetDays: number): string {
-  return new Date(Date.now() + offsetDays * 86_400_000).toISOString().slice(0, 10);
-}
-
-async function findFreeSeat(
-  client: BookingServiceClient,
-): Promise<{ tripId: string; seatNumber: string; fareClass: 'STANDARD' | 'PREMIUM' }> {
-  const { routes } = successOf(await client.GET('/v1/routes', { params: { query: { page_size: 10 } } }));
-  for (const offsetDays of [1, 2, 3]) {
-    for (const route of routes) {
-      const availability = successOf(
-        await client.GET('/v1/routes/{route_id}/availability', {
-          params: { path: { route_id: route.id }, query: { date: isoDate(offsetDays) } },
-        }),
-      );
-      for (const trip of availability.trips) {
-        const seat = trip.seat_map.find((entry) => entry.status === 'FREE');
-        if (seat) return { tripId: trip.trip_id, seatNumber: seat.seat_number, fareClass: seat.fare_class };
-      }
-    }
-  }
-  throw new Error('no free seat found on any route in the next three days');
-}
-
-/** Reads the booking until its seats are held: a 202 says it is still being made, and when to look again. */
-async function heldBooking(client: BookingServiceClient, answer: BookingAnswer, bookingId: string) {
-  let current = answer;
-  while (current.status === 202) {
-    const { retryAfterSeconds } = current;
-    console.log(`booking ${bookingId} is still being made; reading it again in ${retryAfterSeconds} s`);
-    await new Promise((resolve) => setTimeout(resolve, retryAfterSeconds * 1000));
-    current = bookingAnswerOf(
-      await client.GET('/v1/bookings/{booking_id}', { params: { path: { booking_id: bookingId } } }),
-    );
-  }
-  return current.booking;
+/** Reads the booking until it is no longer being made, saying so while a 202 makes it wait. */
+function heldBooking(client: BookingServiceClient, answer: BookingAnswer, bookingId: string) {
+  return settledBooking(client, answer, bookingId, (retryAfterSeconds) =>
+    console.log(`booking ${bookingId} is still being made; reading it again in ${retryAfterSeconds} s`),
+  );
 }
 
 async function main(): Promise<void> {

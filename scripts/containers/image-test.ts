@@ -7,8 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
-import { SearchAttributeType } from '@temporalio/common';
-import { allSearchAttributes } from '../../src/workflows/shared';
+import { searchAttributeArguments } from '../../dev/stack/temporal-dev-server';
 import { bookOverRest, freePort, podman, secondsUntilHealthy, seedDemoDataWith, timedStop } from './podman';
 
 const image = process.env.BOOKING_IMAGE ?? 'localhost/bus-booking/service:test';
@@ -18,16 +17,6 @@ const workerName = 'bus-booking-image-test-worker';
 // The compose file's stop_grace_period for each.
 const apiGraceSeconds = 20;
 const workerGraceSeconds = 45;
-
-const cliTypeNames: Record<string, string> = {
-  [SearchAttributeType.KEYWORD]: 'Keyword',
-  [SearchAttributeType.TEXT]: 'Text',
-  [SearchAttributeType.INT]: 'Int',
-  [SearchAttributeType.DOUBLE]: 'Double',
-  [SearchAttributeType.BOOL]: 'Bool',
-  [SearchAttributeType.DATETIME]: 'Datetime',
-  [SearchAttributeType.KEYWORD_LIST]: 'KeywordList',
-};
 
 const cleanups: (() => Promise<unknown>)[] = [];
 
@@ -85,10 +74,7 @@ async function startTemporal(scratch: string, namespace: string): Promise<string
       namespace,
       '--log-level',
       'warn',
-      ...allSearchAttributes.flatMap((key) => [
-        '--search-attribute',
-        `${key.name}=${cliTypeNames[key.type]}`,
-      ]),
+      ...searchAttributeArguments(),
     ],
     { stdio: ['ignore', log, log] },
   );

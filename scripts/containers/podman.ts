@@ -3,15 +3,10 @@ import { execFile, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import net from 'node:net';
 import { promisify } from 'node:util';
-import {
-  bookingAnswerOf,
-  createBookingServiceClient,
-  successOf,
-  type BookingAnswer,
-  type BookingServiceClient,
-} from '@bus-booking/client';
+import { bookingAnswerOf, createBookingServiceClient, successOf } from '@bus-booking/client';
 import path from 'node:path';
 import { aliceDemoUser } from '../../dev/seed/demo-users';
+import { findFreeSeat, settledBooking } from '../lib/booking-flow';
 
 const run = promisify(execFile);
 
@@ -133,40 +128,6 @@ export async function timedStop(
   return { seconds, exitCode: (await containerState(container)).exitCode };
 }
 
-function isoDate(offsetDays: number): string {
-  return new Date(Date.now() + offsetDays * 86_400_000).toISOString().slice(0, 10);
-}
-
-async function freeSeat(client: BookingServiceClient) {
-  const { routes } = successOf(await client.GET('/v1/routes', { params: { query: { page_size: 10 } } }));
-  for (const offsetDays of [1, 2, 3]) {
-    for (const route of routes) {
-      const availability = successOf(
-        await client.GET('/v1/routes/{route_id}/availability', {
-          params: { path: { route_id: route.id }, query: { date: isoDate(offsetDays) } },
-        }),
-      );
-      for (const trip of availability.trips) {
-        const seat = trip.seat_map.find((entry) => entry.status === 'FREE');
-        if (seat) return { tripId: trip.trip_id, seatNumber: seat.seat_number, fareClass: seat.fare_class };
-      }
-    }
-  }
-  throw new Error('no free seat on any route in the next three days (is the demo timetable seeded?)');
-}
-
-async function settled(client: BookingServiceClient, answer: BookingAnswer, bookingId: string) {
-  let current = answer;
-  while (current.status === 202) {
-    const waitMs = current.retryAfterSeconds * 1000;
-    await new Promise((resolve) => setTimeout(resolve, waitMs));
-    current = bookingAnswerOf(
-      await client.GET('/v1/bookings/{booking_id}', { params: { path: { booking_id: bookingId } } }),
-    );
-  }
-  return current.booking;
-}
-
 /**
  * fetch that repeats a request the edge answered 502, 503 or 504 (a replica that just died), as clients are told to:
  * the same request, so the same Idempotency-Key.
@@ -200,7 +161,7 @@ export async function bookOverRest(
     accessToken: tokens.access_token,
     fetch: fetchWithRetries,
   });
-  const seat = await freeSeat(client);
+  const seat = await findFreeSeat(client);
   const created = bookingAnswerOf(
     await client.POST('/v1/bookings', {
       params: { header: { 'Idempotency-Key': randomUUID() } },
@@ -220,7 +181,7 @@ export async function bookOverRest(
     }),
   );
   const bookingId = created.status === 202 ? created.processing.id : created.booking.id;
-  const held = await settled(client, created, bookingId);
+  const held = await settledBooking(client, created, bookingId);
   if (held.status !== 'PENDING_PAYMENT')
     throw new Error(`booking ${bookingId} is ${held.status}, expected PENDING_PAYMENT (seats held)`);
   const paid = bookingAnswerOf(
@@ -229,8 +190,8 @@ export async function bookOverRest(
       body: { payment_token: 'tok_visa' },
     }),
   );
-  await settled(client, paid, bookingId);
-  const read = await settled(
+  await settledBooking(client, paid, bookingId);
+  const read = await settledBooking(
     client,
     bookingAnswerOf(
       await client.GET('/v1/bookings/{booking_id}', { params: { path: { booking_id: bookingId } } }),
