@@ -2,6 +2,7 @@
 import type { Knex } from 'knex';
 import type { FareClass, FarePrices } from '../domain/booking';
 import { money } from '../domain/money';
+import type { LegRange, RouteStop } from '../domain/segments';
 import { earlierCreateColumns } from './booking-hold-claims';
 import { parseInt8 } from './connection';
 import { seatsTakenColumn } from './seat-allocations';
@@ -14,8 +15,10 @@ export interface BookableTrip {
   originTimeZone: string;
   farePrices: FarePrices;
   seatClasses: Record<string, FareClass>;
-  /** The requested seats another booking holds or has booked (lapsed holds excepted), sorted. */
-  seatsTaken: string[];
+  /** The route's stops in travel order, the origin first. */
+  stops: RouteStop[];
+  /** Allocations of the requested seats by another booking (lapsed holds excepted), with their legs. */
+  seatsTaken: { seatNumber: string; legs: LegRange }[];
   /** Whether a create of this booking id came before: this one is a retry. */
   madeBefore: boolean;
   /** The request of an earlier create of this booking id that was refused before it claimed a slot. */
@@ -32,7 +35,8 @@ interface BookableTripRow {
   fares: [FareClass, string, string][];
   /** [seat number, fare class]. */
   seats: [string, FareClass][];
-  taken_seats: string[];
+  taken_seats: [string, number, number][];
+  stops: RouteStop[];
   made_before: boolean;
   refused_request_fingerprint: string | null;
 }
@@ -68,6 +72,7 @@ export async function readBookableTrip(
         bookingId: request.bookingId,
         lapsedHoldGraceSeconds: request.lapsedHoldGraceSeconds,
       }),
+      routeStopsColumn(database, 'routes'),
       ...earlierCreateColumns(database, request.bookingId),
     );
   if (trip === undefined) return undefined;
@@ -85,7 +90,10 @@ export async function readBookableTrip(
     originTimeZone: trip.time_zone,
     farePrices,
     seatClasses,
-    seatsTaken: [...trip.taken_seats].sort(),
+    stops: trip.stops,
+    seatsTaken: trip.taken_seats
+      .map(([seatNumber, from, to]) => ({ seatNumber, legs: { from, to } }))
+      .sort((first, second) => first.seatNumber.localeCompare(second.seatNumber)),
     madeBefore: trip.made_before,
     refusedRequestFingerprint: trip.refused_request_fingerprint,
   };
@@ -94,4 +102,27 @@ export async function readBookableTrip(
 /** Whether a user account with this id exists. */
 export async function userAccountExists(database: Knex, userId: string): Promise<boolean> {
   return (await database('users').where('id', userId).first<{ id: string } | undefined>('id')) !== undefined;
+}
+
+/**
+ * The column `stops` of a query over routes (`routeAlias`): the route's stops in travel order as RouteStop objects,
+ * the origin at minute 0 and the destination at the route's typical duration.
+ */
+export function routeStopsColumn(database: Knex, routeAlias: string): Knex.Raw {
+  const stopJson = (stop: string, minutes: string) =>
+    `json_build_object('code', ${stop}.code, 'name', ${stop}.name, 'city', ${stop}.city,
+                       'timeZone', ${stop}.time_zone, 'minutesFromOrigin', ${minutes})`;
+  return database.raw(
+    `(SELECT json_agg(stop_row.stop ORDER BY stop_row.position)
+        FROM (SELECT 0 AS position, ${stopJson('origin', '0')} AS stop
+                FROM stops AS origin WHERE origin.code = ??.origin_stop_code
+              UNION ALL
+              SELECT route_stop.position, ${stopJson('middle', 'route_stop.minutes_from_origin')}
+                FROM route_stops AS route_stop JOIN stops AS middle ON middle.code = route_stop.stop_code
+               WHERE route_stop.route_id = ??.id
+              UNION ALL
+              SELECT 2147483647, ${stopJson('destination', '??.typical_duration_minutes')}
+                FROM stops AS destination WHERE destination.code = ??.destination_stop_code) AS stop_row) AS stops`,
+    [routeAlias, routeAlias, routeAlias, routeAlias],
+  );
 }

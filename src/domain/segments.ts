@@ -1,5 +1,16 @@
 // Segments of a trip: a route's stops in travel order, the legs between them, and what a segment costs and when.
-import type { Money, Timestamp } from './booking';
+import type {
+  BookingSegment,
+  FarePrices,
+  LegRange,
+  Money,
+  Segment,
+  SegmentPositions,
+  SegmentStopTime,
+  Timestamp,
+} from './booking';
+
+export type { BookingSegment, LegRange, Segment, SegmentPositions, SegmentStopTime } from './booking';
 import { DomainError, validationFailed } from './errors';
 import { minuteMs, timestampMs } from './time';
 
@@ -12,29 +23,21 @@ export interface RouteStop {
   readonly minutesFromOrigin: number;
 }
 
-/**
- * Where the passengers board and alight, as positions in the route's stop list (0 is the origin). Leg `i` runs
- * from stop `i` to stop `i + 1`; the segment covers the half-open leg range [boardingPosition, alightingPosition).
- */
-export interface SegmentPositions {
-  readonly boardingPosition: number;
-  readonly alightingPosition: number;
+export function legRangeOf(segment: SegmentPositions): LegRange {
+  return { from: segment.boardingPosition, to: segment.alightingPosition };
 }
 
-/** A segment as the booking keeps it: stop codes and positions, JSON-safe for workflow state. */
-export interface Segment extends SegmentPositions {
-  readonly boardingStopCode: string;
-  readonly alightingStopCode: string;
-}
-
-/** A stop as a booking answer shows it, with the local time the bus is there. */
-export interface SegmentStopTime {
-  readonly code: string;
-  readonly name: string;
-  readonly city: string;
-  readonly timeZone: string;
-  /** RFC 3339 with the stop's own UTC offset. */
-  readonly localTime: string;
+/** The legs of `wanted` not covered by any range of `held`, as ranges in travel order. */
+export function uncoveredLegs(wanted: LegRange, held: readonly LegRange[]): LegRange[] {
+  const missing: LegRange[] = [];
+  let start = wanted.from;
+  for (const range of [...held].sort((first, second) => first.from - second.from)) {
+    if (range.to <= start || range.from >= wanted.to) continue;
+    if (range.from > start) missing.push({ from: start, to: range.from });
+    start = Math.max(start, range.to);
+  }
+  if (start < wanted.to) missing.push({ from: start, to: wanted.to });
+  return missing;
 }
 
 export interface SegmentRequest {
@@ -211,5 +214,28 @@ export function segmentFare(
   return {
     amountMinor: Math.min(routeFare.amountMinor, Math.max(share, floor)),
     currency: routeFare.currency,
+  };
+}
+
+/** Each fare class's price for the segment (segmentFare of the trip's price for the whole route). */
+export function segmentFarePrices(
+  farePrices: FarePrices,
+  stops: readonly Pick<RouteStop, 'minutesFromOrigin'>[],
+  segment: SegmentPositions,
+): FarePrices {
+  return Object.fromEntries(
+    Object.entries(farePrices).map(([fareClass, price]) => [fareClass, segmentFare(price, stops, segment)]),
+  );
+}
+
+export function bookingSegmentOf(
+  stops: readonly RouteStop[],
+  segment: Segment,
+  tripDeparture: Timestamp,
+): BookingSegment {
+  return {
+    ...segment,
+    boardingStop: stopTime(stops[segment.boardingPosition], tripDeparture),
+    alightingStop: stopTime(stops[segment.alightingPosition], tripDeparture),
   };
 }

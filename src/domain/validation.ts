@@ -303,6 +303,8 @@ export interface CreateBookingInput {
   readonly passengers?: unknown;
   readonly contactEmail?: unknown;
   readonly contactPhone?: unknown;
+  readonly boardingStop?: unknown;
+  readonly alightingStop?: unknown;
 }
 
 export interface CreateBookingCommand {
@@ -310,6 +312,23 @@ export interface CreateBookingCommand {
   readonly passengers: readonly PassengerInput[];
   readonly contactEmail: string;
   readonly contactPhone?: string;
+  /** Stop codes of the segment; an absent one is the route's end on that side (checked against the route later). */
+  readonly boardingStopCode?: string;
+  readonly alightingStopCode?: string;
+}
+
+/** A stop code as the catalogue spells it (`stops.code`), upper-cased; null when not given. */
+function readOptionalStopCode(
+  value: unknown,
+  field: string,
+  violations: ViolationList,
+): string | null | undefined {
+  if (isAbsent(value)) return null;
+  if (typeof value !== 'string' || !/^[A-Za-z0-9]{2,12}$/.test(value.trim())) {
+    violations.add(field, 'must be a stop code of 2 to 12 letters or digits');
+    return undefined;
+  }
+  return value.trim().toUpperCase();
 }
 
 export function validateCreateBooking(
@@ -321,6 +340,8 @@ export function validateCreateBooking(
   const tripId = readUuid(input.tripId, 'trip_id', violations);
   const contactEmail = readEmail(input.contactEmail, 'contact_email', violations);
   const contactPhone = readOptionalPhone(input.contactPhone, 'contact_phone', violations);
+  const boardingStopCode = readOptionalStopCode(input.boardingStop, 'boarding_stop', violations);
+  const alightingStopCode = readOptionalStopCode(input.alightingStop, 'alighting_stop', violations);
 
   const passengers: PassengerInput[] = [];
   if (!Array.isArray(input.passengers)) {
@@ -342,6 +363,8 @@ export function validateCreateBooking(
     passengers,
     contactEmail: contactEmail as string,
     ...(typeof contactPhone === 'string' ? { contactPhone } : {}),
+    ...(typeof boardingStopCode === 'string' ? { boardingStopCode } : {}),
+    ...(typeof alightingStopCode === 'string' ? { alightingStopCode } : {}),
   };
 }
 

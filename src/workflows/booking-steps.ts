@@ -11,6 +11,7 @@ import type { ChangeSettlement, RefundPortion } from '../domain/fares';
 import { activityKey } from '../domain/ids';
 import type { BookingActivityStubs } from './booking-activities';
 import { seatNumberList } from '../domain/seat-layout';
+import { legRangeOf } from '../domain/segments';
 import type { BookingWorkflowInput } from './shared';
 
 function seatRequests(
@@ -33,7 +34,7 @@ export class BookingSteps {
 
   constructor(
     private readonly activities: BookingActivityStubs,
-    private readonly input: Pick<BookingWorkflowInput, 'bookingId' | 'tripId' | 'originTimeZone'>,
+    private readonly input: Pick<BookingWorkflowInput, 'bookingId' | 'tripId' | 'originTimeZone' | 'segment'>,
   ) {
     this.bookingId = input.bookingId;
     this.tripId = input.tripId;
@@ -54,6 +55,7 @@ export class BookingSteps {
       tripId: this.tripId,
       seats: seatRequests(passengers),
       holdExpiresAt,
+      ...(this.input.segment === undefined ? {} : { legs: legRangeOf(this.input.segment) }),
       idempotencyKey: activityKey(this.bookingId, 'reserve-seats', version),
       ...(firstSnapshot === undefined ? {} : { booking: firstSnapshot }),
     };

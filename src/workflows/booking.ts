@@ -351,7 +351,7 @@ class BookingSaga {
   async completeAfterDeparture(): Promise<void> {
     await this.waitForTimer(
       'DEPARTURE_PASSED',
-      () => this.booking.departureTime,
+      () => this.input.arrivalTime ?? this.booking.departureTime,
       async () => {
         if (shouldComplete(this.booking, now()))
           await this.publish({ status: this.next('DEPARTURE_PASSED') });

@@ -11,6 +11,7 @@ import type {
 } from '../domain/booking';
 import { idempotencyKeyReused, type DomainErrorData } from '../domain/errors';
 import { seatNumberList } from '../domain/seat-layout';
+import type { BookingSegment } from '../domain/segments';
 import type { TaskQueueNames } from '../domain/task-queues';
 import type { CancelBookingCommand, ConfirmPaymentCommand, UpdateBookingInput } from '../domain/validation';
 
@@ -59,8 +60,15 @@ export interface BookingWorkflowInput {
   tripId: string;
   routeId: string;
   departureTime: Timestamp;
-  /** IANA time zone of the route's origin: customers read departure times in it. */
+  /** IANA time zone of the boarding stop: customers read departure times in it. */
   originTimeZone: string;
+  /**
+   * The stops the passengers board and alight at, the legs between them held for every seat. `departureTime` is
+   * then the departure from the boarding stop. Bookings started before segments hold the whole route.
+   */
+  segment?: BookingSegment;
+  /** Arrival at the alighting stop: the booking completes then. The departure time when absent. */
+  arrivalTime?: Timestamp;
   passengers: PassengerInput[];
   /**
    * One id per passenger, in order, chosen with the booking id by the caller. A lost first workflow task may have

@@ -11,6 +11,7 @@ import {
   segmentsOverlap,
   segmentTimes,
   stopTime,
+  uncoveredLegs,
   type RouteStop,
 } from '../../../src/domain/segments';
 
@@ -145,5 +146,22 @@ describe('segmentFare', () => {
   it('never charges less than a tenth of the route fare', () => {
     const short: RouteStop[] = [stops[0], { ...stops[1], minutesFromOrigin: 5 }, stops[3]];
     expect(segmentFare(fare, short, { boardingPosition: 0, alightingPosition: 1 }).amountMinor).toBe(460);
+  });
+});
+
+describe('uncoveredLegs', () => {
+  it('is the wanted range minus every held range', () => {
+    expect(uncoveredLegs({ from: 0, to: 4 }, [])).toEqual([{ from: 0, to: 4 }]);
+    expect(uncoveredLegs({ from: 0, to: 4 }, [{ from: 1, to: 2 }])).toEqual([
+      { from: 0, to: 1 },
+      { from: 2, to: 4 },
+    ]);
+    expect(uncoveredLegs({ from: 1, to: 3 }, [{ from: 0, to: 4 }])).toEqual([]);
+    expect(
+      uncoveredLegs({ from: 1, to: 3 }, [
+        { from: 2, to: 5 },
+        { from: 0, to: 1 },
+      ]),
+    ).toEqual([{ from: 1, to: 2 }]);
   });
 });
