@@ -1,14 +1,7 @@
 // ReserveSeats, ConfirmSeats and ReleaseSeats: the seat inventory's rules, its SQL and constraints in db/seat-allocations.
 import { ApplicationFailure } from '@temporalio/common';
 import type { Knex } from 'knex';
-import {
-  DomainError,
-  holdExpired,
-  notFound,
-  seatUnavailable,
-  validationFailed,
-  type FieldViolation,
-} from '../domain/errors';
+import { DomainError, holdExpired, notFound, validationFailed, type FieldViolation } from '../domain/errors';
 import {
   bookingTripKey,
   tripOfBooking,
@@ -30,7 +23,7 @@ import {
   seatNamedByLayoutViolation,
   seatsTakenByOthers,
 } from '../db/seat-allocations';
-import { describeLegs, overlappingLegs, uncoveredLegs, type LegRange } from '../domain/segments';
+import { seatsTakenOnLegs, uncoveredLegs, type LegRange, type TakenLegs } from '../domain/segments';
 import { createBusinessMetrics, type BusinessMetrics } from '../observability/metrics';
 import { notBookedReasonOf } from '../observability/metrics-labels';
 import type { FieldCipher } from '../security/field-encryption';
@@ -140,36 +133,14 @@ async function reserveInTransaction(
   return reservation;
 }
 
-/** SEAT_UNAVAILABLE naming each taken seat and the legs it shares with the request (`HAJ→BER`). */
+/** SEAT_UNAVAILABLE naming each taken seat and the legs it shares with the request, in the route's stop codes. */
 async function takenSeatsRefusal(
   database: Knex,
   tripId: string,
   legs: LegRange,
-  taken: readonly { seatNumber: string; legs: LegRange }[],
+  taken: readonly TakenLegs[],
 ): Promise<DomainError> {
-  const stopCodes = await routeStopCodesOfTrip(database, tripId);
-  const wanted = { boardingPosition: legs.from, alightingPosition: legs.to };
-  const sharedLegs = new Map<string, Set<number>>();
-  for (const allocation of taken) {
-    const shared = overlappingLegs(wanted, {
-      boardingPosition: allocation.legs.from,
-      alightingPosition: allocation.legs.to,
-    });
-    const seatLegs = sharedLegs.get(allocation.seatNumber) ?? new Set<number>();
-    shared.forEach((leg) => seatLegs.add(leg));
-    sharedLegs.set(allocation.seatNumber, seatLegs);
-  }
-  const seats = [...sharedLegs.keys()].sort();
-  const stops = stopCodes.map((code) => ({ code }));
-  const legsOf = (seat: string) =>
-    describeLegs(
-      stops,
-      [...(sharedLegs.get(seat) ?? [])].sort((first, second) => first - second),
-    );
-  const error = seatUnavailable(seats, seats.map((seat) => `${seat} is taken on ${legsOf(seat)}`).join('; '));
-  return new DomainError(error.code, error.message, {
-    details: { seatNumbers: seats, overlappingLegs: seats.map((seat) => `${seat} ${legsOf(seat)}`) },
-  });
+  return seatsTakenOnLegs(await routeStopCodesOfTrip(database, tripId), legs, taken);
 }
 
 /** The error code a business failure carries (its type), undefined for other failures. */

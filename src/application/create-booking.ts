@@ -7,19 +7,14 @@ import {
 } from '@temporalio/client';
 import type { Actor } from '../domain/actor';
 import type { BookingState } from '../domain/booking';
-import {
-  bookingProcessing,
-  DomainError,
-  notFound,
-  permissionDenied,
-  seatUnavailable,
-  unavailable,
-} from '../domain/errors';
+import { bookingProcessing, DomainError, notFound, permissionDenied, unavailable } from '../domain/errors';
 import { assertFareClassesOnSale, defaultRefundRule } from '../domain/fares';
 import { assertCreateSeatsOnBus } from '../domain/seat-layout';
 import {
   bookingSegmentOf,
+  legRangeOf,
   resolveSegment,
+  seatsTakenOnLegs,
   segmentFarePrices,
   segmentLegs,
   segmentsOverlap,
@@ -132,16 +127,13 @@ async function admit(
       await holdClaims.recordRefusal(customerId, bookingId, requestFingerprint);
     throw refusal;
   };
-  const seatsTaken = [
-    ...new Set(
-      trip.seatsTaken
-        .filter((taken) =>
-          segmentsOverlap(segment, { boardingPosition: taken.legs.from, alightingPosition: taken.legs.to }),
-        )
-        .map((taken) => taken.seatNumber),
-    ),
-  ];
-  if (!trip.madeBefore && seatsTaken.length > 0) await refuseEarly(seatUnavailable(seatsTaken));
+  const seatsTaken = trip.seatsTaken.filter((taken) =>
+    segmentsOverlap(segment, { boardingPosition: taken.legs.from, alightingPosition: taken.legs.to }),
+  );
+  if (!trip.madeBefore && seatsTaken.length > 0) {
+    const stopCodes = trip.stops.map((stop) => stop.code);
+    await refuseEarly(seatsTakenOnLegs(stopCodes, legRangeOf(segment), seatsTaken));
+  }
   const passage = context.seatsInFlight.enter(trip.id, seatNumbers, bookingId, legs);
   if (!passage.entered && !trip.madeBefore) await refuseEarly(seatsBeingReserved(passage.reservedByOthers));
   const leaveSeats = () => {

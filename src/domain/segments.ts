@@ -11,7 +11,7 @@ import type {
 } from './booking';
 
 export type { BookingSegment, LegRange, Segment, SegmentPositions, SegmentStopTime } from './booking';
-import { DomainError, validationFailed } from './errors';
+import { DomainError, seatUnavailable, validationFailed } from './errors';
 import { minuteMs, timestampMs } from './time';
 
 /** One stop of a route; `minutesFromOrigin` is 0 at the origin and grows strictly along the route. */
@@ -238,4 +238,45 @@ export function bookingSegmentOf(
     boardingStop: stopTime(stops[segment.boardingPosition], tripDeparture),
     alightingStop: stopTime(stops[segment.alightingPosition], tripDeparture),
   };
+}
+
+/** An allocation of a seat by another booking: which seat, on which legs. */
+export interface TakenLegs {
+  readonly seatNumber: string;
+  readonly legs: LegRange;
+}
+
+/**
+ * SEAT_UNAVAILABLE for a request of `wanted` legs on a route whose stops are `stopCodes`: names each taken seat and
+ * the legs it shares with the request (`1A is taken on HAJ→BER`), also in its details. Allocations that share no
+ * leg with the request are ignored.
+ */
+export function seatsTakenOnLegs(
+  stopCodes: readonly string[],
+  wanted: LegRange,
+  taken: readonly TakenLegs[],
+): DomainError {
+  const wantedSegment = { boardingPosition: wanted.from, alightingPosition: wanted.to };
+  const sharedLegs = new Map<string, Set<number>>();
+  for (const allocation of taken) {
+    const shared = overlappingLegs(wantedSegment, {
+      boardingPosition: allocation.legs.from,
+      alightingPosition: allocation.legs.to,
+    });
+    if (shared.length === 0) continue;
+    const seatLegs = sharedLegs.get(allocation.seatNumber) ?? new Set<number>();
+    shared.forEach((leg) => seatLegs.add(leg));
+    sharedLegs.set(allocation.seatNumber, seatLegs);
+  }
+  const seats = [...sharedLegs.keys()].sort();
+  const stops = stopCodes.map((code) => ({ code }));
+  const legsOf = (seat: string) =>
+    describeLegs(
+      stops,
+      [...(sharedLegs.get(seat) ?? [])].sort((first, second) => first - second),
+    );
+  const error = seatUnavailable(seats, seats.map((seat) => `${seat} is taken on ${legsOf(seat)}`).join('; '));
+  return new DomainError(error.code, error.message, {
+    details: { seatNumbers: seats, overlappingLegs: seats.map((seat) => `${seat} ${legsOf(seat)}`) },
+  });
 }

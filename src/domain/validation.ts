@@ -317,18 +317,18 @@ export interface CreateBookingCommand {
   readonly alightingStopCode?: string;
 }
 
-/** A stop code as the catalogue spells it (`stops.code`), upper-cased; null when not given. */
+/** A stop code as the catalogue spells it (`stops.code`); null when not given. */
 function readOptionalStopCode(
   value: unknown,
   field: string,
   violations: ViolationList,
 ): string | null | undefined {
   if (isAbsent(value)) return null;
-  if (typeof value !== 'string' || !/^[A-Za-z0-9]{2,12}$/.test(value.trim())) {
-    violations.add(field, 'must be a stop code of 2 to 12 letters or digits');
+  if (typeof value !== 'string' || !/^[A-Z0-9]{2,12}$/.test(value)) {
+    violations.add(field, 'must be a stop code of 2 to 12 capital letters or digits');
     return undefined;
   }
-  return value.trim().toUpperCase();
+  return value;
 }
 
 export function validateCreateBooking(

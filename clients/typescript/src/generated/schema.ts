@@ -501,6 +501,11 @@ export interface components {
              */
             errors?: components["schemas"]["FieldViolation"][];
         };
+        /**
+         * @description A stop's code as the catalogue gives it.
+         * @example HAJ
+         */
+        StopCode: string;
         Stop: {
             /** @example LIS */
             code: string;
@@ -642,6 +647,39 @@ export interface components {
              * @example 2
              */
             version: number;
+            segment?: components["schemas"]["Segment"];
+        };
+        /** @description A stop of a booking's segment. */
+        SegmentStop: {
+            code: components["schemas"]["StopCode"];
+            /** @example Hannover ZOB */
+            name: string;
+            /** @example Hannover */
+            city: string;
+            /**
+             * @description IANA time zone of the stop.
+             * @example Europe/Berlin
+             */
+            time_zone: string;
+        };
+        /**
+         * @description The part of the trip the booking travels, from the boarding stop to the alighting stop (any two stops of
+         *     the route in travel order; the route's two ends unless the create named others), with the local times the
+         *     bus is there: RFC 3339 with each stop's own UTC offset.
+         */
+        Segment: {
+            boarding_stop: components["schemas"]["SegmentStop"];
+            alighting_stop: components["schemas"]["SegmentStop"];
+            /**
+             * Format: date-time
+             * @example 2026-12-01T09:30:00+01:00
+             */
+            departure_time: string;
+            /**
+             * Format: date-time
+             * @example 2026-12-01T13:05:00+01:00
+             */
+            arrival_time: string;
         };
         User: {
             id: components["schemas"]["Uuid"];
@@ -670,6 +708,13 @@ export interface components {
             passengers: components["schemas"]["PassengerInput"][];
             contact_email: components["schemas"]["Email"];
             contact_phone?: components["schemas"]["Phone"];
+            /** @description Where the passengers board; the route's origin when left out (400 when not on the route). */
+            boarding_stop?: components["schemas"]["StopCode"];
+            /**
+             * @description Where the passengers alight; the route's destination when left out (400 when not on the route or not
+             *     after the boarding stop).
+             */
+            alighting_stop?: components["schemas"]["StopCode"];
         };
         /**
          * @description `passenger_id` must name a passenger of the booking, at most once per list; the new seat must differ from

@@ -39,6 +39,8 @@ export interface CreateBookingRequest {
   passengers: PassengerInput[];
   contactEmail: string;
   contactPhone?: string | undefined;
+  boardingStop?: string | undefined;
+  alightingStop?: string | undefined;
 }
 
 export interface CreateBookingResponse {
@@ -275,7 +277,15 @@ export const PassengerInput: MessageFns<PassengerInput> = {
 };
 
 function createBaseCreateBookingRequest(): CreateBookingRequest {
-  return { requestId: "", tripId: "", passengers: [], contactEmail: "", contactPhone: undefined };
+  return {
+    requestId: "",
+    tripId: "",
+    passengers: [],
+    contactEmail: "",
+    contactPhone: undefined,
+    boardingStop: undefined,
+    alightingStop: undefined,
+  };
 }
 
 export const CreateBookingRequest: MessageFns<CreateBookingRequest> = {
@@ -294,6 +304,12 @@ export const CreateBookingRequest: MessageFns<CreateBookingRequest> = {
     }
     if (message.contactPhone !== undefined) {
       writer.uint32(42).string(message.contactPhone);
+    }
+    if (message.boardingStop !== undefined) {
+      writer.uint32(50).string(message.boardingStop);
+    }
+    if (message.alightingStop !== undefined) {
+      writer.uint32(58).string(message.alightingStop);
     }
     return writer;
   },
@@ -351,6 +367,22 @@ export const CreateBookingRequest: MessageFns<CreateBookingRequest> = {
             message.contactPhone = reader.string();
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.boardingStop = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.alightingStop = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -388,6 +420,16 @@ export const CreateBookingRequest: MessageFns<CreateBookingRequest> = {
         : isSet(object.contact_phone)
         ? globalThis.String(object.contact_phone)
         : undefined,
+      boardingStop: isSet(object.boardingStop)
+        ? globalThis.String(object.boardingStop)
+        : isSet(object.boarding_stop)
+        ? globalThis.String(object.boarding_stop)
+        : undefined,
+      alightingStop: isSet(object.alightingStop)
+        ? globalThis.String(object.alightingStop)
+        : isSet(object.alighting_stop)
+        ? globalThis.String(object.alighting_stop)
+        : undefined,
     };
   },
 
@@ -408,6 +450,12 @@ export const CreateBookingRequest: MessageFns<CreateBookingRequest> = {
     if (message.contactPhone !== undefined) {
       obj.contactPhone = message.contactPhone;
     }
+    if (message.boardingStop !== undefined) {
+      obj.boardingStop = message.boardingStop;
+    }
+    if (message.alightingStop !== undefined) {
+      obj.alightingStop = message.alightingStop;
+    }
     return obj;
   },
 
@@ -421,6 +469,8 @@ export const CreateBookingRequest: MessageFns<CreateBookingRequest> = {
     message.passengers = object.passengers?.map((e) => PassengerInput.fromPartial(e)) || [];
     message.contactEmail = object.contactEmail ?? "";
     message.contactPhone = object.contactPhone ?? undefined;
+    message.boardingStop = object.boardingStop ?? undefined;
+    message.alightingStop = object.alightingStop ?? undefined;
     return message;
   },
 };
