@@ -41,6 +41,15 @@ interface BookableTripRow {
   refused_request_fingerprint: string | null;
 }
 
+/** Fare rows ([class, amount as text, currency]) as prices per class. */
+function farePricesOf(fares: readonly [FareClass, string, string][]): FarePrices {
+  const farePrices: Partial<Record<FareClass, ReturnType<typeof money>>> = {};
+  for (const [fareClass, amountMinor, currency] of fares) {
+    farePrices[fareClass] = money(parseInt8(amountMinor), currency.trim());
+  }
+  return farePrices;
+}
+
 /** The trip as a create of `bookingId` for these seats sees it; undefined when there is no such trip. */
 export async function readBookableTrip(
   database: Knex,
@@ -76,10 +85,7 @@ export async function readBookableTrip(
       ...earlierCreateColumns(database, request.bookingId),
     );
   if (trip === undefined) return undefined;
-  const farePrices: Partial<Record<FareClass, ReturnType<typeof money>>> = {};
-  for (const [fareClass, amountMinor, currency] of trip.fares) {
-    farePrices[fareClass] = money(parseInt8(amountMinor), currency.trim());
-  }
+  const farePrices = farePricesOf(trip.fares);
   const seatClasses: Record<string, FareClass> = {};
   for (const [seatNumber, fareClass] of trip.seats) seatClasses[seatNumber] = fareClass;
   return {
@@ -125,4 +131,24 @@ export function routeStopsColumn(database: Knex, routeAlias: string): Knex.Raw {
                 FROM stops AS destination WHERE destination.code = ??.destination_stop_code) AS stop_row) AS stops`,
     [routeAlias, routeAlias, routeAlias, routeAlias],
   );
+}
+
+/** What a segment change of a booking on the trip is priced and timed from: its route's stops, fares, departure. */
+export async function readTripSegmentTerms(
+  database: Knex,
+  tripId: string,
+): Promise<{ stops: RouteStop[]; farePrices: FarePrices; departureTime: Date } | undefined> {
+  const trip: { departure_time: Date; fares: [FareClass, string, string][]; stops: RouteStop[] } | undefined =
+    await database('trips')
+      .join('routes', 'routes.id', 'trips.route_id')
+      .where('trips.id', tripId)
+      .first(
+        'trips.departure_time',
+        database.raw(`(SELECT coalesce(json_agg(json_build_array(fare.fare_class, fare.amount_minor::text,
+                       fare.currency)), '[]'::json)
+                       FROM trip_fares AS fare WHERE fare.trip_id = trips.id) AS fares`),
+        routeStopsColumn(database, 'routes'),
+      );
+  if (trip === undefined) return undefined;
+  return { stops: trip.stops, farePrices: farePricesOf(trip.fares), departureTime: trip.departure_time };
 }

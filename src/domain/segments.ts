@@ -280,3 +280,53 @@ export function seatsTakenOnLegs(
     details: { seatNumbers: seats, overlappingLegs: seats.map((seat) => `${seat} ${legsOf(seat)}`) },
   });
 }
+
+/** What a segment change needs beyond the request: worked out from the trip's route and fares by the application. */
+export interface SegmentChangeTerms {
+  readonly segment: BookingSegment;
+  /** The trip's prices per fare class for the new segment. */
+  readonly farePrices: FarePrices;
+  /** Departure from the new boarding stop and arrival at the new alighting stop (UTC). */
+  readonly departureTime: Timestamp;
+  readonly arrivalTime: Timestamp;
+  /** The legs the booking holds now (the whole route for a booking made before segments). */
+  readonly previousLegs: LegRange;
+}
+
+/**
+ * The terms of changing a booking's segment to the stops requested; a side not named keeps the current stop (the
+ * route's end for a booking without a segment). The same segment again, or a boarding stop the bus has left, is
+ * a VALIDATION_FAILED naming the field.
+ */
+export function segmentChangeTerms(input: {
+  stops: readonly RouteStop[];
+  current: SegmentPositions | undefined;
+  request: SegmentRequest;
+  tripFarePrices: FarePrices;
+  tripDeparture: Timestamp;
+  now: Timestamp;
+}): SegmentChangeTerms {
+  const { stops } = input;
+  const current = input.current ?? wholeRouteSegment(stops);
+  const segment = resolveSegment(stops, {
+    boardingStopCode: input.request.boardingStopCode ?? stops[current.boardingPosition].code,
+    alightingStopCode: input.request.alightingStopCode ?? stops[current.alightingPosition].code,
+  });
+  const field = input.request.boardingStopCode !== undefined ? boardingStopField : alightingStopField;
+  if (sameSegment(segment, current)) {
+    throw validationFailed([{ field, message: 'the booking already travels between these stops' }]);
+  }
+  const times = segmentTimes(stops, segment, input.tripDeparture);
+  if (timestampMs(times.departure) <= timestampMs(input.now)) {
+    throw validationFailed([
+      { field: boardingStopField, message: `the bus left ${segment.boardingStopCode} at ${times.departure}` },
+    ]);
+  }
+  return {
+    segment: bookingSegmentOf(stops, segment, input.tripDeparture),
+    farePrices: segmentFarePrices(input.tripFarePrices, stops, segment),
+    departureTime: times.departure,
+    arrivalTime: times.arrival,
+    previousLegs: legRangeOf(current),
+  };
+}

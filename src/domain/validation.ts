@@ -386,12 +386,16 @@ export interface UpdateBookingInput {
   readonly seatChanges?: unknown;
   readonly addPassengers?: unknown;
   readonly passengerUpdates?: unknown;
+  readonly boardingStop?: unknown;
+  readonly alightingStop?: unknown;
 }
 
 export interface UpdateBookingCommand {
   readonly seatChanges: readonly SeatChange[];
   readonly addPassengers: readonly PassengerInput[];
   readonly passengerUpdates: readonly PassengerDetailsUpdate[];
+  /** A new boarding and/or alighting stop; the side not named keeps the booking's current stop. */
+  readonly segmentChange?: { readonly boardingStopCode?: string; readonly alightingStopCode?: string };
 }
 
 /** Finds the passenger an entry refers to, reporting unknown and repeated ids. */
@@ -568,17 +572,41 @@ export function validateUpdateBooking(
     violations,
   );
 
+  const boardingStopCode = readOptionalStopCode(input.boardingStop, 'boarding_stop', violations);
+  const alightingStopCode = readOptionalStopCode(input.alightingStop, 'alighting_stop', violations);
+  const segmentRequested = !isAbsent(input.boardingStop) || !isAbsent(input.alightingStop);
+  // A segment change moves every seat of the booking to other legs: seats of the same change would need two plans.
+  if (segmentRequested && (seatChangeValues?.length ?? 0) + (addPassengerValues?.length ?? 0) > 0) {
+    violations.add(
+      isAbsent(input.boardingStop) ? 'alighting_stop' : 'boarding_stop',
+      'a segment change cannot come with seat changes or added passengers; send them as separate updates',
+    );
+  }
+
   const nothingRequested =
     (seatChangeValues?.length ?? 0) +
       (addPassengerValues?.length ?? 0) +
-      (passengerUpdateValues?.length ?? 0) ===
+      (passengerUpdateValues?.length ?? 0) +
+      (segmentRequested ? 1 : 0) ===
     0;
   if (nothingRequested && violations.violations.length === 0) {
     violations.add('', fieldMessages.emptyUpdate);
   }
 
   violations.throwIfAny();
-  return { seatChanges, addPassengers, passengerUpdates };
+  return {
+    seatChanges,
+    addPassengers,
+    passengerUpdates,
+    ...(segmentRequested
+      ? {
+          segmentChange: {
+            ...(typeof boardingStopCode === 'string' ? { boardingStopCode } : {}),
+            ...(typeof alightingStopCode === 'string' ? { alightingStopCode } : {}),
+          },
+        }
+      : {}),
+  };
 }
 
 export interface CancelBookingCommand {

@@ -11,7 +11,7 @@ import type {
 } from '../domain/booking';
 import { idempotencyKeyReused, type DomainErrorData } from '../domain/errors';
 import { seatNumberList } from '../domain/seat-layout';
-import type { BookingSegment } from '../domain/segments';
+import type { BookingSegment, SegmentChangeTerms } from '../domain/segments';
 import type { TaskQueueNames } from '../domain/task-queues';
 import type { CancelBookingCommand, ConfirmPaymentCommand, UpdateBookingInput } from '../domain/validation';
 
@@ -106,6 +106,8 @@ export interface UpdateBookingRequest {
   changes: UpdateBookingInput;
   /** The version the caller last saw (ETag / expected_version); a stale one answers VERSION_MISMATCH. */
   expectedVersion?: number;
+  /** Present when `changes` names a new boarding or alighting stop: the new segment, its prices and times. */
+  segmentChange?: SegmentChangeTerms;
 }
 
 export type CancelBookingRequest = CancelBookingCommand;
