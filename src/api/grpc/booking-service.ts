@@ -224,6 +224,8 @@ export function createBookingServiceHandlers(dependencies: BookingServiceDepende
               email: update.email,
               phone: update.phone,
             })),
+            boardingStop: request.boardingStop,
+            alightingStop: request.alightingStop,
           },
           { expectedVersion: given(request.expectedVersion) },
         );

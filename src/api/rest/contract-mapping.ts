@@ -72,6 +72,8 @@ export function updateBookingInput(body: unknown): UpdateBookingInput {
         phone: update.phone,
       };
     }),
+    boardingStop: request.boarding_stop,
+    alightingStop: request.alighting_stop,
   };
 }
 

@@ -745,6 +745,14 @@ export interface components {
             seat_changes?: components["schemas"]["SeatChange"][];
             add_passengers?: components["schemas"]["PassengerInput"][];
             passenger_updates?: components["schemas"]["PassengerUpdate"][];
+            /**
+             * @description A segment change: the new boarding stop (the current one when left out). The new legs are held before
+             *     the old ones are released and the price difference is charged or refunded; not with `seat_changes` or
+             *     `add_passengers` (400).
+             */
+            boarding_stop?: components["schemas"]["StopCode"];
+            /** @description A segment change: the new alighting stop (the current one when left out). */
+            alighting_stop?: components["schemas"]["StopCode"];
         };
         CancelBookingRequest: {
             /**

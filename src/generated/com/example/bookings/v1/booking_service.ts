@@ -75,6 +75,8 @@ export interface UpdateBookingRequest {
   seatChanges: SeatChange[];
   addPassengers: PassengerInput[];
   passengerUpdates: PassengerUpdate[];
+  boardingStop?: string | undefined;
+  alightingStop?: string | undefined;
 }
 
 export interface UpdateBookingResponse {
@@ -945,7 +947,15 @@ export const PassengerUpdate: MessageFns<PassengerUpdate> = {
 };
 
 function createBaseUpdateBookingRequest(): UpdateBookingRequest {
-  return { bookingId: "", expectedVersion: 0, seatChanges: [], addPassengers: [], passengerUpdates: [] };
+  return {
+    bookingId: "",
+    expectedVersion: 0,
+    seatChanges: [],
+    addPassengers: [],
+    passengerUpdates: [],
+    boardingStop: undefined,
+    alightingStop: undefined,
+  };
 }
 
 export const UpdateBookingRequest: MessageFns<UpdateBookingRequest> = {
@@ -964,6 +974,12 @@ export const UpdateBookingRequest: MessageFns<UpdateBookingRequest> = {
     }
     for (const v of message.passengerUpdates) {
       PassengerUpdate.encode(v!, writer.uint32(42).fork()).join();
+    }
+    if (message.boardingStop !== undefined) {
+      writer.uint32(50).string(message.boardingStop);
+    }
+    if (message.alightingStop !== undefined) {
+      writer.uint32(58).string(message.alightingStop);
     }
     return writer;
   },
@@ -1021,6 +1037,22 @@ export const UpdateBookingRequest: MessageFns<UpdateBookingRequest> = {
             message.passengerUpdates.push(PassengerUpdate.decode(reader, reader.uint32()));
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.boardingStop = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.alightingStop = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1060,6 +1092,16 @@ export const UpdateBookingRequest: MessageFns<UpdateBookingRequest> = {
         : globalThis.Array.isArray(object?.passenger_updates)
         ? object.passenger_updates.map((e: any) => PassengerUpdate.fromJSON(e))
         : [],
+      boardingStop: isSet(object.boardingStop)
+        ? globalThis.String(object.boardingStop)
+        : isSet(object.boarding_stop)
+        ? globalThis.String(object.boarding_stop)
+        : undefined,
+      alightingStop: isSet(object.alightingStop)
+        ? globalThis.String(object.alightingStop)
+        : isSet(object.alighting_stop)
+        ? globalThis.String(object.alighting_stop)
+        : undefined,
     };
   },
 
@@ -1080,6 +1122,12 @@ export const UpdateBookingRequest: MessageFns<UpdateBookingRequest> = {
     if (message.passengerUpdates?.length) {
       obj.passengerUpdates = message.passengerUpdates.map((e) => PassengerUpdate.toJSON(e));
     }
+    if (message.boardingStop !== undefined) {
+      obj.boardingStop = message.boardingStop;
+    }
+    if (message.alightingStop !== undefined) {
+      obj.alightingStop = message.alightingStop;
+    }
     return obj;
   },
 
@@ -1093,6 +1141,8 @@ export const UpdateBookingRequest: MessageFns<UpdateBookingRequest> = {
     message.seatChanges = object.seatChanges?.map((e) => SeatChange.fromPartial(e)) || [];
     message.addPassengers = object.addPassengers?.map((e) => PassengerInput.fromPartial(e)) || [];
     message.passengerUpdates = object.passengerUpdates?.map((e) => PassengerUpdate.fromPartial(e)) || [];
+    message.boardingStop = object.boardingStop ?? undefined;
+    message.alightingStop = object.alightingStop ?? undefined;
     return message;
   },
 };
