@@ -286,3 +286,66 @@ it('frees the seat of a cancelled whole-route booking for the segments within it
   expect(await grpcOutcome('4B', { boarding: 1 })).toMatch(/^OK /);
   expect(await activeLegs('4B')).toEqual(['[0,1)', '[1,3)']);
 });
+
+describe('create → pay → change segment → cancel', () => {
+  it('runs over REST with the local times at the stops', async () => {
+    const auth = { Authorization: `Bearer ${token}` };
+    const api = request(restApp.callback());
+    const created = bodyOf(await restCreate('3B', { alighting: 1 }));
+    const paid = await api
+      .post(`/v1/bookings/${created.id}/payment`)
+      .set(auth)
+      .set('Idempotency-Key', randomUUID())
+      .send({ payment_token: 'tok_visa' });
+    expect(paid.status).toBe(200);
+    const changed = await api
+      .patch(`/v1/bookings/${created.id}`)
+      .set(auth)
+      .set('If-Match', String(paid.headers.etag))
+      .set('Idempotency-Key', randomUUID())
+      .send({ alighting_stop: trip.stopCodes[3] });
+    expect(changed.status).toBe(200);
+    expect(bodyOf(changed).segment.alighting_stop.code).toBe(trip.stopCodes[3]);
+    expect(bodyOf(changed).price.total.amount_minor).toBe(2500);
+    expect(await activeLegs('3B')).toEqual(['[0,1)', '[1,3)']);
+    const cancelled = await api
+      .put(`/v1/bookings/${created.id}/cancel`)
+      .set(auth)
+      .set('Idempotency-Key', randomUUID())
+      .send({});
+    expect(cancelled.status).toBe(200);
+    expect(await activeLegs('3B')).toEqual([]);
+    process.stdout.write(
+      `REST flow: ${[created, paid.body, changed.body, cancelled.body]
+        .map((body) => {
+          const booking = body as BookingJson & { status: string; amount_paid: { amount_minor: number } };
+          return `${booking.status} ${booking.segment.boarding_stop.code} ${booking.segment.departure_time} → ${booking.segment.alighting_stop.code} ${booking.segment.arrival_time} total ${booking.price.total.amount_minor} paid ${booking.amount_paid.amount_minor}`;
+        })
+        .join('\n  ')}\n`,
+    );
+  });
+
+  it('runs over gRPC, a shorter segment refunding the difference', async () => {
+    const created = (await grpcCreate('3C', { boarding: 0 })).booking!;
+    const paid = (await client.confirmPayment({ bookingId: created.id, paymentToken: 'tok_visa' })).booking!;
+    const changed = (
+      await client.updateBooking({
+        bookingId: created.id,
+        expectedVersion: paid.version,
+        boardingStop: trip.stopCodes[2],
+      })
+    ).booking!;
+    expect(changed.segment?.boardingStop?.code).toBe(trip.stopCodes[2]);
+    expect(await activeLegs('3C')).toEqual(['[2,3)']);
+    const cancelled = (await client.cancelBooking({ bookingId: created.id })).booking!;
+    expect(await activeLegs('3C')).toEqual([]);
+    process.stdout.write(
+      `gRPC flow: ${[created, paid, changed, cancelled]
+        .map(
+          (booking) =>
+            `${booking.status} ${booking.segment?.boardingStop?.code} ${booking.segment?.departureTime} → ${booking.segment?.alightingStop?.code} ${booking.segment?.arrivalTime} total ${booking.price?.total?.amountMinor} paid ${booking.amountPaid?.amountMinor} refunded ${booking.amountRefunded?.amountMinor}`,
+        )
+        .join('\n  ')}\n`,
+    );
+  });
+});
