@@ -22,6 +22,9 @@ export const searchAttributes = {
   tripId: defineSearchAttributeKey('TripId', SearchAttributeType.KEYWORD),
   customerId: defineSearchAttributeKey('CustomerId', SearchAttributeType.KEYWORD),
   departureTime: defineSearchAttributeKey('DepartureTime', SearchAttributeType.DATETIME),
+  /** Stop codes of the booking's segment: "every booking boarding at HAJ today" with DepartureTime. */
+  boardingStop: defineSearchAttributeKey('BoardingStop', SearchAttributeType.KEYWORD),
+  alightingStop: defineSearchAttributeKey('AlightingStop', SearchAttributeType.KEYWORD),
 } as const;
 
 export const allSearchAttributes = Object.values(searchAttributes);
@@ -144,13 +147,21 @@ export function assertSameCreateRequest(started: unknown, request: CreateBooking
 
 /** Search attribute values for a booking; set at start and upserted on every transition. */
 export function bookingSearchAttributes(
-  booking: Pick<BookingState, 'status' | 'routeId' | 'tripId' | 'customerId' | 'departureTime'>,
+  booking: Pick<BookingState, 'status' | 'routeId' | 'tripId' | 'customerId' | 'departureTime' | 'segment'>,
 ): SearchAttributePair[] {
+  // Bookings made before segments set no stops: their histories replay with the attributes they were given.
+  const segment = booking.segment;
   return [
     { key: searchAttributes.bookingStatus, value: booking.status },
     { key: searchAttributes.routeId, value: booking.routeId },
     { key: searchAttributes.tripId, value: booking.tripId },
     { key: searchAttributes.customerId, value: booking.customerId },
     { key: searchAttributes.departureTime, value: new Date(booking.departureTime) },
+    ...(segment === undefined
+      ? []
+      : [
+          { key: searchAttributes.boardingStop, value: segment.boardingStopCode },
+          { key: searchAttributes.alightingStop, value: segment.alightingStopCode },
+        ]),
   ];
 }

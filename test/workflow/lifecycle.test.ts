@@ -4,6 +4,7 @@ import {
   cancelBookingUpdate,
   confirmPaymentUpdate,
   createBookingUpdate,
+  searchAttributes,
   updateBookingUpdate,
 } from '../../src/workflows/shared';
 import {
@@ -235,6 +236,10 @@ test('CONFIRMED, segment change → status unchanged: the new legs held and book
     'ReleaseSeats',
     'SendEmailNotification',
   ]);
+  // Operators find the booking by its stops: the search attributes follow the segment.
+  const { typedSearchAttributes } = await booking.handle.describe();
+  expect(typedSearchAttributes.get(searchAttributes.boardingStop)).toBe('AMS');
+  expect(typedSearchAttributes.get(searchAttributes.alightingStop)).toBe('BER');
   const seatCalls = booking.calls.filter((call) => ['ReserveSeats', 'ReleaseSeats'].includes(call.activity));
   expect(seatCalls.map((call) => [call.activity, call.input.legs ?? call.input.keepLegs])).toEqual([
     ['ReserveSeats', { from: 0, to: 1 }],
