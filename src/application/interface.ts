@@ -1,4 +1,5 @@
 // What the fronts (REST and gRPC) may ask of the application layer; every rule lives behind these calls.
+import type { SegmentRequest } from '../domain/segments';
 import type { Actor } from '../domain/actor';
 import type { BookingView } from '../db/booking-read-model';
 import type { PageRequest } from '../db/paging';
@@ -117,7 +118,12 @@ export interface CatalogApplication {
   listRoutes(
     request: PageRequest & { origin?: string; destination?: string; date?: string },
   ): Promise<Page<RouteView>>;
-  getRouteAvailability(routeId: string, date: string): Promise<RouteAvailabilityView>;
+  /** Seats free on every leg of the segment (the whole route when it names no stop), its prices and times. */
+  getRouteAvailability(
+    routeId: string,
+    date: string,
+    segment?: SegmentRequest,
+  ): Promise<RouteAvailabilityView>;
 }
 
 export interface UserView {

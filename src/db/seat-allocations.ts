@@ -119,17 +119,16 @@ export async function insertHolds(
 
 /**
  * A one-row source with the column `seat_numbers`: the seats of the trip `tripAlias` that an allocation holds or has
- * booked on a leg of `legs` (any leg when absent). One range scan of the active-by-trip index per trip: probing it
+ * booked on a leg of `legsSql` (an int4range expression of the query). One range scan of the active-by-trip index per trip: probing it
  * once per seat of the layout cost PostgreSQL more than the rest of an availability read.
  */
-export function takenSeatNumbersOfTrip(database: Knex, tripAlias: string, legs?: LegRange): Knex.Raw {
-  const [legsSql, legsBindings] = legs === undefined ? ['', []] : legRangeSql(legs);
+export function takenSeatNumbersOfTrip(database: Knex, tripAlias: string, legsSql: string): Knex.Raw {
   return database.raw(
     `(SELECT coalesce(array_agg(DISTINCT allocation.seat_number), '{}') AS seat_numbers
         FROM seat_allocations AS allocation
        WHERE allocation.trip_id = ??.id AND allocation.state IN ('HELD', 'BOOKED')
-         ${legs === undefined ? '' : `AND allocation.legs && ${legsSql}`})`,
-    [tripAlias, ...legsBindings],
+         AND allocation.legs && ${legsSql})`,
+    [tripAlias],
   );
 }
 

@@ -12,6 +12,8 @@ import type { RunningGrpcServer } from '../../../src/api/grpc/server';
 import type { AccessTokenVerifier } from '../../../src/api/grpc/caller-authorization';
 import type { Actor } from '../../../src/domain/actor';
 import { createOperationGuard } from '../../../src/api/rest/request-authorization';
+import { createCatalogApplication } from '../../../src/application/catalog';
+import { localDate, type SegmentRequest } from '../../../src/domain/segments';
 import { startSagaEnvironment, type SagaEnvironment } from '../../support/saga';
 import { doublyHeldSeats } from '../../support/booking-records';
 import { createCustomer } from '../../support/users';
@@ -347,5 +349,58 @@ describe('create → pay → change segment → cancel', () => {
         )
         .join('\n  ')}\n`,
     );
+  });
+});
+
+describe('availability by segment', () => {
+  it('gives per trip the seats free on every leg of the segment, its lowest price and its times', async () => {
+    const catalog = createCatalogApplication({ database: saga.database });
+    expect(await restOutcome('4C', { boarding: 1, alighting: 2 })).toMatch(/^OK /);
+    // The travel date is the local date at the boarding stop, 70 minutes after the trip's departure per stop.
+    const dateAt = (boardingPosition: number) =>
+      localDate(
+        new Date(trip.departureTime.getTime() + boardingPosition * 70 * 60_000).toISOString(),
+        'Europe/Lisbon',
+      );
+    const date = dateAt(0);
+    const seatOf = async (segment: SegmentRequest) => {
+      const boardingPosition = Math.max(0, trip.stopCodes.indexOf(segment.boardingStopCode ?? ''));
+      const availability = await catalog.getRouteAvailability(
+        trip.routeId,
+        dateAt(boardingPosition),
+        segment,
+      );
+      const [tripAvailability] = availability.trips;
+      return {
+        seat: tripAvailability.seatMap.find((seat) => seat.seatNumber === '4C')?.status,
+        price: tripAvailability.lowestPrice.amountMinor,
+        departure: tripAvailability.departureTime,
+      };
+    };
+    const [origin, coimbra, aveiro, porto] = trip.stopCodes;
+    expect(await seatOf({ alightingStopCode: coimbra })).toMatchObject({ seat: 'FREE', price: 830 });
+    expect(await seatOf({ boardingStopCode: aveiro })).toMatchObject({ seat: 'FREE', price: 830 });
+    expect(await seatOf({ boardingStopCode: coimbra, alightingStopCode: porto })).toMatchObject({
+      seat: 'TAKEN',
+      price: 1670,
+    });
+    const whole = await seatOf({});
+    expect(whole).toMatchObject({ seat: 'TAKEN', price: 2500 });
+    expect(Date.parse(whole.departure)).toBe(trip.departureTime.getTime());
+    const fromCoimbra = await seatOf({ boardingStopCode: coimbra });
+    expect(Date.parse(fromCoimbra.departure) - trip.departureTime.getTime()).toBe(70 * 60_000);
+
+    await expect(
+      catalog.getRouteAvailability(trip.routeId, date, { boardingStopCode: 'NOWHERE1' }),
+    ).rejects.toMatchObject({
+      code: 'VALIDATION_FAILED',
+      fieldViolations: [{ field: 'boarding_stop' }],
+    });
+    await expect(
+      catalog.getRouteAvailability(trip.routeId, date, {
+        boardingStopCode: aveiro,
+        alightingStopCode: origin,
+      }),
+    ).rejects.toMatchObject({ code: 'VALIDATION_FAILED', fieldViolations: [{ field: 'alighting_stop' }] });
   });
 });

@@ -1334,10 +1334,22 @@ export interface components {
          */
         RouteDate: components["schemas"]["CalendarDate"];
         /**
-         * @description Local date at the route's origin.
+         * @description Local date at the boarding stop (the route's origin unless `boarding_stop` names another).
          * @example 2026-12-01
          */
         AvailabilityDate: components["schemas"]["CalendarDate"];
+        /**
+         * @description Where the passengers board; the route's origin when left out. Availability is then for the segment: seats
+         *     free on every leg from here to the alighting stop, and the segment's prices and times (400 when the stop is
+         *     not on the route or not before the alighting stop).
+         * @example HAJ
+         */
+        BoardingStop: components["schemas"]["StopCode"];
+        /**
+         * @description Where the passengers alight; the route's destination when left out.
+         * @example BER
+         */
+        AlightingStop: components["schemas"]["StopCode"];
     };
     requestBodies: {
         CreateBooking: {
@@ -1758,10 +1770,22 @@ export interface operations {
         parameters: {
             query: {
                 /**
-                 * @description Local date at the route's origin.
+                 * @description Local date at the boarding stop (the route's origin unless `boarding_stop` names another).
                  * @example 2026-12-01
                  */
                 date: components["parameters"]["AvailabilityDate"];
+                /**
+                 * @description Where the passengers board; the route's origin when left out. Availability is then for the segment: seats
+                 *     free on every leg from here to the alighting stop, and the segment's prices and times (400 when the stop is
+                 *     not on the route or not before the alighting stop).
+                 * @example HAJ
+                 */
+                boarding_stop?: components["parameters"]["BoardingStop"];
+                /**
+                 * @description Where the passengers alight; the route's destination when left out.
+                 * @example BER
+                 */
+                alighting_stop?: components["parameters"]["AlightingStop"];
             };
             header?: {
                 /**
