@@ -8,7 +8,7 @@ import { takenSeatNumbersOfTrip } from '../db/seat-allocations';
 import type { FareClass, Money } from '../domain/booking';
 import { notFound, validationFailed } from '../domain/errors';
 import { alightingStopField, boardingStopField, segmentFare, type SegmentRequest } from '../domain/segments';
-import { validateId } from '../domain/validation';
+import { fieldMessages, validateId } from '../domain/validation';
 import type {
   CatalogApplication,
   Page,
@@ -58,6 +58,9 @@ interface RouteRow {
   destination_time_zone: string;
   /** The route's stops in order, as JSON built by PostgreSQL. */
   intermediate_stops: StopRow[];
+  /** The stops the search matched, in travel order. */
+  boarding_code: string;
+  alighting_code: string;
 }
 
 /**
@@ -168,23 +171,22 @@ function endStop(row: RouteRow, end: 'origin' | 'destination'): StopView {
   });
 }
 
-/** A stop given by code or by city, compared case-insensitively. */
-function whereStopMatches(query: Knex.QueryBuilder, alias: string, term: string): void {
-  query.where((inner) => {
-    inner
-      .where(`${alias}.code`, term.toUpperCase())
-      .orWhereRaw(`lower(??) = lower(?)`, [`${alias}.city`, term]);
-  });
-}
-
-/** The instant a local calendar date (an SQL date expression) begins at the origin stop, aliased `origin`. */
-function startOfLocalDaySql(dateExpression: string): string {
-  return `(${dateExpression})::timestamp AT TIME ZONE origin.time_zone`;
-}
-
-/** Departures on a local calendar date at the origin, as an index-friendly instant range. */
-const localDateRangeSql = `trip.departure_time >= ${startOfLocalDaySql('CAST(? AS date)')}
-  AND trip.departure_time < ${startOfLocalDaySql('CAST(? AS date) + 1')}`;
+/**
+ * The stops of the route aliased `route` in travel order: position (0 the origin), code, city, time zone and minutes
+ * from the origin.
+ */
+const routeStopListSql = `
+  SELECT 0 AS position, origin_stop.code, origin_stop.city, origin_stop.time_zone, 0 AS minutes
+    FROM stops AS origin_stop WHERE origin_stop.code = route.origin_stop_code
+  UNION ALL
+  SELECT route_stop.position, middle_stop.code, middle_stop.city, middle_stop.time_zone,
+         route_stop.minutes_from_origin
+    FROM route_stops AS route_stop JOIN stops AS middle_stop ON middle_stop.code = route_stop.stop_code
+   WHERE route_stop.route_id = route.id
+  UNION ALL
+  SELECT route_leg_count(route.id), destination_stop.code, destination_stop.city, destination_stop.time_zone,
+         route.typical_duration_minutes
+    FROM stops AS destination_stop WHERE destination_stop.code = route.destination_stop_code`;
 
 export interface CatalogApplicationDependencies {
   database: Knex;
@@ -378,15 +380,42 @@ export function createCatalogApplication(dependencies: CatalogApplicationDepende
                          FROM route_stops AS route_stop JOIN stops AS stop ON stop.code = route_stop.stop_code
                         WHERE route_stop.route_id = route.id) AS intermediate_stops`),
       )
+      .select('matched.boarding_code', 'matched.alighting_code')
+      // Any two stops of the route in travel order: the first boarding stop the origin matches, and the last
+      // alighting stop after it the destination matches (the route's ends when the search names neither).
+      .joinRaw(
+        `JOIN LATERAL (
+           SELECT boarding.code AS boarding_code, alighting.code AS alighting_code,
+                  boarding.time_zone AS boarding_time_zone, boarding.minutes AS boarding_minutes
+             FROM (${routeStopListSql}) AS boarding, (${routeStopListSql}) AS alighting
+            WHERE boarding.position < alighting.position
+              AND (?::text IS NULL OR boarding.code = upper(?) OR lower(boarding.city) = lower(?))
+              AND (?::text IS NULL OR alighting.code = upper(?) OR lower(alighting.city) = lower(?))
+            ORDER BY boarding.position, alighting.position DESC
+            LIMIT 1) AS matched ON true`,
+        [
+          origin ?? null,
+          origin ?? null,
+          origin ?? null,
+          destination ?? null,
+          destination ?? null,
+          destination ?? null,
+        ],
+      )
       .orderBy('route.code');
-    if (origin !== undefined) whereStopMatches(query, 'origin', origin);
-    if (destination !== undefined) whereStopMatches(query, 'destination', destination);
     if (date !== undefined) {
+      // The travel date is the local date at the boarding stop.
       query.whereExists(
         database('trips as trip')
           .whereRaw('trip.route_id = route.id')
           .where('trip.status', 'SCHEDULED')
-          .whereRaw(localDateRangeSql, [date, date])
+          .whereRaw(
+            `trip.departure_time >= (CAST(? AS date)::timestamp AT TIME ZONE matched.boarding_time_zone)
+                                      - make_interval(mins => matched.boarding_minutes)
+             AND trip.departure_time < ((CAST(? AS date) + 1)::timestamp AT TIME ZONE matched.boarding_time_zone)
+                                      - make_interval(mins => matched.boarding_minutes)`,
+            [date, date],
+          )
           .select(database.raw('1')),
       );
     }
@@ -402,6 +431,7 @@ export function createCatalogApplication(dependencies: CatalogApplicationDepende
       operatorName: row.operator_name,
       distanceKm: row.distance_km,
       typicalDurationMinutes: row.typical_duration_minutes,
+      matchedStops: { boardingStopCode: row.boarding_code, alightingStopCode: row.alighting_code },
     }));
     return { items, ...(nextPageToken === undefined ? {} : { nextPageToken }) };
   }
@@ -491,7 +521,7 @@ function routeStopSql(codeSql: string): string {
 function readStopCode(value: string | undefined, field: string): string | null {
   if (value === undefined || value === '') return null;
   if (!/^[A-Z0-9]{2,12}$/.test(value)) {
-    throw validationFailed([{ field, message: 'must be a stop code of 2 to 12 capital letters or digits' }]);
+    throw validationFailed([{ field, message: fieldMessages.stopCode }]);
   }
   return value;
 }

@@ -89,6 +89,11 @@ export interface RouteView {
   operatorName: string;
   distanceKm: number;
   typicalDurationMinutes: number;
+  /**
+   * The stops a search's origin and destination matched, in travel order (the route's ends when the search named
+   * neither): book and ask availability with these as the boarding and alighting stops.
+   */
+  matchedStops: { boardingStopCode: string; alightingStopCode: string };
 }
 
 export interface SeatMapEntryView {

@@ -42,6 +42,7 @@ export const fieldMessages = {
   email: 'must be a valid email address',
   phone: 'must be an E.164 phone number such as +351912345678',
   seatNumber: 'must be a seat number such as 12C (row 1-99, seat A-F)',
+  stopCode: 'must be a stop code of 2 to 12 capital letters or digits, such as HAJ',
   uuid: 'must be a UUID',
   nulCharacter: 'must not contain the NUL character (U+0000)',
   nulPropertyName: 'property names must not contain the NUL character (U+0000)',
@@ -325,7 +326,7 @@ function readOptionalStopCode(
 ): string | null | undefined {
   if (isAbsent(value)) return null;
   if (typeof value !== 'string' || !/^[A-Z0-9]{2,12}$/.test(value)) {
-    violations.add(field, 'must be a stop code of 2 to 12 capital letters or digits');
+    violations.add(field, fieldMessages.stopCode);
     return undefined;
   }
   return value;

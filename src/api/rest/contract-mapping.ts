@@ -130,7 +130,7 @@ export function bookingJson(booking: BookingView) {
     cancelled_at: booking.cancelledAt ?? null,
     cancellation_reason: booking.cancellationReason ?? null,
     version: booking.version,
-    ...(booking.segment === undefined ? {} : { segment: segmentJson(booking.segment) }),
+    segment: booking.segment === undefined ? null : segmentJson(booking.segment),
   };
 }
 
@@ -172,6 +172,10 @@ export function routeJson(route: RouteView) {
     operator_name: route.operatorName,
     distance_km: route.distanceKm,
     typical_duration: minutesToIsoDuration(route.typicalDurationMinutes),
+    matched_stops: {
+      boarding_stop: route.matchedStops.boardingStopCode,
+      alighting_stop: route.matchedStops.alightingStopCode,
+    },
   };
 }
 

@@ -524,6 +524,14 @@ export interface components {
              */
             time_zone: string;
         };
+        /**
+         * @description The stops of the route a search's `origin` and `destination` matched, in travel order (the route's two ends
+         *     when the search named neither): the boarding and alighting stops to ask availability and book with.
+         */
+        MatchedStops: {
+            boarding_stop: components["schemas"]["StopCode"];
+            alighting_stop: components["schemas"]["StopCode"];
+        };
         Route: {
             id: components["schemas"]["Uuid"];
             /** @example LIS-POR */
@@ -542,6 +550,7 @@ export interface components {
              * @example PT3H15M
              */
             typical_duration: string;
+            matched_stops?: components["schemas"]["MatchedStops"];
         };
         SeatMapEntry: {
             seat_number: components["schemas"]["SeatNumber"];
@@ -647,7 +656,8 @@ export interface components {
              * @example 2
              */
             version: number;
-            segment?: components["schemas"]["Segment"];
+            /** @description Where the passengers board and alight; null only on bookings made before segments. */
+            segment?: components["schemas"]["Segment"] | null;
         };
         /** @description A stop of a booking's segment. */
         SegmentStop: {
