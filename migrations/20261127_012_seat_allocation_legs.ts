@@ -44,13 +44,9 @@ $$;
 DROP INDEX seat_allocations_one_active_per_seat;
 ALTER TABLE seat_allocations ADD CONSTRAINT seat_allocations_no_overlapping_legs
   EXCLUDE USING gist (trip_id WITH =, seat_number WITH =, legs WITH &&) WHERE (state IN ('HELD', 'BOOKED'));
--- The availability read scans a trip's active allocations; a btree serves that range scan faster than the gist.
-CREATE INDEX seat_allocations_active_by_trip ON seat_allocations (trip_id, seat_number)
-  INCLUDE (legs) WHERE state IN ('HELD', 'BOOKED');
 `;
 
 const downSql = `
-DROP INDEX seat_allocations_active_by_trip;
 ALTER TABLE seat_allocations DROP CONSTRAINT seat_allocations_no_overlapping_legs;
 CREATE UNIQUE INDEX seat_allocations_one_active_per_seat
   ON seat_allocations (trip_id, seat_number) WHERE state IN ('HELD', 'BOOKED');

@@ -236,7 +236,7 @@ export function createCatalogApplication(dependencies: CatalogApplicationDepende
    * row when it does not exist), its trips that day, each with its fares and the seat numbers taken on it, and the
    * seats of each bus layout among them, in the bus's seat order, once per layout on its first row: building and
    * parsing a fifty-seat list per trip was most of a read's cost. Served by the trips (route_id, departure_time),
-   * seats and one-active-per-seat indexes (one range scan of the last per trip).
+   * seats and no-overlapping-legs indexes (one range scan of the last per trip, on the trip and the legs).
    * Three things keep PostgreSQL on that plan, each checked with EXPLAIN at 20,000 trips:
    * - `LIMIT ?` (the number of reads, so it cuts nothing): without it the planner assumes ten reads, its one generic
    *   plan looks ten times dearer than a plan made for a lone read, and it plans afresh on every execution (about

@@ -119,12 +119,14 @@ export async function insertHolds(
 
 /**
  * A one-row source with the column `seat_numbers`: the seats of the trip `tripAlias` that an allocation holds or has
- * booked on a leg of `legsSql` (an int4range expression of the query). One range scan of the active-by-trip index per trip: probing it
- * once per seat of the layout cost PostgreSQL more than the rest of an availability read.
+ * booked on a leg of `legsSql` (an int4range expression of the query); a seat held on two parts of the range by
+ * two bookings is listed twice (readers make a set of them: sorting them away cost more than the read). One range
+ * scan of the no-overlapping-legs exclusion's index per trip: probing it once per seat of the layout cost
+ * PostgreSQL more than the rest of an availability read.
  */
 export function takenSeatNumbersOfTrip(database: Knex, tripAlias: string, legsSql: string): Knex.Raw {
   return database.raw(
-    `(SELECT coalesce(array_agg(DISTINCT allocation.seat_number), '{}') AS seat_numbers
+    `(SELECT coalesce(array_agg(allocation.seat_number), '{}') AS seat_numbers
         FROM seat_allocations AS allocation
        WHERE allocation.trip_id = ??.id AND allocation.state IN ('HELD', 'BOOKED')
          AND allocation.legs && ${legsSql})`,
