@@ -6,6 +6,7 @@ import {
   localRfc3339,
   overlappingLegs,
   resolveSegment,
+  segmentChangeTerms,
   segmentFare,
   segmentLegs,
   segmentsOverlap,
@@ -163,5 +164,43 @@ describe('uncoveredLegs', () => {
         { from: 0, to: 1 },
       ]),
     ).toEqual([{ from: 1, to: 2 }]);
+  });
+});
+
+describe('segmentChangeTerms', () => {
+  const fares = { STANDARD: { amountMinor: 4590, currency: 'EUR' } };
+  const terms = (
+    request: { boardingStopCode?: string; alightingStopCode?: string },
+    now = '2026-06-30T00:00:00.000Z',
+  ) =>
+    segmentChangeTerms({
+      stops,
+      current: { boardingPosition: 0, alightingPosition: 1 },
+      request,
+      tripFarePrices: fares,
+      tripDeparture: '2026-07-01T07:00:00.000Z',
+      now,
+    });
+
+  it('keeps the side the request does not name, and prices and times the new segment', () => {
+    const longer = terms({ alightingStopCode: 'MAD' });
+    expect(longer.segment).toMatchObject({
+      boardingStopCode: 'LIS',
+      alightingStopCode: 'MAD',
+      alightingPosition: 2,
+    });
+    expect(longer.segment.alightingStop.localTime).toBe('2026-07-01T17:00:00+02:00');
+    expect(longer.previousLegs).toEqual({ from: 0, to: 1 });
+    expect(longer.arrivalTime).toBe('2026-07-01T15:00:00.000Z');
+    expect(longer.farePrices.STANDARD?.amountMinor).toBe(3130);
+  });
+
+  it('refuses the same segment again and a boarding stop the bus has left', () => {
+    expect(violationsOf(() => terms({ alightingStopCode: 'BJZ' }))).toEqual(['alighting_stop']);
+    expect(
+      violationsOf(() =>
+        terms({ boardingStopCode: 'BJZ', alightingStopCode: 'ZAZ' }, '2026-07-01T11:00:00.000Z'),
+      ),
+    ).toEqual(['boarding_stop']);
   });
 });
