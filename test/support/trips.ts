@@ -35,6 +35,8 @@ export interface TripOptions {
   premiumRows?: number;
   /** Milliseconds from now to departure; a week by default. */
   departureInMs?: number;
+  /** Minutes from the origin to the destination; 210 by default. */
+  durationMinutes?: number;
   /** Stops between the origin and the destination (Coimbra, then Aveiro), 70 minutes apart; none by default. */
   middleStops?: 0 | 1 | 2;
 }
@@ -67,7 +69,7 @@ export async function createTrip(database: Knex, options: TripOptions = {}): Pro
       destination_stop_code: stopCodes[stopCodes.length - 1],
       operator_name: 'Test lines',
       distance_km: 313,
-      typical_duration_minutes: 210,
+      typical_duration_minutes: options.durationMinutes ?? 210,
     })
     .returning<{ id: string }[]>('id');
   if (middleCities.length > 0) {
@@ -107,7 +109,7 @@ export async function createTrip(database: Knex, options: TripOptions = {}): Pro
       route_id: routeId,
       layout_id: layoutId,
       departure_time: departureTime,
-      arrival_time: new Date(departureTime.getTime() + 210 * 60_000),
+      arrival_time: new Date(departureTime.getTime() + (options.durationMinutes ?? 210) * 60_000),
     })
     .returning<{ id: string }[]>('id');
   await database('trip_fares').insert([
