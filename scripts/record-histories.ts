@@ -35,8 +35,12 @@ const { version: release } = JSON.parse(readFileSync(path.resolve(__dirname, '..
   version: string;
 };
 const historiesDirectory = path.resolve(__dirname, '../test/histories', release);
-/** Bookings that must reach COMPLETED depart this soon; every step before departure takes well under it. */
+/**
+ * Bookings that must reach COMPLETED depart this soon, on a one-minute trip (they complete on arrival); every step
+ * before departure takes well under it.
+ */
 const departureInMs = 12_000;
+const tripMinutes = 1;
 
 interface PathContext {
   saga: SagaEnvironment;
@@ -203,7 +207,12 @@ async function main(): Promise<void> {
   try {
     rmSync(historiesDirectory, { recursive: true, force: true });
     mkdirSync(historiesDirectory, { recursive: true });
-    const trip = await createTrip(saga.database, { seatCount: 20, premiumRows: 1, departureInMs });
+    const trip = await createTrip(saga.database, {
+      seatCount: 20,
+      premiumRows: 1,
+      departureInMs,
+      durationMinutes: tripMinutes,
+    });
     const shortHold = saga.applicationWith({ BOOKING_HOLD_SECONDS: '2', BOOKING_CHANGE_CUTOFF_SECONDS: '0' });
     const context = { saga, trip, shortHold };
     await Promise.all(Object.keys(bookingPaths).map((name) => recordPath(name, context)));

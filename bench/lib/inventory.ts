@@ -63,6 +63,17 @@ export async function seedInventory(database: Knex, cipher: FieldCipher, trips: 
       )
       .onConflict('code')
       .ignore();
+    // Four stops per route, as the catalogue's: two calls between the ends, so availability reads segments' legs.
+    await transaction.raw(
+      `INSERT INTO route_stops (route_id, position, stop_code, minutes_from_origin)
+       SELECT route.id, call.position, 'BENCH' || lpad(((route.number + call.position + 1) % ? + 1)::text, 2, '0'),
+              call.minutes
+         FROM (SELECT id, substring(code FROM 7)::integer - 1 AS number FROM routes WHERE code LIKE 'BENCH-%')
+              AS route
+        CROSS JOIN (VALUES (1, 60), (2, 120)) AS call (position, minutes)
+       ON CONFLICT DO NOTHING`,
+      [routeCount],
+    );
     const [layout] = await transaction('seat_layouts')
       .insert({
         code: layoutCode,

@@ -25,7 +25,8 @@ else
 fi
 
 created_any=false
-for attribute in BookingStatus=Keyword RouteId=Keyword TripId=Keyword CustomerId=Keyword DepartureTime=Datetime; do
+for attribute in BookingStatus=Keyword RouteId=Keyword TripId=Keyword CustomerId=Keyword DepartureTime=Datetime \
+  BoardingStop=Keyword AlightingStop=Keyword; do
   name="${attribute%%=*}"
   type="${attribute#*=}"
   # A new namespace is unknown to the frontend until its namespace cache refreshes, so creation is retried.

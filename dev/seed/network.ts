@@ -194,6 +194,25 @@ export const demoStops: readonly DemoStop[] = [
 
 export const demoRoutes: readonly DemoRoute[] = [
   {
+    // Six stops, five legs: passengers ride any part of it (Antwerp to Hannover, Rotterdam to Amsterdam, ...).
+    code: 'BRU-BER',
+    originStopCode: 'BRU',
+    destinationStopCode: 'BER',
+    operatorName: 'Nordlicht Reisen',
+    distanceKm: 865,
+    typicalDurationMinutes: 750,
+    intermediateStops: [
+      { stopCode: 'ANR', minutesFromOrigin: 50 },
+      { stopCode: 'RTM', minutesFromOrigin: 125 },
+      { stopCode: 'AMS', minutesFromOrigin: 210 },
+      { stopCode: 'HAJ', minutesFromOrigin: 585 },
+    ],
+    departureTimes: ['06:00', '20:30'],
+    layoutCode: 'COACH-56',
+    standardFareMinor: 4990,
+    currency: 'EUR',
+  },
+  {
     code: 'LIS-POR',
     originStopCode: 'LIS',
     destinationStopCode: 'POR',

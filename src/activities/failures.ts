@@ -35,5 +35,6 @@ export function isPostgresError(error: unknown, code: string, constraint?: strin
 
 export const postgresErrorCodes = {
   uniqueViolation: '23505',
+  exclusionViolation: '23P01',
   foreignKeyViolation: '23503',
 } as const;

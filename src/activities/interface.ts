@@ -3,6 +3,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { BookingState, Money } from '../domain/booking';
 import type { DomainError } from '../domain/errors';
+import type { LegRange } from '../domain/segments';
 
 /**
  * A business outcome (seat taken, card declined) as it crosses Temporal, raised by activities and the workflow
@@ -24,6 +25,12 @@ export interface ReserveSeatsInput {
   seats: SeatRequest[];
   /** ISO 8601; the hold lapses on its own at this instant if the workflow never releases it. */
   holdExpiresAt: string;
+  /**
+   * The legs to hold, [from, to) (leg i runs from the route's stop i to stop i + 1); the whole route when absent,
+   * as every reservation before segments. Legs of a seat the booking holds already are not held twice, so a
+   * segment change reserves its new legs beside the old ones and ReleaseSeats then keeps only the new.
+   */
+  legs?: LegRange;
   /** Derived from the booking id and the step, so a retry finds its own earlier work. */
   idempotencyKey: string;
   /**
@@ -47,6 +54,8 @@ export interface ReleaseSeatsInput {
   tripId: string;
   /** The seats to release; all of the booking's active seats when absent. */
   seatNumbers?: string[];
+  /** Legs to keep: the booking's allocations are cut down to these and released where they share none. */
+  keepLegs?: LegRange;
   idempotencyKey: string;
 }
 

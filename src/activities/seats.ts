@@ -1,14 +1,7 @@
 // ReserveSeats, ConfirmSeats and ReleaseSeats: the seat inventory's rules, its SQL and constraints in db/seat-allocations.
 import { ApplicationFailure } from '@temporalio/common';
 import type { Knex } from 'knex';
-import {
-  DomainError,
-  holdExpired,
-  notFound,
-  seatUnavailable,
-  validationFailed,
-  type FieldViolation,
-} from '../domain/errors';
+import { DomainError, holdExpired, notFound, validationFailed, type FieldViolation } from '../domain/errors';
 import {
   bookingTripKey,
   tripOfBooking,
@@ -19,14 +12,18 @@ import {
   bookHeldSeats,
   insertHolds,
   lockActiveAllocations,
-  oneActivePerSeatIndex,
+  noOverlappingLegsConstraint,
   releaseAllocations,
   releaseBookingSeats,
+  releaseLegsOutside,
+  routeStopCodesOfTrip,
+  wholeRouteLegs,
   seatHoldStanding,
   seatInLayoutKey,
   seatNamedByLayoutViolation,
   seatsTakenByOthers,
 } from '../db/seat-allocations';
+import { seatsTakenOnLegs, uncoveredLegs, type LegRange, type TakenLegs } from '../domain/segments';
 import { createBusinessMetrics, type BusinessMetrics } from '../observability/metrics';
 import { notBookedReasonOf } from '../observability/metrics-labels';
 import type { FieldCipher } from '../security/field-encryption';
@@ -52,7 +49,7 @@ export interface SeatActivityDependencies {
   metrics?: BusinessMetrics;
 }
 
-/** A concurrent reservation can win the unique index between our check and our insert; a rerun sees its row. */
+/** A concurrent reservation can win the exclusion between our check and our insert; a rerun sees its row. */
 const MAXIMUM_RESERVE_ATTEMPTS = 3;
 
 function seatsFailure(violations: FieldViolation[]): never {
@@ -89,37 +86,61 @@ async function reserveInTransaction(
   dependencies: SeatActivityDependencies,
 ): Promise<Reservation> {
   const bookingWrite = await ensureBookingRow(transaction, input, dependencies.cipher);
+  const legs = input.legs ?? (await wholeRouteLegs(transaction, input.tripId));
   const active = await lockActiveAllocations(transaction, {
     tripId: input.tripId,
+    bookingId: input.bookingId,
     seatNumbers: input.seats.map((seat) => seat.seatNumber),
+    legs,
     lapsedHoldGraceSeconds: dependencies.lapsedHoldGraceSeconds,
   });
   const othersActive = active.filter((allocation) => allocation.booking_id !== input.bookingId);
   const taken = othersActive
     .filter((allocation) => !allocation.lapsed)
-    .map((allocation) => allocation.seat_number);
-  if (taken.length > 0) throw businessFailure(seatUnavailable([...taken].sort()));
+    .map((allocation) => ({
+      seatNumber: allocation.seat_number,
+      legs: { from: allocation.legs_from, to: allocation.legs_to },
+    }));
+  if (taken.length > 0)
+    throw businessFailure(await takenSeatsRefusal(transaction, input.tripId, legs, taken));
 
   // Nothing is taken, so every other booking's allocation here is a lapsed hold: release it for this booking.
   const lapsedIds = othersActive.map((allocation) => allocation.id);
   if (lapsedIds.length > 0) await releaseAllocations(transaction, lapsedIds);
 
-  // Seats this booking already holds or has booked are left as they are: a retry is a no-op.
-  const alreadyOwned = new Set(
+  // Legs this booking already holds or has booked are left as they are: a retry is a no-op, and a segment change
+  // holds only the legs its old segment lacks (ReleaseSeats then cuts the old allocations down to the new legs).
+  const ownLegs = (seatNumber: string) =>
     active
-      .filter((allocation) => allocation.booking_id === input.bookingId)
-      .map((allocation) => allocation.seat_number),
+      .filter(
+        (allocation) => allocation.booking_id === input.bookingId && allocation.seat_number === seatNumber,
+      )
+      .map((allocation) => ({ from: allocation.legs_from, to: allocation.legs_to }));
+  const holds = input.seats.flatMap((seat) =>
+    uncoveredLegs(legs, ownLegs(seat.seatNumber)).map((missingLegs) => ({ seat, legs: missingLegs })),
   );
-  const missing = input.seats.filter((seat) => !alreadyOwned.has(seat.seatNumber));
-  const reservation = { bookingWrite, seatsHeld: missing.length, lapsedHoldsReleased: lapsedIds.length };
-  if (missing.length === 0) return reservation;
-  await insertHolds(transaction, {
-    bookingId: input.bookingId,
-    tripId: input.tripId,
-    holdExpiresAt: input.holdExpiresAt,
-    seats: missing,
-  });
+  const seatsHeld = new Set(holds.map((hold) => hold.seat.seatNumber)).size;
+  const reservation = { bookingWrite, seatsHeld, lapsedHoldsReleased: lapsedIds.length };
+  for (const hold of holds) {
+    await insertHolds(transaction, {
+      bookingId: input.bookingId,
+      tripId: input.tripId,
+      holdExpiresAt: input.holdExpiresAt,
+      legs: hold.legs,
+      seats: [hold.seat],
+    });
+  }
   return reservation;
+}
+
+/** SEAT_UNAVAILABLE naming each taken seat and the legs it shares with the request, in the route's stop codes. */
+async function takenSeatsRefusal(
+  database: Knex,
+  tripId: string,
+  legs: LegRange,
+  taken: readonly TakenLegs[],
+): Promise<DomainError> {
+  return seatsTakenOnLegs(await routeStopCodesOfTrip(database, tripId), legs, taken);
 }
 
 /** The error code a business failure carries (its type), undefined for other failures. */
@@ -193,17 +214,21 @@ export function createSeatActivities(dependencies: SeatActivityDependencies): Se
       } catch (error) {
         const refusal = reservationRefusal(input, error);
         if (refusal !== undefined) throw businessFailure(refusal);
-        if (!isPostgresError(error, postgresErrorCodes.uniqueViolation, oneActivePerSeatIndex)) throw error;
+        if (!isPostgresError(error, postgresErrorCodes.exclusionViolation, noOverlappingLegsConstraint)) {
+          throw error;
+        }
       }
     }
+    const legs = input.legs ?? (await wholeRouteLegs(database, input.tripId));
     const taken = await seatsTakenByOthers(database, {
       bookingId: input.bookingId,
       tripId: input.tripId,
       seatNumbers: input.seats.map((seat) => seat.seatNumber),
+      legs,
     });
     throw businessFailure(
       taken.length > 0
-        ? seatUnavailable(taken)
+        ? await takenSeatsRefusal(database, input.tripId, legs, taken)
         : new DomainError('SEAT_UNAVAILABLE', 'The seats are being reserved by another booking'),
     );
   }
@@ -222,11 +247,19 @@ export function createSeatActivities(dependencies: SeatActivityDependencies): Se
     );
   }
 
-  /** The given seats (all of the booking's when `seatNumbers` is absent) become RELEASED; already released is fine. */
+  /**
+   * The given seats (all of the booking's when `seatNumbers` is absent) become RELEASED; with `keepLegs`, only
+   * their legs outside those. Already released is fine.
+   */
   async function ReleaseSeats(input: ReleaseSeatsInput): Promise<void> {
     let released: number;
     try {
-      released = await releaseBookingSeats(database, input);
+      released =
+        input.keepLegs === undefined
+          ? await releaseBookingSeats(database, input)
+          : await database.transaction((transaction) =>
+              releaseLegsOutside(transaction, { ...input, keepLegs: input.keepLegs! }),
+            );
     } catch (error) {
       metrics.compensation('release_seats', 'failed');
       throw error;

@@ -218,9 +218,15 @@ export type SeatPassage =
 export interface SeatsInFlight {
   /**
    * Marks the seats as being reserved by the booking, unless a create of another booking in this process is
-   * reserving any of them. A create of the same booking (a retry) enters alongside the first.
+   * reserving any of them on a leg of `legs` (the whole trip when absent). A create of the same booking (a retry)
+   * enters alongside the first; creates of one seat on adjacent segments enter side by side.
    */
-  enter(tripId: string, seatNumbers: readonly string[], bookingId: string): SeatPassage;
+  enter(
+    tripId: string,
+    seatNumbers: readonly string[],
+    bookingId: string,
+    legs?: readonly number[],
+  ): SeatPassage;
 }
 
 /** SEAT_UNAVAILABLE for seats another booking's create is reserving at this moment. */
@@ -232,16 +238,27 @@ export function seatsBeingReserved(seatNumbers: readonly string[]): DomainError 
 }
 
 export function createSeatsInFlight(): SeatsInFlight {
-  /** Per trip and seat: the booking reserving it, and how many of its creates entered and have not left. */
+  /** Per trip, seat and leg: the booking reserving it, and how many of its creates entered and have not left. */
   const reservations = new Map<string, { bookingId: string; creates: number }>();
-  const keyOf = (tripId: string, seatNumber: string) => `${tripId}/${seatNumber}`;
+  const keyOf = (tripId: string, seatNumber: string, leg: number | undefined) =>
+    leg === undefined ? `${tripId}/${seatNumber}` : `${tripId}/${seatNumber}/${leg}`;
 
-  function enter(tripId: string, seatNumbers: readonly string[], bookingId: string): SeatPassage {
-    const keys = seatNumbers.map((seatNumber) => keyOf(tripId, seatNumber));
-    const reservedByOthers = seatNumbers.filter((_, index) => {
-      const reservation = reservations.get(keys[index]);
-      return reservation !== undefined && reservation.bookingId !== bookingId;
-    });
+  function enter(
+    tripId: string,
+    seatNumbers: readonly string[],
+    bookingId: string,
+    legs?: readonly number[],
+  ): SeatPassage {
+    const seatKeys = seatNumbers.map((seatNumber) =>
+      (legs ?? [undefined]).map((leg) => keyOf(tripId, seatNumber, leg)),
+    );
+    const keys = seatKeys.flat();
+    const reservedByOthers = seatNumbers.filter((_, index) =>
+      seatKeys[index].some((key) => {
+        const reservation = reservations.get(key);
+        return reservation !== undefined && reservation.bookingId !== bookingId;
+      }),
+    );
     if (reservedByOthers.length > 0) return { entered: false, reservedByOthers: reservedByOthers.sort() };
     for (const key of keys) {
       const reservation = reservations.get(key);

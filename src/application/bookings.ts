@@ -14,6 +14,7 @@ import {
   type DomainError,
 } from '../domain/errors';
 import { isTerminal } from '../domain/lifecycle';
+import { segmentChangeTerms, type SegmentChangeTerms, type SegmentRequest } from '../domain/segments';
 import { isStaff } from '../domain/roles';
 import { taskQueues, type TaskQueueNames } from '../domain/task-queues';
 import {
@@ -23,6 +24,7 @@ import {
   validateId,
   type UpdateBookingInput,
 } from '../domain/validation';
+import { readTripSegmentTerms } from '../db/bookable-trips';
 import { openHoldClaimsFromConfig, type HoldClaim } from '../db/booking-hold-claims';
 import {
   bookingListing,
@@ -136,7 +138,7 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
     actor: Actor,
     bookingIdInput: string,
     action: CommandAction,
-    send: (handle: WorkflowHandle<typeof bookingWorkflow>) => Promise<BookingState>,
+    send: (handle: WorkflowHandle<typeof bookingWorkflow>, row: BookingRow) => Promise<BookingState>,
     whileCreating: (bookingId: string) => Promise<BookingRow> = (bookingId) =>
       rowOnceCreated(actor, bookingId),
   ): Promise<BookingView> {
@@ -147,7 +149,7 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
     if (isTerminal(row.status)) throw endedBookingError(row, action);
     const handle = temporal.workflow.getHandle<typeof bookingWorkflow>(bookingWorkflowId(row.id));
     try {
-      return bookingViewOfSnapshot(await send(handle));
+      return bookingViewOfSnapshot(await send(handle, row));
     } catch (error) {
       if (isWorkflowGone(error)) {
         const latest = (await findBookingRow(database, row.id)) ?? row;
@@ -270,11 +272,40 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
     if (expectedVersion !== undefined && (!Number.isSafeInteger(expectedVersion) || expectedVersion < 1)) {
       throw validationFailed([{ field: 'expected_version', message: 'must be a whole number from 1' }]);
     }
-    return sendCommand(actor, bookingId, 'update', (handle) =>
-      handle.executeUpdate(updateBookingUpdate, {
-        args: [{ changes: input, ...(expectedVersion === undefined ? {} : { expectedVersion }) }],
-      }),
-    );
+    return sendCommand(actor, bookingId, 'update', async (handle, row) => {
+      const segmentChange = await segmentChangeOf(row, input);
+      return handle.executeUpdate(updateBookingUpdate, {
+        args: [
+          {
+            changes: input,
+            ...(expectedVersion === undefined ? {} : { expectedVersion }),
+            ...(segmentChange === undefined ? {} : { segmentChange }),
+          },
+        ],
+      });
+    });
+  }
+
+  /**
+   * The terms of a segment change the update asks for (a boarding or alighting stop), from the trip's route and
+   * fares; undefined when it asks for none. The workflow checks the rest of the update against the booking.
+   */
+  async function segmentChangeOf(
+    row: BookingRow,
+    input: UpdateBookingInput,
+  ): Promise<SegmentChangeTerms | undefined> {
+    const request = segmentRequestOf(input);
+    if (request === undefined) return undefined;
+    const terms = await readTripSegmentTerms(database, row.trip_id);
+    if (terms === undefined) throw notFound('Trip', row.trip_id);
+    return segmentChangeTerms({
+      stops: terms.stops,
+      current: row.segment ?? undefined,
+      request,
+      tripFarePrices: terms.farePrices,
+      tripDeparture: terms.departureTime.toISOString(),
+      now: now().toISOString(),
+    });
   }
 
   async function cancelBooking(
@@ -318,5 +349,21 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
     updateBooking,
     cancelBooking,
     confirmPayment,
+  };
+}
+
+/**
+ * The stops an update names for a segment change, read as the update's validation reads them; undefined when it
+ * names none. A malformed code is left for that validation to refuse, naming the field.
+ */
+function segmentRequestOf(input: UpdateBookingInput): SegmentRequest | undefined {
+  const code = (value: unknown) =>
+    typeof value === 'string' && /^[A-Z0-9]{2,12}$/.test(value) ? value : undefined;
+  const boardingStopCode = code(input.boardingStop);
+  const alightingStopCode = code(input.alightingStop);
+  if (boardingStopCode === undefined && alightingStopCode === undefined) return undefined;
+  return {
+    ...(boardingStopCode === undefined ? {} : { boardingStopCode }),
+    ...(alightingStopCode === undefined ? {} : { alightingStopCode }),
   };
 }

@@ -7,7 +7,8 @@ import { everyRoute, type RouteAvailabilityChanges } from '../db/route-availabil
 import { takenSeatNumbersOfTrip } from '../db/seat-allocations';
 import type { FareClass, Money } from '../domain/booking';
 import { notFound, validationFailed } from '../domain/errors';
-import { validateId } from '../domain/validation';
+import { alightingStopField, boardingStopField, segmentFare, type SegmentRequest } from '../domain/segments';
+import { fieldMessages, validateId } from '../domain/validation';
 import type {
   CatalogApplication,
   Page,
@@ -57,6 +58,9 @@ interface RouteRow {
   destination_time_zone: string;
   /** The route's stops in order, as JSON built by PostgreSQL. */
   intermediate_stops: StopRow[];
+  /** The stops the search matched, in travel order. */
+  boarding_code: string;
+  alighting_code: string;
 }
 
 /**
@@ -72,8 +76,17 @@ interface TripAvailabilityRow {
   layout_id: string | null;
   /** [fare class, amount in minor units as text (bigint), currency]. */
   fares: [FareClass, string, string][];
-  /** Seats another booking holds or has booked. */
+  /** Seats another booking holds or has booked on a leg of the segment. */
   taken_seat_numbers: string[];
+  /** The segment's legs [legs_from, legs_to); null when a stop asked for is not on the route. */
+  legs_from: number | null;
+  legs_to: number | null;
+  /** Minutes from the origin to the boarding and the alighting stop, and of the whole route. */
+  boarding_minutes: number | null;
+  alighting_minutes: number | null;
+  route_minutes: number;
+  segment_departure_time: Date | null;
+  segment_arrival_time: Date | null;
   /**
    * [seat number, fare class] of the trip's bus layout, in the bus's seat order: on the first row of each layout
    * only, null on the others.
@@ -84,6 +97,9 @@ interface TripAvailabilityRow {
 interface AvailabilityRead {
   routeId: string;
   date: string;
+  /** Stop codes of the segment; null for the route's end on that side. */
+  boardingStopCode: string | null;
+  alightingStopCode: string | null;
 }
 
 interface FareRow {
@@ -155,23 +171,22 @@ function endStop(row: RouteRow, end: 'origin' | 'destination'): StopView {
   });
 }
 
-/** A stop given by code or by city, compared case-insensitively. */
-function whereStopMatches(query: Knex.QueryBuilder, alias: string, term: string): void {
-  query.where((inner) => {
-    inner
-      .where(`${alias}.code`, term.toUpperCase())
-      .orWhereRaw(`lower(??) = lower(?)`, [`${alias}.city`, term]);
-  });
-}
-
-/** The instant a local calendar date (an SQL date expression) begins at the origin stop, aliased `origin`. */
-function startOfLocalDaySql(dateExpression: string): string {
-  return `(${dateExpression})::timestamp AT TIME ZONE origin.time_zone`;
-}
-
-/** Departures on a local calendar date at the origin, as an index-friendly instant range. */
-const localDateRangeSql = `trip.departure_time >= ${startOfLocalDaySql('CAST(? AS date)')}
-  AND trip.departure_time < ${startOfLocalDaySql('CAST(? AS date) + 1')}`;
+/**
+ * The stops of the route aliased `route` in travel order: position (0 the origin), code, city, time zone and minutes
+ * from the origin.
+ */
+const routeStopListSql = `
+  SELECT 0 AS position, origin_stop.code, origin_stop.city, origin_stop.time_zone, 0 AS minutes
+    FROM stops AS origin_stop WHERE origin_stop.code = route.origin_stop_code
+  UNION ALL
+  SELECT route_stop.position, middle_stop.code, middle_stop.city, middle_stop.time_zone,
+         route_stop.minutes_from_origin
+    FROM route_stops AS route_stop JOIN stops AS middle_stop ON middle_stop.code = route_stop.stop_code
+   WHERE route_stop.route_id = route.id
+  UNION ALL
+  SELECT route_leg_count(route.id), destination_stop.code, destination_stop.city, destination_stop.time_zone,
+         route.typical_duration_minutes
+    FROM stops AS destination_stop WHERE destination_stop.code = route.destination_stop_code`;
 
 export interface CatalogApplicationDependencies {
   database: Knex;
@@ -221,7 +236,7 @@ export function createCatalogApplication(dependencies: CatalogApplicationDepende
    * row when it does not exist), its trips that day, each with its fares and the seat numbers taken on it, and the
    * seats of each bus layout among them, in the bus's seat order, once per layout on its first row: building and
    * parsing a fifty-seat list per trip was most of a read's cost. Served by the trips (route_id, departure_time),
-   * seats and one-active-per-seat indexes (one range scan of the last per trip).
+   * seats and no-overlapping-legs indexes (one range scan of the last per trip, on the trip and the legs).
    * Three things keep PostgreSQL on that plan, each checked with EXPLAIN at 20,000 trips:
    * - `LIMIT ?` (the number of reads, so it cuts nothing): without it the planner assumes ten reads, its one generic
    *   plan looks ten times dearer than a plan made for a lone read, and it plans afresh on every execution (about
@@ -233,19 +248,38 @@ export function createCatalogApplication(dependencies: CatalogApplicationDepende
   const routeAvailabilitySql = `
     WITH wanted AS MATERIALIZED (
       SELECT wanted.read_number::integer AS read_number, route.id AS route_id,
-             ${startOfLocalDaySql('wanted.day')} AS day_starts_at,
-             ${startOfLocalDaySql('wanted.day + 1')} AS day_ends_at
-        FROM (SELECT * FROM unnest(?::uuid[], ?::date[]) WITH ORDINALITY AS wanted (route_id, day, read_number)
+             boarding.position AS legs_from, alighting.position AS legs_to,
+             -- Null when the stops are not in travel order: no trips are read, and the answer refuses the read.
+             CASE WHEN alighting.position > boarding.position
+                  THEN int4range(boarding.position, alighting.position) END AS legs,
+             boarding.minutes AS boarding_minutes, alighting.minutes AS alighting_minutes,
+             route.typical_duration_minutes AS route_minutes,
+             alighting.position = route_leg_count(route.id) AS alights_at_destination,
+             (wanted.day::timestamp AT TIME ZONE boarding.time_zone) - make_interval(mins => boarding.minutes)
+               AS day_starts_at,
+             ((wanted.day + 1)::timestamp AT TIME ZONE boarding.time_zone) - make_interval(mins => boarding.minutes)
+               AS day_ends_at
+        FROM (SELECT * FROM unnest(?::uuid[], ?::date[], ?::text[], ?::text[])
+                       WITH ORDINALITY AS wanted (route_id, day, boarding_code, alighting_code, read_number)
                LIMIT ?) AS wanted
         JOIN routes AS route ON route.id = wanted.route_id
-        JOIN stops AS origin ON origin.code = route.origin_stop_code
+        LEFT JOIN LATERAL (${routeStopSql('coalesce(wanted.boarding_code, route.origin_stop_code)')}) AS boarding
+          ON true
+        LEFT JOIN LATERAL (${routeStopSql('coalesce(wanted.alighting_code, route.destination_stop_code)')})
+          AS alighting ON true
     ), day_trip AS (
-      SELECT wanted.read_number, trip.id, trip.departure_time, trip.arrival_time, trip.layout_id
+      SELECT wanted.read_number, trip.id, trip.departure_time, trip.arrival_time, trip.layout_id,
+             wanted.legs_from, wanted.legs_to, wanted.legs, wanted.boarding_minutes, wanted.alighting_minutes,
+             wanted.route_minutes,
+             trip.departure_time + make_interval(mins => wanted.boarding_minutes) AS segment_departure_time,
+             CASE WHEN wanted.alights_at_destination THEN trip.arrival_time
+                  ELSE trip.departure_time + make_interval(mins => wanted.alighting_minutes)
+             END AS segment_arrival_time
         FROM wanted
         LEFT JOIN LATERAL (
           SELECT trip.id, trip.departure_time, trip.arrival_time, trip.layout_id
             FROM trips AS trip
-           WHERE trip.route_id = wanted.route_id AND trip.status = 'SCHEDULED'
+           WHERE trip.route_id = wanted.route_id AND trip.status = 'SCHEDULED' AND wanted.legs IS NOT NULL
              AND trip.departure_time >= wanted.day_starts_at AND trip.departure_time < wanted.day_ends_at
           OFFSET 0
         ) AS trip ON true
@@ -258,11 +292,14 @@ export function createCatalogApplication(dependencies: CatalogApplicationDepende
        GROUP BY seat.layout_id
     )
     SELECT day_trip.read_number, day_trip.id AS trip_id, day_trip.departure_time, day_trip.arrival_time,
-           day_trip.layout_id,
+           day_trip.layout_id, day_trip.legs_from, day_trip.legs_to, day_trip.boarding_minutes,
+           day_trip.alighting_minutes, day_trip.route_minutes, day_trip.segment_departure_time,
+           day_trip.segment_arrival_time,
            (SELECT coalesce(json_agg(json_build_array(fare.fare_class, fare.amount_minor::text, fare.currency)),
                             '[]'::json)
               FROM trip_fares AS fare WHERE fare.trip_id = day_trip.id) AS fares,
-           ${takenSeatNumbersOfTrip(database, 'day_trip').toQuery()} AS taken_seat_numbers,
+           ${takenSeatNumbersOfTrip(database, 'day_trip', 'day_trip.legs').toQuery()}
+             AS taken_seat_numbers,
            CASE WHEN row_number() OVER (PARTITION BY day_trip.layout_id
                                             ORDER BY day_trip.read_number, day_trip.departure_time) = 1
                 THEN coalesce(layout.seats, '[]'::json) END AS seats
@@ -343,15 +380,42 @@ export function createCatalogApplication(dependencies: CatalogApplicationDepende
                          FROM route_stops AS route_stop JOIN stops AS stop ON stop.code = route_stop.stop_code
                         WHERE route_stop.route_id = route.id) AS intermediate_stops`),
       )
+      .select('matched.boarding_code', 'matched.alighting_code')
+      // Any two stops of the route in travel order: the first boarding stop the origin matches, and the last
+      // alighting stop after it the destination matches (the route's ends when the search names neither).
+      .joinRaw(
+        `JOIN LATERAL (
+           SELECT boarding.code AS boarding_code, alighting.code AS alighting_code,
+                  boarding.time_zone AS boarding_time_zone, boarding.minutes AS boarding_minutes
+             FROM (${routeStopListSql}) AS boarding, (${routeStopListSql}) AS alighting
+            WHERE boarding.position < alighting.position
+              AND (?::text IS NULL OR boarding.code = upper(?) OR lower(boarding.city) = lower(?))
+              AND (?::text IS NULL OR alighting.code = upper(?) OR lower(alighting.city) = lower(?))
+            ORDER BY boarding.position, alighting.position DESC
+            LIMIT 1) AS matched ON true`,
+        [
+          origin ?? null,
+          origin ?? null,
+          origin ?? null,
+          destination ?? null,
+          destination ?? null,
+          destination ?? null,
+        ],
+      )
       .orderBy('route.code');
-    if (origin !== undefined) whereStopMatches(query, 'origin', origin);
-    if (destination !== undefined) whereStopMatches(query, 'destination', destination);
     if (date !== undefined) {
+      // The travel date is the local date at the boarding stop.
       query.whereExists(
         database('trips as trip')
           .whereRaw('trip.route_id = route.id')
           .where('trip.status', 'SCHEDULED')
-          .whereRaw(localDateRangeSql, [date, date])
+          .whereRaw(
+            `trip.departure_time >= (CAST(? AS date)::timestamp AT TIME ZONE matched.boarding_time_zone)
+                                      - make_interval(mins => matched.boarding_minutes)
+             AND trip.departure_time < ((CAST(? AS date) + 1)::timestamp AT TIME ZONE matched.boarding_time_zone)
+                                      - make_interval(mins => matched.boarding_minutes)`,
+            [date, date],
+          )
           .select(database.raw('1')),
       );
     }
@@ -367,18 +431,28 @@ export function createCatalogApplication(dependencies: CatalogApplicationDepende
       operatorName: row.operator_name,
       distanceKm: row.distance_km,
       typicalDurationMinutes: row.typical_duration_minutes,
+      matchedStops: { boardingStopCode: row.boarding_code, alightingStopCode: row.alighting_code },
     }));
     return { items, ...(nextPageToken === undefined ? {} : { nextPageToken }) };
   }
 
-  async function getRouteAvailability(routeIdInput: string, date: string): Promise<RouteAvailabilityView> {
+  async function getRouteAvailability(
+    routeIdInput: string,
+    date: string,
+    segment: SegmentRequest = {},
+  ): Promise<RouteAvailabilityView> {
     const routeId = validateId(routeIdInput, 'route_id');
     if (!isCalendarDate(date)) {
       throw validationFailed([{ field: 'date', message: 'must be a calendar date YYYY-MM-DD' }]);
     }
+    const boardingStopCode = readStopCode(segment.boardingStopCode, boardingStopField);
+    const alightingStopCode = readStopCode(segment.alightingStopCode, alightingStopField);
     // Identical reads at the same moment (a popular trip) share one query; with the cache, later ones reuse it until
     // a seat, fare or trip of the route changes.
-    return availabilityReads.read(`${routeId}/${date}`, () => availabilityQueries.load({ routeId, date }));
+    return availabilityReads.read(
+      `${routeId}/${date}/${boardingStopCode ?? ''}/${alightingStopCode ?? ''}`,
+      () => availabilityQueries.load({ routeId, date, boardingStopCode, alightingStopCode }),
+    );
   }
 
   async function readRouteAvailabilities(
@@ -388,6 +462,9 @@ export function createCatalogApplication(dependencies: CatalogApplicationDepende
       .raw<{ rows: TripAvailabilityRow[] }>(routeAvailabilitySql, [
         reads.map((read) => read.routeId),
         reads.map((read) => read.date),
+        // Arrays with nulls (a side left to the route's end) go to PostgreSQL as text[] with NULL elements.
+        reads.map((read) => read.boardingStopCode) as Knex.Value,
+        reads.map((read) => read.alightingStopCode) as Knex.Value,
         reads.length,
       ])
       // A named statement is parsed and planned once per connection: planning this query cost PostgreSQL more
@@ -396,14 +473,22 @@ export function createCatalogApplication(dependencies: CatalogApplicationDepende
 
     // A read whose route exists has at least one row, so it has a list here, empty on a day without trips.
     const tripsOfRead: (TripAvailabilityView[] | undefined)[] = reads.map(() => undefined);
+    const refusals: (Error | undefined)[] = reads.map(() => undefined);
     const layoutSeats = new Map<string, [string, FareClass][]>();
     for (const row of rows) {
+      const refusal = segmentRefusal(row, reads[row.read_number - 1]);
+      if (refusal !== undefined) {
+        refusals[row.read_number - 1] = refusal;
+        continue;
+      }
       const trips = (tripsOfRead[row.read_number - 1] ??= []);
       if (row.layout_id !== null && row.seats !== null) layoutSeats.set(row.layout_id, row.seats);
       const trip = tripView(row, layoutSeats);
       if (trip !== undefined) trips.push(trip);
     }
     return reads.map((read, index) => {
+      const refusal = refusals[index];
+      if (refusal !== undefined) return refusal;
       const trips = tripsOfRead[index];
       return trips === undefined
         ? notFound('Route', read.routeId)
@@ -412,6 +497,72 @@ export function createCatalogApplication(dependencies: CatalogApplicationDepende
   }
 
   return { listRoutes, getRouteAvailability };
+}
+
+/**
+ * One stop of the route `route` whose code is the SQL expression `codeSql`, as a one-row source with its position
+ * (0 the origin, the leg count the destination), minutes from the origin and time zone; no row when the route has
+ * no such stop.
+ */
+function routeStopSql(codeSql: string): string {
+  return `SELECT stop_list.position, stop_list.minutes, stop.time_zone
+            FROM (SELECT 0 AS position, route.origin_stop_code AS code, 0 AS minutes
+                  UNION ALL
+                  SELECT route_stop.position, route_stop.stop_code, route_stop.minutes_from_origin
+                    FROM route_stops AS route_stop WHERE route_stop.route_id = route.id
+                  UNION ALL
+                  SELECT route_leg_count(route.id), route.destination_stop_code, route.typical_duration_minutes)
+                 AS stop_list
+            JOIN stops AS stop ON stop.code = stop_list.code
+           WHERE stop_list.code = ${codeSql}`;
+}
+
+/** A stop code of a query parameter; a malformed one is refused naming the parameter. */
+function readStopCode(value: string | undefined, field: string): string | null {
+  if (value === undefined || value === '') return null;
+  if (!/^[A-Z0-9]{2,12}$/.test(value)) {
+    throw validationFailed([{ field, message: fieldMessages.stopCode }]);
+  }
+  return value;
+}
+
+/** VALIDATION_FAILED for a read whose stops are not on the route or not in travel order; undefined when they are. */
+function segmentRefusal(row: TripAvailabilityRow, read: AvailabilityRead): Error | undefined {
+  if (row.legs_from === null) {
+    return validationFailed([
+      { field: boardingStopField, message: `stop ${read.boardingStopCode} is not on this route` },
+    ]);
+  }
+  if (row.legs_to === null) {
+    return validationFailed([
+      { field: alightingStopField, message: `stop ${read.alightingStopCode} is not on this route` },
+    ]);
+  }
+  if (row.legs_to <= row.legs_from) {
+    return validationFailed([
+      {
+        field: read.alightingStopCode === null ? boardingStopField : alightingStopField,
+        message: 'the alighting stop does not come after the boarding stop',
+      },
+    ]);
+  }
+  return undefined;
+}
+
+/** The trip's fares for the row's segment (segmentFare of each). */
+function segmentFareRows(row: TripAvailabilityRow, fares: readonly FareRow[]): FareRow[] {
+  const boarding = row.boarding_minutes ?? 0;
+  const alighting = row.alighting_minutes ?? row.route_minutes;
+  const stops = [0, boarding, alighting, row.route_minutes].map((minutesFromOrigin) => ({
+    minutesFromOrigin,
+  }));
+  return fares.map((fare) => ({
+    ...fare,
+    amount_minor: segmentFare({ amountMinor: fare.amount_minor, currency: fare.currency }, stops, {
+      boardingPosition: 1,
+      alightingPosition: 2,
+    }).amountMinor,
+  }));
 }
 
 /** A trip's availability from its row; none when the row has no trip or the trip has no fares (it is not on sale). */
@@ -433,6 +584,7 @@ function tripView(
     currency,
   }));
   if (tripFares.length === 0) return undefined;
+  const segmentFares = segmentFareRows(row, tripFares);
   const taken = new Set(row.taken_seat_numbers);
   const seatMap = (layoutSeats.get(row.layout_id) ?? []).map(([seatNumber, fareClass]): SeatMapEntryView => ({
     seatNumber,
@@ -441,11 +593,11 @@ function tripView(
   }));
   return {
     tripId: row.trip_id,
-    departureTime: row.departure_time.toISOString(),
-    arrivalTime: row.arrival_time.toISOString(),
+    departureTime: (row.segment_departure_time ?? row.departure_time).toISOString(),
+    arrivalTime: (row.segment_arrival_time ?? row.arrival_time).toISOString(),
     seatsTotal: seatMap.length,
     seatsFree: seatMap.filter((seat) => seat.status === 'FREE').length,
-    lowestPrice: lowestPrice(tripFares, seatMap),
+    lowestPrice: lowestPrice(segmentFares, seatMap),
     seatMap,
   };
 }

@@ -7,16 +7,20 @@ import {
 } from '@temporalio/client';
 import type { Actor } from '../domain/actor';
 import type { BookingState } from '../domain/booking';
-import {
-  bookingProcessing,
-  DomainError,
-  notFound,
-  permissionDenied,
-  seatUnavailable,
-  unavailable,
-} from '../domain/errors';
+import { bookingProcessing, DomainError, notFound, permissionDenied, unavailable } from '../domain/errors';
 import { assertFareClassesOnSale, defaultRefundRule } from '../domain/fares';
 import { assertCreateSeatsOnBus } from '../domain/seat-layout';
+import {
+  bookingSegmentOf,
+  legRangeOf,
+  resolveSegment,
+  seatsTakenOnLegs,
+  segmentFarePrices,
+  segmentLegs,
+  segmentsOverlap,
+  segmentTimes,
+  type Segment,
+} from '../domain/segments';
 import {
   isUuid,
   validateCreateBooking,
@@ -50,6 +54,7 @@ interface AdmittedCreate {
   chosenBookingId: string | undefined;
   command: CreateBookingCommand;
   trip: BookableTrip;
+  segment: Segment;
   requestFingerprint: string;
   /** Lets other creates of this process at the seats again; idempotent. */
   leaveSeats: () => void;
@@ -109,6 +114,9 @@ async function admit(
   ]);
   if (!account) throw permissionDenied('Bookings need a customer account; this sign-in has none');
   const trip = assertBookable(command.tripId, bookable, context.now());
+  const segment = resolveSegment(trip.stops, command);
+  const legs = segmentLegs(segment);
+  assertSegmentNotDeparted(command.tripId, trip, segment, context.now());
   assertCreateSeatsOnBus(command, trip.seatClasses);
   assertFareClassesOnSale(command.passengers, trip.farePrices);
   const requestFingerprint = createRequestFingerprint(context.cipher, command);
@@ -119,13 +127,34 @@ async function admit(
       await holdClaims.recordRefusal(customerId, bookingId, requestFingerprint);
     throw refusal;
   };
-  if (!trip.madeBefore && trip.seatsTaken.length > 0) await refuseEarly(seatUnavailable(trip.seatsTaken));
-  const passage = context.seatsInFlight.enter(trip.id, seatNumbers, bookingId);
+  const seatsTaken = trip.seatsTaken.filter((taken) =>
+    segmentsOverlap(segment, { boardingPosition: taken.legs.from, alightingPosition: taken.legs.to }),
+  );
+  if (!trip.madeBefore && seatsTaken.length > 0) {
+    const stopCodes = trip.stops.map((stop) => stop.code);
+    await refuseEarly(seatsTakenOnLegs(stopCodes, legRangeOf(segment), seatsTaken));
+  }
+  const passage = context.seatsInFlight.enter(trip.id, seatNumbers, bookingId, legs);
   if (!passage.entered && !trip.madeBefore) await refuseEarly(seatsBeingReserved(passage.reservedByOthers));
   const leaveSeats = () => {
     if (passage.entered) passage.leave();
   };
-  return { customerId, bookingId, chosenBookingId, command, trip, requestFingerprint, leaveSeats };
+  return { customerId, bookingId, chosenBookingId, command, trip, segment, requestFingerprint, leaveSeats };
+}
+
+/** A segment whose boarding stop the bus has left cannot be booked, even when the trip is still on its way. */
+function assertSegmentNotDeparted(tripId: string, trip: BookableTrip, segment: Segment, now: Date): void {
+  const { departure } = segmentTimes(trip.stops, segment, trip.departureTime.toISOString());
+  if (Date.parse(departure) > now.getTime()) return;
+  throw new DomainError(
+    'VALIDATION_FAILED',
+    `Trip ${tripId} cannot be booked from ${segment.boardingStopCode}`,
+    {
+      fieldViolations: [
+        { field: 'boarding_stop', message: `the bus left ${segment.boardingStopCode} at ${departure}` },
+      ],
+    },
+  );
 }
 
 function assertBookable(tripId: string, trip: BookableTrip | undefined, now: Date): BookableTrip {
@@ -150,20 +179,24 @@ async function claimHoldSlot(
   context: BookingContext,
   create: AdmittedCreate,
 ): Promise<{ start: BookingStart; sealedStart: string }> {
-  const { customerId, bookingId, command, trip, requestFingerprint } = create;
+  const { customerId, bookingId, command, trip, segment, requestFingerprint } = create;
+  const times = segmentTimes(trip.stops, segment, trip.departureTime.toISOString());
+  const boardingStop = trip.stops[segment.boardingPosition];
   const start: BookingStart = {
     input: {
       bookingId,
       customerId,
       tripId: trip.id,
       routeId: trip.routeId,
-      departureTime: trip.departureTime.toISOString(),
-      originTimeZone: trip.originTimeZone,
+      departureTime: times.departure,
+      originTimeZone: boardingStop.timeZone,
+      segment: bookingSegmentOf(trip.stops, segment, trip.departureTime.toISOString()),
+      arrivalTime: times.arrival,
       passengers: [...command.passengers],
       passengerIds: command.passengers.map(() => randomUUID()),
       contactEmail: command.contactEmail,
       ...(command.contactPhone === undefined ? {} : { contactPhone: command.contactPhone }),
-      farePrices: trip.farePrices,
+      farePrices: segmentFarePrices(trip.farePrices, trip.stops, segment),
       seatClasses: trip.seatClasses,
       refundRule: defaultRefundRule,
       maxPassengers: context.config.booking.maxPassengersPerBooking,

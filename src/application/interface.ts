@@ -1,4 +1,5 @@
 // What the fronts (REST and gRPC) may ask of the application layer; every rule lives behind these calls.
+import type { SegmentRequest } from '../domain/segments';
 import type { Actor } from '../domain/actor';
 import type { BookingView } from '../db/booking-read-model';
 import type { PageRequest } from '../db/paging';
@@ -88,6 +89,11 @@ export interface RouteView {
   operatorName: string;
   distanceKm: number;
   typicalDurationMinutes: number;
+  /**
+   * The stops a search's origin and destination matched, in travel order (the route's ends when the search named
+   * neither): book and ask availability with these as the boarding and alighting stops.
+   */
+  matchedStops: { boardingStopCode: string; alightingStopCode: string };
 }
 
 export interface SeatMapEntryView {
@@ -117,7 +123,12 @@ export interface CatalogApplication {
   listRoutes(
     request: PageRequest & { origin?: string; destination?: string; date?: string },
   ): Promise<Page<RouteView>>;
-  getRouteAvailability(routeId: string, date: string): Promise<RouteAvailabilityView>;
+  /** Seats free on every leg of the segment (the whole route when it names no stop), its prices and times. */
+  getRouteAvailability(
+    routeId: string,
+    date: string,
+    segment?: SegmentRequest,
+  ): Promise<RouteAvailabilityView>;
 }
 
 export interface UserView {

@@ -2,6 +2,7 @@
 import type { Knex } from 'knex';
 import type { FareClass, FarePrices } from '../domain/booking';
 import { money } from '../domain/money';
+import type { LegRange, RouteStop } from '../domain/segments';
 import { earlierCreateColumns } from './booking-hold-claims';
 import { parseInt8 } from './connection';
 import { seatsTakenColumn } from './seat-allocations';
@@ -14,8 +15,10 @@ export interface BookableTrip {
   originTimeZone: string;
   farePrices: FarePrices;
   seatClasses: Record<string, FareClass>;
-  /** The requested seats another booking holds or has booked (lapsed holds excepted), sorted. */
-  seatsTaken: string[];
+  /** The route's stops in travel order, the origin first. */
+  stops: RouteStop[];
+  /** Allocations of the requested seats by another booking (lapsed holds excepted), with their legs. */
+  seatsTaken: { seatNumber: string; legs: LegRange }[];
   /** Whether a create of this booking id came before: this one is a retry. */
   madeBefore: boolean;
   /** The request of an earlier create of this booking id that was refused before it claimed a slot. */
@@ -32,9 +35,19 @@ interface BookableTripRow {
   fares: [FareClass, string, string][];
   /** [seat number, fare class]. */
   seats: [string, FareClass][];
-  taken_seats: string[];
+  taken_seats: [string, number, number][];
+  stops: RouteStop[];
   made_before: boolean;
   refused_request_fingerprint: string | null;
+}
+
+/** Fare rows ([class, amount as text, currency]) as prices per class. */
+function farePricesOf(fares: readonly [FareClass, string, string][]): FarePrices {
+  const farePrices: Partial<Record<FareClass, ReturnType<typeof money>>> = {};
+  for (const [fareClass, amountMinor, currency] of fares) {
+    farePrices[fareClass] = money(parseInt8(amountMinor), currency.trim());
+  }
+  return farePrices;
 }
 
 /** The trip as a create of `bookingId` for these seats sees it; undefined when there is no such trip. */
@@ -68,13 +81,11 @@ export async function readBookableTrip(
         bookingId: request.bookingId,
         lapsedHoldGraceSeconds: request.lapsedHoldGraceSeconds,
       }),
+      routeStopsColumn(database, 'routes'),
       ...earlierCreateColumns(database, request.bookingId),
     );
   if (trip === undefined) return undefined;
-  const farePrices: Partial<Record<FareClass, ReturnType<typeof money>>> = {};
-  for (const [fareClass, amountMinor, currency] of trip.fares) {
-    farePrices[fareClass] = money(parseInt8(amountMinor), currency.trim());
-  }
+  const farePrices = farePricesOf(trip.fares);
   const seatClasses: Record<string, FareClass> = {};
   for (const [seatNumber, fareClass] of trip.seats) seatClasses[seatNumber] = fareClass;
   return {
@@ -85,7 +96,10 @@ export async function readBookableTrip(
     originTimeZone: trip.time_zone,
     farePrices,
     seatClasses,
-    seatsTaken: [...trip.taken_seats].sort(),
+    stops: trip.stops,
+    seatsTaken: trip.taken_seats
+      .map(([seatNumber, from, to]) => ({ seatNumber, legs: { from, to } }))
+      .sort((first, second) => first.seatNumber.localeCompare(second.seatNumber)),
     madeBefore: trip.made_before,
     refusedRequestFingerprint: trip.refused_request_fingerprint,
   };
@@ -94,4 +108,47 @@ export async function readBookableTrip(
 /** Whether a user account with this id exists. */
 export async function userAccountExists(database: Knex, userId: string): Promise<boolean> {
   return (await database('users').where('id', userId).first<{ id: string } | undefined>('id')) !== undefined;
+}
+
+/**
+ * The column `stops` of a query over routes (`routeAlias`): the route's stops in travel order as RouteStop objects,
+ * the origin at minute 0 and the destination at the route's typical duration.
+ */
+export function routeStopsColumn(database: Knex, routeAlias: string): Knex.Raw {
+  const stopJson = (stop: string, minutes: string) =>
+    `json_build_object('code', ${stop}.code, 'name', ${stop}.name, 'city', ${stop}.city,
+                       'timeZone', ${stop}.time_zone, 'minutesFromOrigin', ${minutes})`;
+  return database.raw(
+    `(SELECT json_agg(stop_row.stop ORDER BY stop_row.position)
+        FROM (SELECT 0 AS position, ${stopJson('origin', '0')} AS stop
+                FROM stops AS origin WHERE origin.code = ??.origin_stop_code
+              UNION ALL
+              SELECT route_stop.position, ${stopJson('middle', 'route_stop.minutes_from_origin')}
+                FROM route_stops AS route_stop JOIN stops AS middle ON middle.code = route_stop.stop_code
+               WHERE route_stop.route_id = ??.id
+              UNION ALL
+              SELECT 2147483647, ${stopJson('destination', '??.typical_duration_minutes')}
+                FROM stops AS destination WHERE destination.code = ??.destination_stop_code) AS stop_row) AS stops`,
+    [routeAlias, routeAlias, routeAlias, routeAlias],
+  );
+}
+
+/** What a segment change of a booking on the trip is priced and timed from: its route's stops, fares, departure. */
+export async function readTripSegmentTerms(
+  database: Knex,
+  tripId: string,
+): Promise<{ stops: RouteStop[]; farePrices: FarePrices; departureTime: Date } | undefined> {
+  const trip: { departure_time: Date; fares: [FareClass, string, string][]; stops: RouteStop[] } | undefined =
+    await database('trips')
+      .join('routes', 'routes.id', 'trips.route_id')
+      .where('trips.id', tripId)
+      .first(
+        'trips.departure_time',
+        database.raw(`(SELECT coalesce(json_agg(json_build_array(fare.fare_class, fare.amount_minor::text,
+                       fare.currency)), '[]'::json)
+                       FROM trip_fares AS fare WHERE fare.trip_id = trips.id) AS fares`),
+        routeStopsColumn(database, 'routes'),
+      );
+  if (trip === undefined) return undefined;
+  return { stops: trip.stops, farePrices: farePricesOf(trip.fares), departureTime: trip.departure_time };
 }

@@ -8,6 +8,7 @@ import type {
   PaymentStatus,
   PriceBreakdown,
 } from '../domain/booking';
+import type { BookingSegment } from '../domain/segments';
 import { DomainError } from '../domain/errors';
 import { isUuid } from '../domain/validation';
 import type { FieldCipher } from '../security/field-encryption';
@@ -39,6 +40,7 @@ export interface BookingRow {
   cancellation_reason: string | null;
   cancelled_at: Date | null;
   departure_time: Date;
+  segment: BookingSegment | null;
   version: number;
   created_at: Date;
   updated_at: Date;
@@ -75,6 +77,7 @@ export const bookingColumns = everyColumnOf<BookingRow>()([
   'cancellation_reason',
   'cancelled_at',
   'departure_time',
+  'segment',
   'version',
   'created_at',
   'updated_at',
@@ -122,6 +125,7 @@ function bookingRowOf(snapshot: BookingState, cipher: FieldCipher): Record<Booki
     cancellation_reason: snapshot.cancellationReason ?? null,
     cancelled_at: snapshot.cancelledAt ?? null,
     departure_time: snapshot.departureTime,
+    segment: snapshot.segment === undefined ? null : JSON.stringify(snapshot.segment),
     version: snapshot.version,
     created_at: snapshot.createdAt,
     updated_at: snapshot.updatedAt,
@@ -347,6 +351,7 @@ function bookingViewOfRow(
       ...(row.payment_decline_reason === null ? {} : { declineReason: row.payment_decline_reason }),
     },
     departureTime: row.departure_time.toISOString(),
+    ...(row.segment === null ? {} : { segment: row.segment }),
     version: row.version,
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),

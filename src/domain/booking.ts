@@ -103,7 +103,10 @@ export interface BookingState {
   readonly paymentAttempts: readonly PaymentAttempt[];
   /** Snapshot of the fare's rule when the booking was made: later fare changes do not alter its terms. */
   readonly refundRule: RefundRule;
+  /** Departure from the boarding stop (the trip's departure for a whole-route booking). */
   readonly departureTime: Timestamp;
+  /** Where the passengers board and alight, with local times; absent on bookings made before segments. */
+  readonly segment?: BookingSegment;
   /** Starts at 1 and grows with every accepted change; the REST ETag and gRPC expected_version. */
   readonly version: number;
   readonly createdAt: Timestamp;
@@ -111,4 +114,43 @@ export interface BookingState {
   readonly confirmedAt?: Timestamp;
   readonly cancelledAt?: Timestamp;
   readonly cancellationReason?: string;
+}
+
+// ---- Segments: the rules are in segments.ts ----
+
+/**
+ * Where the passengers board and alight, as positions in the route's stop list (0 is the origin). Leg `i` runs
+ * from stop `i` to stop `i + 1`; the segment covers the half-open leg range [boardingPosition, alightingPosition).
+ */
+export interface SegmentPositions {
+  readonly boardingPosition: number;
+  readonly alightingPosition: number;
+}
+
+/** A half-open range of legs [from, to) as the seat inventory stores it. */
+export interface LegRange {
+  readonly from: number;
+  readonly to: number;
+}
+
+/** A segment as the booking keeps it: stop codes and positions, JSON-safe for workflow state. */
+export interface Segment extends SegmentPositions {
+  readonly boardingStopCode: string;
+  readonly alightingStopCode: string;
+}
+
+/** A stop as a booking answer shows it, with the local time the bus is there. */
+export interface SegmentStopTime {
+  readonly code: string;
+  readonly name: string;
+  readonly city: string;
+  readonly timeZone: string;
+  /** RFC 3339 with the stop's own UTC offset. */
+  readonly localTime: string;
+}
+
+/** The segment a booking keeps and shows: its stops with their local times, and the legs it holds. */
+export interface BookingSegment extends Segment {
+  readonly boardingStop: SegmentStopTime;
+  readonly alightingStop: SegmentStopTime;
 }

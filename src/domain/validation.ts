@@ -42,6 +42,7 @@ export const fieldMessages = {
   email: 'must be a valid email address',
   phone: 'must be an E.164 phone number such as +351912345678',
   seatNumber: 'must be a seat number such as 12C (row 1-99, seat A-F)',
+  stopCode: 'must be a stop code of 2 to 12 capital letters or digits, such as HAJ',
   uuid: 'must be a UUID',
   nulCharacter: 'must not contain the NUL character (U+0000)',
   nulPropertyName: 'property names must not contain the NUL character (U+0000)',
@@ -303,6 +304,8 @@ export interface CreateBookingInput {
   readonly passengers?: unknown;
   readonly contactEmail?: unknown;
   readonly contactPhone?: unknown;
+  readonly boardingStop?: unknown;
+  readonly alightingStop?: unknown;
 }
 
 export interface CreateBookingCommand {
@@ -310,6 +313,23 @@ export interface CreateBookingCommand {
   readonly passengers: readonly PassengerInput[];
   readonly contactEmail: string;
   readonly contactPhone?: string;
+  /** Stop codes of the segment; an absent one is the route's end on that side (checked against the route later). */
+  readonly boardingStopCode?: string;
+  readonly alightingStopCode?: string;
+}
+
+/** A stop code as the catalogue spells it (`stops.code`); null when not given. */
+function readOptionalStopCode(
+  value: unknown,
+  field: string,
+  violations: ViolationList,
+): string | null | undefined {
+  if (isAbsent(value)) return null;
+  if (typeof value !== 'string' || !/^[A-Z0-9]{2,12}$/.test(value)) {
+    violations.add(field, fieldMessages.stopCode);
+    return undefined;
+  }
+  return value;
 }
 
 export function validateCreateBooking(
@@ -321,6 +341,8 @@ export function validateCreateBooking(
   const tripId = readUuid(input.tripId, 'trip_id', violations);
   const contactEmail = readEmail(input.contactEmail, 'contact_email', violations);
   const contactPhone = readOptionalPhone(input.contactPhone, 'contact_phone', violations);
+  const boardingStopCode = readOptionalStopCode(input.boardingStop, 'boarding_stop', violations);
+  const alightingStopCode = readOptionalStopCode(input.alightingStop, 'alighting_stop', violations);
 
   const passengers: PassengerInput[] = [];
   if (!Array.isArray(input.passengers)) {
@@ -342,6 +364,8 @@ export function validateCreateBooking(
     passengers,
     contactEmail: contactEmail as string,
     ...(typeof contactPhone === 'string' ? { contactPhone } : {}),
+    ...(typeof boardingStopCode === 'string' ? { boardingStopCode } : {}),
+    ...(typeof alightingStopCode === 'string' ? { alightingStopCode } : {}),
   };
 }
 
@@ -363,12 +387,16 @@ export interface UpdateBookingInput {
   readonly seatChanges?: unknown;
   readonly addPassengers?: unknown;
   readonly passengerUpdates?: unknown;
+  readonly boardingStop?: unknown;
+  readonly alightingStop?: unknown;
 }
 
 export interface UpdateBookingCommand {
   readonly seatChanges: readonly SeatChange[];
   readonly addPassengers: readonly PassengerInput[];
   readonly passengerUpdates: readonly PassengerDetailsUpdate[];
+  /** A new boarding and/or alighting stop; the side not named keeps the booking's current stop. */
+  readonly segmentChange?: { readonly boardingStopCode?: string; readonly alightingStopCode?: string };
 }
 
 /** Finds the passenger an entry refers to, reporting unknown and repeated ids. */
@@ -545,17 +573,41 @@ export function validateUpdateBooking(
     violations,
   );
 
+  const boardingStopCode = readOptionalStopCode(input.boardingStop, 'boarding_stop', violations);
+  const alightingStopCode = readOptionalStopCode(input.alightingStop, 'alighting_stop', violations);
+  const segmentRequested = !isAbsent(input.boardingStop) || !isAbsent(input.alightingStop);
+  // A segment change moves every seat of the booking to other legs: seats of the same change would need two plans.
+  if (segmentRequested && (seatChangeValues?.length ?? 0) + (addPassengerValues?.length ?? 0) > 0) {
+    violations.add(
+      isAbsent(input.boardingStop) ? 'alighting_stop' : 'boarding_stop',
+      'a segment change cannot come with seat changes or added passengers; send them as separate updates',
+    );
+  }
+
   const nothingRequested =
     (seatChangeValues?.length ?? 0) +
       (addPassengerValues?.length ?? 0) +
-      (passengerUpdateValues?.length ?? 0) ===
+      (passengerUpdateValues?.length ?? 0) +
+      (segmentRequested ? 1 : 0) ===
     0;
   if (nothingRequested && violations.violations.length === 0) {
     violations.add('', fieldMessages.emptyUpdate);
   }
 
   violations.throwIfAny();
-  return { seatChanges, addPassengers, passengerUpdates };
+  return {
+    seatChanges,
+    addPassengers,
+    passengerUpdates,
+    ...(segmentRequested
+      ? {
+          segmentChange: {
+            ...(typeof boardingStopCode === 'string' ? { boardingStopCode } : {}),
+            ...(typeof alightingStopCode === 'string' ? { alightingStopCode } : {}),
+          },
+        }
+      : {}),
+  };
 }
 
 export interface CancelBookingCommand {

@@ -45,6 +45,7 @@ export function openBooking(
     paymentAttempts: [],
     refundRule: input.refundRule,
     departureTime: input.departureTime,
+    ...(input.segment === undefined ? {} : { segment: input.segment }),
     version: 1,
     createdAt: toTimestamp(openedAt),
     updatedAt: toTimestamp(openedAt),

@@ -11,6 +11,7 @@ import type { ChangeSettlement, RefundPortion } from '../domain/fares';
 import { activityKey } from '../domain/ids';
 import type { BookingActivityStubs } from './booking-activities';
 import { seatNumberList } from '../domain/seat-layout';
+import type { LegRange } from '../domain/segments';
 import type { BookingWorkflowInput } from './shared';
 
 function seatRequests(
@@ -47,6 +48,7 @@ export class BookingSteps {
     passengers: readonly Passenger[],
     holdExpiresAt: Timestamp,
     version: number,
+    legs: LegRange | undefined,
     firstSnapshot?: BookingState,
   ): Promise<void> {
     const input = {
@@ -54,6 +56,7 @@ export class BookingSteps {
       tripId: this.tripId,
       seats: seatRequests(passengers),
       holdExpiresAt,
+      ...(legs === undefined ? {} : { legs }),
       idempotencyKey: activityKey(this.bookingId, 'reserve-seats', version),
       ...(firstSnapshot === undefined ? {} : { booking: firstSnapshot }),
     };
@@ -72,12 +75,16 @@ export class BookingSteps {
     return this.activities.localSeats.ConfirmSeats(input);
   }
 
-  /** The given seats, or every seat the booking holds when `seatNumbers` is absent. */
-  releaseSeats(revision: string, seatNumbers?: string[]): Promise<void> {
+  /**
+   * The given seats, or every seat the booking holds when `seatNumbers` is absent; with `keepLegs`, only their
+   * legs outside those (a segment change letting its old legs go).
+   */
+  releaseSeats(revision: string, seatNumbers?: string[], keepLegs?: LegRange): Promise<void> {
     return this.activities.seats.ReleaseSeats({
       bookingId: this.bookingId,
       tripId: this.tripId,
       ...(seatNumbers === undefined ? {} : { seatNumbers }),
+      ...(keepLegs === undefined ? {} : { keepLegs }),
       idempotencyKey: activityKey(this.bookingId, 'release-seats', revision),
     });
   }

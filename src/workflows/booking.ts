@@ -11,7 +11,7 @@ import {
   uuid4,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { BookingState, BookingStatus, Money, Timestamp } from '../domain/booking';
+import type { BookingState, BookingStatus, FarePrices, Money, Timestamp } from '../domain/booking';
 import { planBookingChange, type BookingChangePlan } from '../domain/changes';
 import { bookingStateConflict, DomainError, toDomainError, versionMismatch } from '../domain/errors';
 import { cancellationRefund, netAmountPaid } from '../domain/fares';
@@ -29,7 +29,8 @@ import {
 } from '../domain/lifecycle';
 import { isZeroMoney, zeroMoney } from '../domain/money';
 import { assertUpdateSeatsOnBus } from '../domain/seat-layout';
-import { toTimestamp } from '../domain/time';
+import { legRangeOf, type LegRange, type SegmentChangeTerms } from '../domain/segments';
+import { timestampMs, toTimestamp } from '../domain/time';
 import { validateUpdateBooking } from '../domain/validation';
 import { proxyBookingActivities } from './booking-activities';
 import { bookingDetails, notBookedDetails } from './booking-details';
@@ -123,6 +124,8 @@ class BookingSaga {
   private state: BookingState | undefined;
   private seatsHeld = false;
   private notBooked: DomainError | undefined;
+  /** Set by a segment change: the prices of the booking's new segment. */
+  private segmentFarePrices: FarePrices | undefined;
   /** Undone newest first on cancel, expiry or failure: release the seats, give the money back. */
   private readonly compensations = new Compensations<UndoContext>();
   private readonly customerRequests = new CustomerRequests(() => this.state !== undefined && this.seatsHeld);
@@ -157,7 +160,7 @@ class BookingSaga {
     try {
       // The first reservation writes the booking row and its holds in one transaction: all or nothing.
       const { passengers, holdExpiresAt, version } = this.booking;
-      await this.steps.reserveSeats(passengers, holdExpiresAt, version, this.booking);
+      await this.steps.reserveSeats(passengers, holdExpiresAt, version, this.legs, this.booking);
     } catch (error) {
       if (isCancellation(error)) throw error;
       await this.releaseSeatsAndRefund(zeroMoney(this.booking.price.total.currency), 'not-booked');
@@ -281,11 +284,20 @@ class BookingSaga {
     const newPassengerIds = command.addPassengers.map((_, index) =>
       mintIds ? uuid4() : `00000000-0000-4000-8000-${String(index).padStart(12, '0')}`,
     );
-    return planBookingChange(booking, command, newPassengerIds, this.input.farePrices);
+    if (request.segmentChange !== undefined && command.segmentChange === undefined) {
+      throw new DomainError('INTERNAL', 'Segment change terms came without a segment change');
+    }
+    return planBookingChange(
+      booking,
+      command,
+      newPassengerIds,
+      request.segmentChange?.farePrices ?? this.farePrices,
+    );
   }
 
   /** New seats first, then the money, and only then are the old seats let go: a failure changes nothing. */
   private async changeBooking(request: UpdateBookingRequest): Promise<BookingState> {
+    if (request.segmentChange !== undefined) return this.changeSegment(request, request.segmentChange);
     const plan = this.planChange(request, true);
     const nextVersion = this.booking.version + 1;
     const undoChange = new Compensations();
@@ -324,8 +336,73 @@ class BookingSaga {
     undoChange.add('release the new seats', () =>
       this.steps.releaseSeats(`undo-${nextVersion}`, newSeatNumbers),
     );
-    await this.steps.reserveSeats(newSeats, holdExpiresAt, nextVersion);
+    await this.steps.reserveSeats(newSeats, holdExpiresAt, nextVersion, this.legs);
     if (confirmed) await this.steps.confirmSeats(nextVersion);
+  }
+
+  /**
+   * A segment change is a change like a seat change: every seat's new legs are held first, then the price
+   * difference is charged or refunded, and only then are the old legs let go. A failure before that puts the
+   * booking's allocations back to its old legs.
+   */
+  private async changeSegment(
+    request: UpdateBookingRequest,
+    terms: SegmentChangeTerms,
+  ): Promise<BookingState> {
+    const plan = this.planChange(request, true);
+    const nextVersion = this.booking.version + 1;
+    const newLegs = legRangeOf(terms.segment);
+    const confirmed = this.booking.status === 'CONFIRMED';
+    const departureCap = (holdExpiresAt: Timestamp) =>
+      timestampMs(holdExpiresAt) < timestampMs(terms.departureTime) ? holdExpiresAt : terms.departureTime;
+    const holdExpiresAt = confirmed
+      ? holdExpiryFor(now(), this.input.timings.holdDurationMs, terms.departureTime)
+      : departureCap(this.booking.holdExpiresAt);
+    const undoChange = new Compensations();
+    try {
+      undoChange.add('release the new legs', () =>
+        this.steps.releaseSeats(`undo-${nextVersion}`, undefined, terms.previousLegs),
+      );
+      await this.steps.reserveSeats(plan.passengers, holdExpiresAt, nextVersion, newLegs);
+      if (confirmed) await this.steps.confirmSeats(nextVersion);
+      await this.settlePriceDifference(plan);
+    } catch (error) {
+      await undoChange.runInReverse();
+      throw error;
+    }
+    await this.steps.releaseSeats(String(nextVersion), undefined, newLegs);
+    this.segmentFarePrices = terms.farePrices;
+    await this.publish({
+      status: this.next('UPDATE_REQUESTED'),
+      passengers: plan.passengers,
+      price: plan.price,
+      segment: terms.segment,
+      departureTime: terms.departureTime,
+      holdExpiresAt,
+    });
+    await this.steps.notifyChanged(this.booking, plan.settlement);
+    return this.booking;
+  }
+
+  /**
+   * When the booking completes: the arrival at its alighting stop (the segment's local time read as an instant),
+   * the departure for a booking made before segments.
+   */
+  private get arrivalTime(): Timestamp {
+    const segment = this.booking.segment;
+    if (segment === undefined) return this.input.arrivalTime ?? this.booking.departureTime;
+    return new Date(timestampMs(segment.alightingStop.localTime)).toISOString();
+  }
+
+  /** The legs the booking holds; undefined for a booking made before segments, which holds the whole route. */
+  private get legs(): LegRange | undefined {
+    const segment = this.state?.segment;
+    return segment === undefined ? undefined : legRangeOf(segment);
+  }
+
+  /** The prices of the booking's segment: the start's, until a segment change brings others. */
+  private get farePrices(): FarePrices {
+    return this.segmentFarePrices ?? this.input.farePrices;
   }
 
   /** Pending: the amount due simply changes. Confirmed: charge or refund the difference. */
@@ -351,7 +428,7 @@ class BookingSaga {
   async completeAfterDeparture(): Promise<void> {
     await this.waitForTimer(
       'DEPARTURE_PASSED',
-      () => this.booking.departureTime,
+      () => this.arrivalTime,
       async () => {
         if (shouldComplete(this.booking, now()))
           await this.publish({ status: this.next('DEPARTURE_PASSED') });

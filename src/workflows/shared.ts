@@ -11,6 +11,7 @@ import type {
 } from '../domain/booking';
 import { idempotencyKeyReused, type DomainErrorData } from '../domain/errors';
 import { seatNumberList } from '../domain/seat-layout';
+import type { BookingSegment, SegmentChangeTerms } from '../domain/segments';
 import type { TaskQueueNames } from '../domain/task-queues';
 import type { CancelBookingCommand, ConfirmPaymentCommand, UpdateBookingInput } from '../domain/validation';
 
@@ -21,6 +22,9 @@ export const searchAttributes = {
   tripId: defineSearchAttributeKey('TripId', SearchAttributeType.KEYWORD),
   customerId: defineSearchAttributeKey('CustomerId', SearchAttributeType.KEYWORD),
   departureTime: defineSearchAttributeKey('DepartureTime', SearchAttributeType.DATETIME),
+  /** Stop codes of the booking's segment: "every booking boarding at HAJ today" with DepartureTime. */
+  boardingStop: defineSearchAttributeKey('BoardingStop', SearchAttributeType.KEYWORD),
+  alightingStop: defineSearchAttributeKey('AlightingStop', SearchAttributeType.KEYWORD),
 } as const;
 
 export const allSearchAttributes = Object.values(searchAttributes);
@@ -59,8 +63,15 @@ export interface BookingWorkflowInput {
   tripId: string;
   routeId: string;
   departureTime: Timestamp;
-  /** IANA time zone of the route's origin: customers read departure times in it. */
+  /** IANA time zone of the boarding stop: customers read departure times in it. */
   originTimeZone: string;
+  /**
+   * The stops the passengers board and alight at, the legs between them held for every seat. `departureTime` is
+   * then the departure from the boarding stop. Bookings started before segments hold the whole route.
+   */
+  segment?: BookingSegment;
+  /** Arrival at the alighting stop: the booking completes then. The departure time when absent. */
+  arrivalTime?: Timestamp;
   passengers: PassengerInput[];
   /**
    * One id per passenger, in order, chosen with the booking id by the caller. A lost first workflow task may have
@@ -98,6 +109,8 @@ export interface UpdateBookingRequest {
   changes: UpdateBookingInput;
   /** The version the caller last saw (ETag / expected_version); a stale one answers VERSION_MISMATCH. */
   expectedVersion?: number;
+  /** Present when `changes` names a new boarding or alighting stop: the new segment, its prices and times. */
+  segmentChange?: SegmentChangeTerms;
 }
 
 export type CancelBookingRequest = CancelBookingCommand;
@@ -134,13 +147,21 @@ export function assertSameCreateRequest(started: unknown, request: CreateBooking
 
 /** Search attribute values for a booking; set at start and upserted on every transition. */
 export function bookingSearchAttributes(
-  booking: Pick<BookingState, 'status' | 'routeId' | 'tripId' | 'customerId' | 'departureTime'>,
+  booking: Pick<BookingState, 'status' | 'routeId' | 'tripId' | 'customerId' | 'departureTime' | 'segment'>,
 ): SearchAttributePair[] {
+  // Bookings made before segments set no stops: their histories replay with the attributes they were given.
+  const segment = booking.segment;
   return [
     { key: searchAttributes.bookingStatus, value: booking.status },
     { key: searchAttributes.routeId, value: booking.routeId },
     { key: searchAttributes.tripId, value: booking.tripId },
     { key: searchAttributes.customerId, value: booking.customerId },
     { key: searchAttributes.departureTime, value: new Date(booking.departureTime) },
+    ...(segment === undefined
+      ? []
+      : [
+          { key: searchAttributes.boardingStop, value: segment.boardingStopCode },
+          { key: searchAttributes.alightingStop, value: segment.alightingStopCode },
+        ]),
   ];
 }

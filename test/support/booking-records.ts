@@ -23,14 +23,18 @@ export async function seatHolders(database: Knex, tripId: string): Promise<Recor
   return Object.fromEntries(rows.map((row) => [row.seat_number, row.booking_id]));
 }
 
-/** The trip's seats held or booked by two bookings at once (invariant 1): always empty. */
+/** The trip's seats held or booked by two bookings at once on one leg (invariant 1): always empty. */
 export async function doublyHeldSeats(database: Knex, tripId: string): Promise<string[]> {
-  return database('seat_allocations')
-    .where({ trip_id: tripId })
-    .whereIn('state', ['HELD', 'BOOKED'])
-    .groupBy('seat_number')
-    .havingRaw('count(*) > 1')
-    .pluck('seat_number');
+  const { rows } = await database.raw<{ rows: { seat_number: string }[] }>(
+    `SELECT DISTINCT first.seat_number
+       FROM seat_allocations AS first JOIN seat_allocations AS second
+         ON second.trip_id = first.trip_id AND second.seat_number = first.seat_number AND second.id <> first.id
+        AND second.legs && first.legs
+      WHERE first.trip_id = ? AND first.state IN ('HELD', 'BOOKED') AND second.state IN ('HELD', 'BOOKED')
+      ORDER BY first.seat_number`,
+    [tripId],
+  );
+  return rows.map((row) => row.seat_number);
 }
 
 export interface PaymentLedger {

@@ -15,6 +15,8 @@ export interface TestTrip {
   routeId: string;
   layoutId: string;
   departureTime: Date;
+  /** The route's stops in travel order: the origin, any middle stops, the destination. */
+  stopCodes: string[];
   /** Every seat of the bus, in order: `1A`, `1B`, ... */
   seatNumbers: string[];
   /** The seats of the first `premiumRows` rows. */
@@ -33,6 +35,10 @@ export interface TripOptions {
   premiumRows?: number;
   /** Milliseconds from now to departure; a week by default. */
   departureInMs?: number;
+  /** Minutes from the origin to the destination; 210 by default. */
+  durationMinutes?: number;
+  /** Stops between the origin and the destination (Coimbra, then Aveiro), 70 minutes apart; none by default. */
+  middleStops?: 0 | 1 | 2;
 }
 
 /** A trip on its own route, stops and layout, so test files never share seats. */
@@ -40,12 +46,18 @@ export async function createTrip(database: Knex, options: TripOptions = {}): Pro
   const seatCount = options.seatCount ?? 16;
   const premiumRows = options.premiumRows ?? 0;
   const suffix = randomBytes(4).toString('hex').toUpperCase();
-  const stopCodes = [`SA${suffix}`, `SB${suffix}`];
+  const middleCities = ['Coimbra', 'Aveiro'].slice(0, options.middleStops ?? 0);
+  const stopCodes = [
+    `SA${suffix}`,
+    ...middleCities.map((_, index) => `S${index + 1}${suffix}`),
+    `SB${suffix}`,
+  ];
+  const cities = ['Lisbon', ...middleCities, 'Porto'];
   await database('stops').insert(
     stopCodes.map((code, index) => ({
       code,
       name: `Test stop ${index + 1}`,
-      city: index === 0 ? 'Lisbon' : 'Porto',
+      city: cities[index],
       country_code: 'PT',
       time_zone: 'Europe/Lisbon',
     })),
@@ -54,12 +66,22 @@ export async function createTrip(database: Knex, options: TripOptions = {}): Pro
     .insert({
       code: `TEST-${suffix}`,
       origin_stop_code: stopCodes[0],
-      destination_stop_code: stopCodes[1],
+      destination_stop_code: stopCodes[stopCodes.length - 1],
       operator_name: 'Test lines',
       distance_km: 313,
-      typical_duration_minutes: 210,
+      typical_duration_minutes: options.durationMinutes ?? 210,
     })
     .returning<{ id: string }[]>('id');
+  if (middleCities.length > 0) {
+    await database('route_stops').insert(
+      middleCities.map((_, index) => ({
+        route_id: routeId,
+        position: index + 1,
+        stop_code: stopCodes[index + 1],
+        minutes_from_origin: 70 * (index + 1),
+      })),
+    );
+  }
   const rowCount = Math.ceil(seatCount / seatsPerRow);
   const [{ id: layoutId }] = await database('seat_layouts')
     .insert({
@@ -87,7 +109,7 @@ export async function createTrip(database: Knex, options: TripOptions = {}): Pro
       route_id: routeId,
       layout_id: layoutId,
       departure_time: departureTime,
-      arrival_time: new Date(departureTime.getTime() + 210 * 60_000),
+      arrival_time: new Date(departureTime.getTime() + (options.durationMinutes ?? 210) * 60_000),
     })
     .returning<{ id: string }[]>('id');
   await database('trip_fares').insert([
@@ -99,6 +121,7 @@ export async function createTrip(database: Knex, options: TripOptions = {}): Pro
     routeId,
     layoutId,
     departureTime,
+    stopCodes,
     seatNumbers: seats.map((seat) => seat.seat_number),
     premiumSeatNumbers: seats.filter((seat) => seat.fare_class === 'PREMIUM').map((seat) => seat.seat_number),
     async remove() {

@@ -4,6 +4,7 @@ import {
   cancelBookingUpdate,
   confirmPaymentUpdate,
   createBookingUpdate,
+  searchAttributes,
   updateBookingUpdate,
 } from '../../src/workflows/shared';
 import {
@@ -181,4 +182,68 @@ test('CONFIRMED, departure passes → COMPLETED: the workflow ends', async () =>
   const result = await booking.handle.result();
 
   expect(result).toMatchObject({ outcome: 'BOOKING_ENDED', booking: { status: 'COMPLETED' } });
+});
+
+test('CONFIRMED, segment change → status unchanged: the new legs held and booked first, the difference charged, then the old legs cut away', async () => {
+  const stop = (code: string, localTime: string) => ({
+    code,
+    name: `${code} station`,
+    city: code,
+    timeZone: 'Europe/Berlin',
+    localTime,
+  });
+  const segmentOf = (alighting: 'HAJ' | 'BER', alightingPosition: number, arrival: string) => ({
+    boardingStopCode: 'AMS',
+    alightingStopCode: alighting,
+    boardingPosition: 0,
+    alightingPosition,
+    boardingStop: stop('AMS', '2030-06-01T09:00:00+02:00'),
+    alightingStop: stop(alighting, arrival),
+  });
+  const booking = await tier.createBooking({
+    seats: ['3A'],
+    segment: segmentOf('HAJ', 1, '2030-06-01T14:00:00+02:00'),
+  });
+  await booking.handle.executeUpdate(confirmPaymentUpdate, { args: [{ paymentToken: 'tok_visa' }] });
+  const price = booking.created.price.total;
+  const longer = await booking.handle.executeUpdate(updateBookingUpdate, {
+    args: [
+      {
+        changes: { alightingStop: 'BER' },
+        segmentChange: {
+          segment: segmentOf('BER', 2, '2030-06-01T17:00:00+02:00'),
+          farePrices: {
+            STANDARD: { amountMinor: price.amountMinor * 2, currency: price.currency },
+            PREMIUM: { amountMinor: price.amountMinor * 3, currency: price.currency },
+          },
+          departureTime: '2030-06-01T07:00:00.000Z',
+          arrivalTime: '2030-06-01T15:00:00.000Z',
+          previousLegs: { from: 0, to: 1 },
+        },
+      },
+    ],
+  });
+
+  expect(longer).toMatchObject({
+    status: 'CONFIRMED',
+    segment: { alightingStopCode: 'BER', alightingPosition: 2 },
+    price: { total: { amountMinor: price.amountMinor * 2 } },
+  });
+  expect(activitiesOf(booking).slice(-5)).toEqual([
+    'ReserveSeats',
+    'ConfirmSeats',
+    'ProcessPayment',
+    'ReleaseSeats',
+    'SendEmailNotification',
+  ]);
+  // Operators find the booking by its stops: the search attributes follow the segment.
+  const { typedSearchAttributes } = await booking.handle.describe();
+  expect(typedSearchAttributes.get(searchAttributes.boardingStop)).toBe('AMS');
+  expect(typedSearchAttributes.get(searchAttributes.alightingStop)).toBe('BER');
+  const seatCalls = booking.calls.filter((call) => ['ReserveSeats', 'ReleaseSeats'].includes(call.activity));
+  expect(seatCalls.map((call) => [call.activity, call.input.legs ?? call.input.keepLegs])).toEqual([
+    ['ReserveSeats', { from: 0, to: 1 }],
+    ['ReserveSeats', { from: 0, to: 2 }],
+    ['ReleaseSeats', { from: 0, to: 2 }],
+  ]);
 });

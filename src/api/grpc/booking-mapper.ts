@@ -1,5 +1,6 @@
 // Maps BookingView onto the proto Booking and proto enums onto domain values; checks what every request carries.
 import type { BookingView } from '../../application/interface';
+import type { SegmentStopTime } from '../../domain/booking';
 import type {
   BookingStatus,
   Money,
@@ -124,5 +125,18 @@ export function toBookingMessage(view: BookingView): Booking {
     cancelledAt: view.cancelledAt === undefined ? undefined : toDate(view.cancelledAt),
     cancellationReason: view.cancellationReason ?? '',
     version: view.version,
+    segment:
+      view.segment === undefined
+        ? undefined
+        : {
+            boardingStop: segmentStop(view.segment.boardingStop),
+            alightingStop: segmentStop(view.segment.alightingStop),
+            departureTime: view.segment.boardingStop.localTime,
+            arrivalTime: view.segment.alightingStop.localTime,
+          },
   };
+}
+
+function segmentStop(stop: SegmentStopTime) {
+  return { code: stop.code, name: stop.name, city: stop.city, timeZone: stop.timeZone };
 }

@@ -186,6 +186,8 @@ export function createBookingServiceHandlers(dependencies: BookingServiceDepende
             passengers: request.passengers.map(passengerInput),
             contactEmail: request.contactEmail,
             contactPhone: request.contactPhone,
+            boardingStop: request.boardingStop,
+            alightingStop: request.alightingStop,
           },
           {
             ...(requestId === undefined ? {} : { bookingId: bookingIdForRequest(actor, requestId) }),
@@ -222,6 +224,8 @@ export function createBookingServiceHandlers(dependencies: BookingServiceDepende
               email: update.email,
               phone: update.phone,
             })),
+            boardingStop: request.boardingStop,
+            alightingStop: request.alightingStop,
           },
           { expectedVersion: given(request.expectedVersion) },
         );

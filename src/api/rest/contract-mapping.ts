@@ -1,5 +1,5 @@
 // Maps between the REST contract's snake_case JSON and the application's camelCase types, in one place.
-import type { Money } from '../../domain/booking';
+import type { BookingSegment, Money, SegmentStopTime } from '../../domain/booking';
 import { minutesToIsoDuration } from '../../application/catalog';
 import type {
   BookingView,
@@ -45,6 +45,8 @@ export function createBookingInput(body: unknown): CreateBookingInput {
     passengers: mapList(request.passengers, passengerInput),
     contactEmail: request.contact_email,
     contactPhone: request.contact_phone,
+    boardingStop: request.boarding_stop,
+    alightingStop: request.alighting_stop,
   };
 }
 
@@ -70,6 +72,8 @@ export function updateBookingInput(body: unknown): UpdateBookingInput {
         phone: update.phone,
       };
     }),
+    boardingStop: request.boarding_stop,
+    alightingStop: request.alighting_stop,
   };
 }
 
@@ -126,6 +130,20 @@ export function bookingJson(booking: BookingView) {
     cancelled_at: booking.cancelledAt ?? null,
     cancellation_reason: booking.cancellationReason ?? null,
     version: booking.version,
+    segment: booking.segment === undefined ? null : segmentJson(booking.segment),
+  };
+}
+
+function segmentStopJson(stop: SegmentStopTime) {
+  return { code: stop.code, name: stop.name, city: stop.city, time_zone: stop.timeZone };
+}
+
+function segmentJson(segment: BookingSegment) {
+  return {
+    boarding_stop: segmentStopJson(segment.boardingStop),
+    alighting_stop: segmentStopJson(segment.alightingStop),
+    departure_time: segment.boardingStop.localTime,
+    arrival_time: segment.alightingStop.localTime,
   };
 }
 
@@ -154,6 +172,10 @@ export function routeJson(route: RouteView) {
     operator_name: route.operatorName,
     distance_km: route.distanceKm,
     typical_duration: minutesToIsoDuration(route.typicalDurationMinutes),
+    matched_stops: {
+      boarding_stop: route.matchedStops.boardingStopCode,
+      alighting_stop: route.matchedStops.alightingStopCode,
+    },
   };
 }
 

@@ -164,6 +164,7 @@ const ruleMessageSources: readonly [pointer: string, message: RuleMessage][] = [
   ['#/components/schemas/Phone', always(fieldMessages.phone)],
   ['#/components/schemas/NullablePhone', always(fieldMessages.phone)],
   ['#/components/schemas/SeatNumber', always(fieldMessages.seatNumber)],
+  ['#/components/schemas/StopCode', always(fieldMessages.stopCode)],
   [
     '#/components/schemas/PersonName',
     (error) => {

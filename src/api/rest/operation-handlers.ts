@@ -157,7 +157,12 @@ export function createOperationHandlers(applications: Applications): Record<stri
     },
 
     async getRouteAvailability({ path, query }) {
-      const availability = await catalog.getRouteAvailability(String(path.route_id), String(query.date));
+      const boardingStopCode = optionalString(query.boarding_stop);
+      const alightingStopCode = optionalString(query.alighting_stop);
+      const availability = await catalog.getRouteAvailability(String(path.route_id), String(query.date), {
+        ...(boardingStopCode === undefined ? {} : { boardingStopCode }),
+        ...(alightingStopCode === undefined ? {} : { alightingStopCode }),
+      });
       // Identical reads in flight share one answer, and then one serialization.
       return ok(serializedOnce(availability, () => routeAvailabilityJson(availability)));
     },

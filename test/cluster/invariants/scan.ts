@@ -183,23 +183,55 @@ async function checkSeats(
 ): Promise<void> {
   const tripIds = [...new Set(rows.map((row) => row.trip_id))];
   const bookingIds = rows.map((row) => row.id);
-  const allocations: { trip_id: string; seat_number: string; booking_id: string }[] = await database(
-    'seat_allocations',
-  )
+  // Claims are per leg of a seat: two bookings may share a seat on adjacent segments, never on one leg.
+  const allocations: {
+    trip_id: string;
+    seat_number: string;
+    booking_id: string;
+    legs_from: number;
+    legs_to: number;
+  }[] = await database('seat_allocations')
     .whereIn('trip_id', tripIds)
     .whereIn('state', ['HELD', 'BOOKED'])
-    .select('trip_id', 'seat_number', 'booking_id');
+    .select(
+      'trip_id',
+      'seat_number',
+      'booking_id',
+      database.raw('lower(legs) AS legs_from'),
+      database.raw('upper(legs) AS legs_to'),
+    );
+  const legCounts = new Map<string, number>(
+    (
+      await database('trips')
+        .whereIn('id', tripIds)
+        .select<{ id: string; leg_count: number }[]>(
+          'id',
+          database.raw('route_leg_count(route_id) AS leg_count'),
+        )
+    ).map((trip) => [trip.id, trip.leg_count]),
+  );
   const claims = new Map<string, Set<string>>();
-  const claim = (tripId: string, seatNumber: string, bookingId: string) => {
-    const key = `${tripId}/${seatNumber}`;
-    claims.set(key, (claims.get(key) ?? new Set()).add(bookingId));
+  const claim = (tripId: string, seatNumber: string, bookingId: string, legsFrom: number, legsTo: number) => {
+    for (let leg = legsFrom; leg < legsTo; leg += 1) {
+      const key = `${tripId}/${seatNumber}/leg ${leg}`;
+      claims.set(key, (claims.get(key) ?? new Set()).add(bookingId));
+    }
   };
   for (const allocation of allocations)
-    claim(allocation.trip_id, allocation.seat_number, allocation.booking_id);
+    claim(
+      allocation.trip_id,
+      allocation.seat_number,
+      allocation.booking_id,
+      allocation.legs_from,
+      allocation.legs_to,
+    );
   const activeRows = rows.filter((row) => activeStatuses.includes(row.status));
   for (const row of activeRows) {
-    for (const passenger of views.get(row.id)?.passengers ?? [])
-      claim(row.trip_id, passenger.seatNumber, row.id);
+    const view = views.get(row.id);
+    const legsFrom = view?.segment?.boardingPosition ?? 0;
+    const legsTo = view?.segment?.alightingPosition ?? legCounts.get(row.trip_id) ?? 1;
+    for (const passenger of view?.passengers ?? [])
+      claim(row.trip_id, passenger.seatNumber, row.id, legsFrom, legsTo);
   }
   for (const [seat, holders] of claims) {
     if (holders.size > 1)

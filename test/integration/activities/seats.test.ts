@@ -6,6 +6,7 @@ import type { ReserveSeatsInput, SeatActivities } from '../../../src/activities/
 import type { BookingState } from '../../../src/domain/booking';
 import { findDomainError } from '../../../src/domain/errors';
 import { activityKey } from '../../../src/domain/ids';
+import { createTrip, type TestTrip } from '../../support/trips';
 import {
   bookingSnapshot,
   failureOf,
@@ -117,7 +118,7 @@ describe('ReserveSeats', () => {
     const failure = await failureOf(runActivity(seats, 'ReserveSeats', reservation(loser)));
     expect(failure.type).toBe('SEAT_UNAVAILABLE');
     expect(failure.nonRetryable).toBe(true);
-    expect(findDomainError(failure)?.details).toEqual({ seatNumbers: ['1C'] });
+    expect(findDomainError(failure)?.details).toMatchObject({ seatNumbers: ['1C'] });
 
     expect(await allocations(loser.id)).toEqual([]);
     expect(await testBed.database('bookings').where({ id: loser.id }).first()).toBeUndefined();
@@ -271,5 +272,107 @@ describe('lapsed holds', () => {
     );
     expect(tooEarly.type).toBe('SEAT_UNAVAILABLE');
     expect(await allocations(recent.id)).toEqual([expect.objectContaining({ state: 'HELD' })]);
+  });
+});
+
+describe('segments', () => {
+  // Three stops, two legs: leg 0 runs from the origin to the middle stop, leg 1 from there to the destination.
+  let trip: TestTrip;
+  let stopCodes: string[];
+
+  beforeAll(async () => {
+    trip = await createTrip(testBed.database, { middleStops: 1 });
+    stopCodes = trip.stopCodes;
+  });
+  afterAll(() => trip.remove());
+
+  function segmentBooking(...seatNumbers: string[]): BookingState {
+    return bookingSnapshot(
+      { ...testBed.trip, tripId: trip.tripId, routeId: trip.routeId },
+      seatNumbers.map((seatNumber) => testPassenger(seatNumber)),
+    );
+  }
+
+  async function legsOf(bookingId: string) {
+    const rows: { seat_number: string; legs: string; state: string }[] = await testBed
+      .database('seat_allocations')
+      .where({ booking_id: bookingId })
+      .orderBy(['seat_number', 'created_at'])
+      .select('seat_number', 'legs', 'state');
+    return rows.map((row) => `${row.seat_number} ${row.legs} ${row.state}`);
+  }
+
+  it('lets adjacent segments of one seat both hold it, and refuses one sharing a leg, naming the legs', async () => {
+    const first = segmentBooking('1A');
+    const second = segmentBooking('1A');
+    await runActivity(seats, 'ReserveSeats', reservation(first, { legs: { from: 0, to: 1 } }));
+    await runActivity(seats, 'ReserveSeats', reservation(second, { legs: { from: 1, to: 2 } }));
+
+    const whole = segmentBooking('1A');
+    const failure = await failureOf(runActivity(seats, 'ReserveSeats', reservation(whole)));
+    expect(failure.type).toBe('SEAT_UNAVAILABLE');
+    const [origin, middle, destination] = stopCodes;
+    expect(failure.message).toBe(
+      `Seat 1A is not available: 1A is taken on ${origin}→${middle}, ${middle}→${destination}`,
+    );
+    expect(findDomainError(failure)?.details).toEqual({
+      seatNumbers: ['1A'],
+      overlappingLegs: [`1A ${origin}→${middle}, ${middle}→${destination}`],
+    });
+    expect(await legsOf(whole.id)).toEqual([]);
+  });
+
+  it('frees the seat of a released whole-route booking for both of its segments', async () => {
+    const whole = segmentBooking('1B');
+    await runActivity(seats, 'ReserveSeats', reservation(whole));
+    expect(await legsOf(whole.id)).toEqual(['1B [0,2) HELD']);
+    const first = segmentBooking('1B');
+    expect(
+      (await failureOf(runActivity(seats, 'ReserveSeats', reservation(first, { legs: { from: 0, to: 1 } }))))
+        .type,
+    ).toBe('SEAT_UNAVAILABLE');
+    await runActivity(seats, 'ReleaseSeats', {
+      bookingId: whole.id,
+      tripId: trip.tripId,
+      idempotencyKey: activityKey(whole.id, 'release-seats', 'cancel'),
+    });
+    const second = segmentBooking('1B');
+    await runActivity(seats, 'ReserveSeats', reservation(first, { legs: { from: 0, to: 1 } }));
+    await runActivity(seats, 'ReserveSeats', reservation(second, { legs: { from: 1, to: 2 } }));
+    expect(await legsOf(first.id)).toEqual(['1B [0,1) HELD']);
+    expect(await legsOf(second.id)).toEqual(['1B [1,2) HELD']);
+  });
+
+  it('changes a segment by holding the new legs beside the old, then cutting the old down to the new', async () => {
+    const booking = segmentBooking('2A');
+    const change = (legs: { from: number; to: number }, revision: string) => ({
+      reserve: reservation(booking, {
+        legs,
+        idempotencyKey: activityKey(booking.id, 'reserve-seats', revision),
+      }),
+      release: {
+        bookingId: booking.id,
+        tripId: trip.tripId,
+        keepLegs: legs,
+        idempotencyKey: activityKey(booking.id, 'release-seats', revision),
+      },
+    });
+    await runActivity(seats, 'ReserveSeats', reservation(booking, { legs: { from: 0, to: 1 } }));
+
+    const longer = change({ from: 0, to: 2 }, 'longer');
+    await runActivity(seats, 'ReserveSeats', longer.reserve);
+    expect(await legsOf(booking.id)).toEqual(['2A [0,1) HELD', '2A [1,2) HELD']);
+    await runActivity(seats, 'ReleaseSeats', longer.release);
+    expect(await legsOf(booking.id)).toEqual(['2A [0,1) HELD', '2A [1,2) HELD']);
+
+    const later = change({ from: 1, to: 2 }, 'later');
+    await runActivity(seats, 'ReserveSeats', later.reserve);
+    await runActivity(seats, 'ReleaseSeats', later.release);
+    await runActivity(seats, 'ReleaseSeats', later.release);
+    expect(await legsOf(booking.id)).toEqual(['2A [0,1) RELEASED', '2A [1,2) HELD']);
+
+    // The freed leg is anyone's again.
+    const other = segmentBooking('2A');
+    await runActivity(seats, 'ReserveSeats', reservation(other, { legs: { from: 0, to: 1 } }));
   });
 });

@@ -1,9 +1,9 @@
-// Invariant 1 at the database level: a trip's seat is held or booked by at most one allocation, even under races.
+// Invariant 1 at the database level: a leg of a trip's seat is held or booked by at most one allocation, even under races.
 import { randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
 import { openTestDatabase, testCipher } from '../../support/database';
 
-const ONE_ACTIVE_PER_SEAT = 'seat_allocations_one_active_per_seat';
+const NO_OVERLAPPING_LEGS = 'seat_allocations_no_overlapping_legs';
 const CONCURRENT_ATTEMPTS = 20;
 
 const cipher = testCipher();
@@ -39,6 +39,7 @@ function allocate(
   seatNumber: string,
   state: 'HELD' | 'BOOKED',
   connection: Knex = database,
+  legs?: [number, number],
 ) {
   return connection('seat_allocations')
     .insert({
@@ -46,9 +47,10 @@ function allocate(
       seat_number: seatNumber,
       booking_id: bookingId,
       state,
+      ...(legs === undefined ? {} : { legs: connection.raw('int4range(?, ?)', legs) }),
       hold_expires_at: state === 'HELD' ? new Date(Date.now() + 15 * 60_000) : null,
     })
-    .returning<{ id: string; layout_id: string }[]>(['id', 'layout_id']);
+    .returning<{ id: string; layout_id: string; legs: string }[]>(['id', 'layout_id', 'legs']);
 }
 
 beforeAll(async () => {
@@ -61,6 +63,13 @@ beforeAll(async () => {
       code: `A${suffix}`,
       name: 'Test origin',
       city: 'Lisbon',
+      country_code: 'PT',
+      time_zone: 'Europe/Lisbon',
+    },
+    {
+      code: `M${suffix}`,
+      name: 'Test middle stop',
+      city: 'Coimbra',
       country_code: 'PT',
       time_zone: 'Europe/Lisbon',
     },
@@ -82,6 +91,12 @@ beforeAll(async () => {
       typical_duration_minutes: 210,
     })
     .returning<{ id: string }[]>('id');
+  await database('route_stops').insert({
+    route_id: routeId,
+    position: 1,
+    stop_code: `M${suffix}`,
+    minutes_from_origin: 120,
+  });
   const layouts = await database('seat_layouts')
     .insert([
       { code: `T4-${suffix}`, name: 'Test four seats', row_count: 1, seats_per_row: 4, seat_count: 4 },
@@ -136,7 +151,7 @@ afterAll(async () => {
   await database('routes').where({ id: routeId }).delete();
   await database('seat_layouts').whereIn('id', [layoutId, otherLayoutId]).delete();
   await database('stops')
-    .whereIn('code', [`A${suffix}`, `B${suffix}`])
+    .whereIn('code', [`A${suffix}`, `M${suffix}`, `B${suffix}`])
     .delete();
   await database('users').where({ id: customerId }).delete();
   await database.destroy();
@@ -152,8 +167,8 @@ describe('seat_allocations', () => {
 
     for (const state of ['HELD', 'BOOKED'] as const) {
       await expect(allocate(secondBooking, '1A', state)).rejects.toMatchObject({
-        code: '23505',
-        constraint: ONE_ACTIVE_PER_SEAT,
+        code: '23P01',
+        constraint: NO_OVERLAPPING_LEGS,
       });
     }
 
@@ -161,8 +176,8 @@ describe('seat_allocations', () => {
       .where({ id: allocation.id })
       .update({ state: 'BOOKED', hold_expires_at: null });
     await expect(allocate(secondBooking, '1A', 'HELD')).rejects.toMatchObject({
-      code: '23505',
-      constraint: ONE_ACTIVE_PER_SEAT,
+      code: '23P01',
+      constraint: NO_OVERLAPPING_LEGS,
     });
   });
 
@@ -218,7 +233,7 @@ describe('seat_allocations', () => {
     expect(winners).toHaveLength(1);
     expect(losers).toHaveLength(CONCURRENT_ATTEMPTS - 1);
     for (const loser of losers) {
-      expect(loser.reason).toMatchObject({ code: '23505', constraint: ONE_ACTIVE_PER_SEAT });
+      expect(loser.reason).toMatchObject({ code: '23P01', constraint: NO_OVERLAPPING_LEGS });
     }
     const activeHolders = await database('seat_allocations')
       .where({ trip_id: tripId, seat_number: '1C' })
@@ -263,5 +278,61 @@ describe('seat_allocations', () => {
         state: 'RELEASED',
       }),
     ).rejects.toMatchObject({ code: '23514', constraint: 'seat_allocations_released_has_time' });
+  });
+
+  it('holds the whole route when a writer names no legs', async () => {
+    const [allocation] = await allocate(await createBooking(), '1D', 'HELD');
+    expect(allocation.legs).toBe('[0,2)');
+    await database('seat_allocations')
+      .where({ id: allocation.id })
+      .update({ state: 'RELEASED', released_at: database.fn.now() });
+  });
+
+  it('refuses a direct SQL allocation sharing a leg, and accepts adjacent segments of one seat', async () => {
+    const [first, second, third] = [await createBooking(), await createBooking(), await createBooking()];
+    const [aToM] = await allocate(first, '1D', 'BOOKED', database, [0, 1]);
+    const [mToB] = await allocate(second, '1D', 'HELD', database, [1, 2]);
+    expect([aToM.legs, mToB.legs]).toEqual(['[0,1)', '[1,2)']);
+    for (const legs of [
+      [0, 2],
+      [0, 1],
+      [1, 2],
+    ] as [number, number][]) {
+      await expect(allocate(third, '1D', 'HELD', database, legs)).rejects.toMatchObject({
+        code: '23P01',
+        constraint: NO_OVERLAPPING_LEGS,
+      });
+    }
+    await expect(
+      database.raw(
+        `INSERT INTO seat_allocations (trip_id, seat_number, booking_id, state, legs)
+         VALUES (?, '1D', ?, 'BOOKED', int4range(0, 2))`,
+        [tripId, third],
+      ),
+    ).rejects.toMatchObject({ code: '23P01', constraint: NO_OVERLAPPING_LEGS });
+  });
+
+  it('frees every leg of a released whole-route allocation for the segments within it', async () => {
+    const [whole, first, second] = [await createBooking(), await createBooking(), await createBooking()];
+    // The race above left one hold of 1C; release it so this test starts from a free seat.
+    await database('seat_allocations')
+      .where({ trip_id: tripId, seat_number: '1C' })
+      .whereIn('state', ['HELD', 'BOOKED'])
+      .update({ state: 'RELEASED', released_at: database.fn.now() });
+    const [allocation] = await allocate(whole, '1C', 'BOOKED', database, [0, 2]);
+    await expect(allocate(first, '1C', 'HELD', database, [0, 1])).rejects.toMatchObject({ code: '23P01' });
+    await database('seat_allocations')
+      .where({ id: allocation.id })
+      .update({ state: 'RELEASED', released_at: database.fn.now() });
+    await allocate(first, '1C', 'HELD', database, [0, 1]);
+    await allocate(second, '1C', 'HELD', database, [1, 2]);
+  });
+
+  it('refuses an empty or unbounded leg range', async () => {
+    const bookingId = await createBooking();
+    await expect(allocate(bookingId, '1A', 'HELD', database, [1, 1])).rejects.toMatchObject({
+      code: '23514',
+      constraint: 'seat_allocations_legs_valid',
+    });
   });
 });

@@ -180,7 +180,7 @@ describe('The scan reports each corruption of the data behind the service', () =
     expect(subjectsByInvariant(report)).toEqual({
       ...noSubjects(),
       'booking-settled': [ids.terminated],
-      'seat-held-once': [`${trip.tripId}/1A`],
+      'seat-held-once': [`${trip.tripId}/1A/leg 0`],
       'seats-follow-status': [ids.seatTwice],
       'no-double-charge': [ids.doubleCharged],
       'no-orphan-charge': [`${orphanBookingId}:process-payment:1`],

@@ -267,8 +267,13 @@ test('UpdateBooking when confirmed: the price difference is charged, or refunded
   expect(await notificationsOf(testBed.saga.database, pending.id)).toContain('EMAIL:booking-changed');
 });
 
-test('The departure time passes: CONFIRMED becomes COMPLETED and the workflow ends', async () => {
-  const soon = await createTrip(testBed.saga.database, { seatCount: 4, departureInMs: 6000 });
+test('The bus reaches the alighting stop: CONFIRMED becomes COMPLETED and the workflow ends', async () => {
+  // The shortest trip a route can have: one minute from the origin to the destination.
+  const soon = await createTrip(testBed.saga.database, {
+    seatCount: 4,
+    departureInMs: 6000,
+    durationMinutes: 1,
+  });
   const pending = await testBed.saga.application.createBooking(
     testBed.customer,
     bookingRequest(soon, ['1A']),
@@ -278,6 +283,7 @@ test('The departure time passes: CONFIRMED becomes COMPLETED and the workflow en
   const completed = await eventually(
     () => testBed.saga.application.getBooking(testBed.customer, pending.id),
     (booking) => booking.status === 'COMPLETED',
+    { timeoutMs: 90_000 },
   );
 
   expect(completed.amountPaid.amountMinor).toBe(standardPriceMinor);
@@ -291,4 +297,4 @@ test('The departure time passes: CONFIRMED becomes COMPLETED and the workflow en
   expect(await errorCodeOf(testBed.saga.application.cancelBooking(testBed.customer, pending.id, {}))).toBe(
     'BOOKING_STATE_CONFLICT',
   );
-});
+}, 120_000);

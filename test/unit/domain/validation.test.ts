@@ -82,6 +82,16 @@ describe('field syntax', () => {
 });
 
 describe('validateCreateBooking', () => {
+  it('takes the stop codes of the segment, each optional, and names a malformed one', () => {
+    expect(validateCreateBooking({ ...createInput(), boardingStop: 'HAJ' })).toMatchObject({
+      boardingStopCode: 'HAJ',
+    });
+    expect(validateCreateBooking(createInput())).not.toHaveProperty('alightingStopCode');
+    expect(fieldsOf(() => validateCreateBooking({ ...createInput(), alightingStop: 'Berlin Hbf' }))).toEqual([
+      'alighting_stop',
+    ]);
+  });
+
   it('returns a typed command with trimmed names', () => {
     expect(validateCreateBooking(createInput({ contactPhone: '+351912345678' }))).toEqual({
       tripId,
@@ -195,6 +205,23 @@ describe('validateCreateBooking', () => {
 
 describe('validateUpdateBooking', () => {
   const current = { passengers };
+
+  it('reads a segment change, alone or with detail updates, never with seat changes or added passengers', () => {
+    expect(validateUpdateBooking({ alightingStop: 'HAJ' }, current)).toMatchObject({
+      segmentChange: { alightingStopCode: 'HAJ' },
+    });
+    expect(fieldsOf(() => validateUpdateBooking({ boardingStop: 'hannover' }, current))).toEqual([
+      'boarding_stop',
+    ]);
+    expect(
+      fieldsOf(() =>
+        validateUpdateBooking(
+          { boardingStop: 'HAJ', seatChanges: [{ passengerId: firstPassengerId, seatNumber: '4A' }] },
+          current,
+        ),
+      ),
+    ).toEqual(['boarding_stop']);
+  });
 
   it('returns a typed command; an omitted fare class keeps the passenger’s', () => {
     const command = validateUpdateBooking(

@@ -105,12 +105,14 @@ describe('catalogue and user JSON', () => {
     operatorName: 'Lusitania Coaches',
     distanceKm: 313,
     typicalDurationMinutes: 195,
+    matchedStops: { boardingStopCode: 'COI', alightingStopCode: 'POR' },
   };
 
-  it('renders a route with an ISO 8601 duration', () => {
+  it('renders a route with an ISO 8601 duration and the stops a search matched', () => {
     const json = routeJson(route);
     expectValid('Route', json);
     expect(json.typical_duration).toBe('PT3H15M');
+    expect(json.matched_stops).toEqual({ boarding_stop: 'COI', alighting_stop: 'POR' });
     expect(json.origin.time_zone).toBe('Europe/Lisbon');
   });
 

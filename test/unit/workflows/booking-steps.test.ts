@@ -56,7 +56,7 @@ function recordingSteps(): {
 test('ConfirmSeats has a key of its own, apart from the ReserveSeats of the same version', async () => {
   const { steps, calls } = recordingSteps();
 
-  await steps.reserveSeats(passengers, '2026-11-01T09:15:00.000Z', 3);
+  await steps.reserveSeats(passengers, '2026-11-01T09:15:00.000Z', 3, { from: 1, to: 3 });
   await steps.confirmSeats(3);
 
   expect(calls.map((call) => [call.activity, call.input.idempotencyKey])).toEqual([
@@ -69,8 +69,8 @@ test('the creating reservation carries the first snapshot; a later one does not'
   const { steps, calls } = recordingSteps();
   const firstSnapshot = bookingState();
 
-  await steps.reserveSeats(passengers, firstSnapshot.holdExpiresAt, 1, firstSnapshot);
-  await steps.reserveSeats(passengers.slice(1), firstSnapshot.holdExpiresAt, 2);
+  await steps.reserveSeats(passengers, firstSnapshot.holdExpiresAt, 1, undefined, firstSnapshot);
+  await steps.reserveSeats(passengers.slice(1), firstSnapshot.holdExpiresAt, 2, undefined);
 
   expect(calls[0].input).toEqual({
     bookingId,
@@ -90,8 +90,8 @@ test('a new booking holds its first seats by local activity; its later reservati
   const { steps, calls } = recordingSteps();
   const firstSnapshot = bookingState();
 
-  await steps.reserveSeats(passengers, firstSnapshot.holdExpiresAt, 1, firstSnapshot);
-  await steps.reserveSeats(passengers.slice(1), firstSnapshot.holdExpiresAt, 2);
+  await steps.reserveSeats(passengers, firstSnapshot.holdExpiresAt, 1, undefined, firstSnapshot);
+  await steps.reserveSeats(passengers.slice(1), firstSnapshot.holdExpiresAt, 2, undefined);
 
   expect(calls.map((call) => [call.activity, call.input.idempotencyKey])).toEqual([
     ['local ReserveSeats', `${bookingId}:reserve-seats:1`],

@@ -81,6 +81,8 @@ export interface BookingOptions {
   outcomes?: FakeOutcomes;
   /** Starts the workflow with a RequestCancellation signal, as a cancel during creation does. */
   cancelWithStart?: CancelBookingRequest;
+  /** The stops the passengers board and alight at; the whole route when absent. */
+  segment?: BookingWorkflowInput['segment'];
 }
 
 export interface TestBooking {
@@ -154,6 +156,7 @@ export class BookingWorkflowTier {
       passengerIds: seats.map(() => randomUUID()),
       contactEmail: 'ana@example.com',
       ...(options.contactPhone === undefined ? {} : { contactPhone: options.contactPhone }),
+      ...(options.segment === undefined ? {} : { segment: options.segment }),
       farePrices,
       seatClasses,
       refundRule: defaultRefundRule,

@@ -501,6 +501,11 @@ export interface components {
              */
             errors?: components["schemas"]["FieldViolation"][];
         };
+        /**
+         * @description A stop's code as the catalogue gives it.
+         * @example HAJ
+         */
+        StopCode: string;
         Stop: {
             /** @example LIS */
             code: string;
@@ -518,6 +523,14 @@ export interface components {
              * @example Europe/Lisbon
              */
             time_zone: string;
+        };
+        /**
+         * @description The stops of the route a search's `origin` and `destination` matched, in travel order (the route's two ends
+         *     when the search named neither): the boarding and alighting stops to ask availability and book with.
+         */
+        MatchedStops: {
+            boarding_stop: components["schemas"]["StopCode"];
+            alighting_stop: components["schemas"]["StopCode"];
         };
         Route: {
             id: components["schemas"]["Uuid"];
@@ -537,6 +550,7 @@ export interface components {
              * @example PT3H15M
              */
             typical_duration: string;
+            matched_stops?: components["schemas"]["MatchedStops"];
         };
         SeatMapEntry: {
             seat_number: components["schemas"]["SeatNumber"];
@@ -642,6 +656,40 @@ export interface components {
              * @example 2
              */
             version: number;
+            /** @description Where the passengers board and alight; null only on bookings made before segments. */
+            segment?: components["schemas"]["Segment"] | null;
+        };
+        /** @description A stop of a booking's segment. */
+        SegmentStop: {
+            code: components["schemas"]["StopCode"];
+            /** @example Hannover ZOB */
+            name: string;
+            /** @example Hannover */
+            city: string;
+            /**
+             * @description IANA time zone of the stop.
+             * @example Europe/Berlin
+             */
+            time_zone: string;
+        };
+        /**
+         * @description The part of the trip the booking travels, from the boarding stop to the alighting stop (any two stops of
+         *     the route in travel order; the route's two ends unless the create named others), with the local times the
+         *     bus is there: RFC 3339 with each stop's own UTC offset.
+         */
+        Segment: {
+            boarding_stop: components["schemas"]["SegmentStop"];
+            alighting_stop: components["schemas"]["SegmentStop"];
+            /**
+             * Format: date-time
+             * @example 2026-12-01T09:30:00+01:00
+             */
+            departure_time: string;
+            /**
+             * Format: date-time
+             * @example 2026-12-01T13:05:00+01:00
+             */
+            arrival_time: string;
         };
         User: {
             id: components["schemas"]["Uuid"];
@@ -670,6 +718,13 @@ export interface components {
             passengers: components["schemas"]["PassengerInput"][];
             contact_email: components["schemas"]["Email"];
             contact_phone?: components["schemas"]["Phone"];
+            /** @description Where the passengers board; the route's origin when left out (400 when not on the route). */
+            boarding_stop?: components["schemas"]["StopCode"];
+            /**
+             * @description Where the passengers alight; the route's destination when left out (400 when not on the route or not
+             *     after the boarding stop).
+             */
+            alighting_stop?: components["schemas"]["StopCode"];
         };
         /**
          * @description `passenger_id` must name a passenger of the booking, at most once per list; the new seat must differ from
@@ -700,6 +755,14 @@ export interface components {
             seat_changes?: components["schemas"]["SeatChange"][];
             add_passengers?: components["schemas"]["PassengerInput"][];
             passenger_updates?: components["schemas"]["PassengerUpdate"][];
+            /**
+             * @description A segment change: the new boarding stop (the current one when left out). The new legs are held before
+             *     the old ones are released and the price difference is charged or refunded; not with `seat_changes` or
+             *     `add_passengers` (400).
+             */
+            boarding_stop?: components["schemas"]["StopCode"];
+            /** @description A segment change: the new alighting stop (the current one when left out). */
+            alighting_stop?: components["schemas"]["StopCode"];
         };
         CancelBookingRequest: {
             /**
@@ -1281,10 +1344,22 @@ export interface components {
          */
         RouteDate: components["schemas"]["CalendarDate"];
         /**
-         * @description Local date at the route's origin.
+         * @description Local date at the boarding stop (the route's origin unless `boarding_stop` names another).
          * @example 2026-12-01
          */
         AvailabilityDate: components["schemas"]["CalendarDate"];
+        /**
+         * @description Where the passengers board; the route's origin when left out. Availability is then for the segment: seats
+         *     free on every leg from here to the alighting stop, and the segment's prices and times (400 when the stop is
+         *     not on the route or not before the alighting stop).
+         * @example HAJ
+         */
+        BoardingStop: components["schemas"]["StopCode"];
+        /**
+         * @description Where the passengers alight; the route's destination when left out.
+         * @example BER
+         */
+        AlightingStop: components["schemas"]["StopCode"];
     };
     requestBodies: {
         CreateBooking: {
@@ -1705,10 +1780,22 @@ export interface operations {
         parameters: {
             query: {
                 /**
-                 * @description Local date at the route's origin.
+                 * @description Local date at the boarding stop (the route's origin unless `boarding_stop` names another).
                  * @example 2026-12-01
                  */
                 date: components["parameters"]["AvailabilityDate"];
+                /**
+                 * @description Where the passengers board; the route's origin when left out. Availability is then for the segment: seats
+                 *     free on every leg from here to the alighting stop, and the segment's prices and times (400 when the stop is
+                 *     not on the route or not before the alighting stop).
+                 * @example HAJ
+                 */
+                boarding_stop?: components["parameters"]["BoardingStop"];
+                /**
+                 * @description Where the passengers alight; the route's destination when left out.
+                 * @example BER
+                 */
+                alighting_stop?: components["parameters"]["AlightingStop"];
             };
             header?: {
                 /**

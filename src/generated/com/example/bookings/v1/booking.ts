@@ -176,6 +176,21 @@ export interface Booking {
   cancelledAt?: Date | undefined;
   cancellationReason: string;
   version: number;
+  segment?: Segment | undefined;
+}
+
+export interface SegmentStop {
+  code: string;
+  name: string;
+  city: string;
+  timeZone: string;
+}
+
+export interface Segment {
+  boardingStop?: SegmentStop | undefined;
+  alightingStop?: SegmentStop | undefined;
+  departureTime: string;
+  arrivalTime: string;
 }
 
 function createBasePassenger(): Passenger {
@@ -721,6 +736,7 @@ function createBaseBooking(): Booking {
     cancelledAt: undefined,
     cancellationReason: "",
     version: 0,
+    segment: undefined,
   };
 }
 
@@ -782,6 +798,9 @@ export const Booking: MessageFns<Booking> = {
     }
     if (message.version !== 0) {
       writer.uint32(152).int64(message.version);
+    }
+    if (message.segment !== undefined) {
+      Segment.encode(message.segment, writer.uint32(162).fork()).join();
     }
     return writer;
   },
@@ -951,6 +970,14 @@ export const Booking: MessageFns<Booking> = {
             message.version = longToNumber(reader.int64());
             continue;
           }
+          case 20: {
+            if (tag !== 162) {
+              break;
+            }
+
+            message.segment = Segment.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1038,6 +1065,7 @@ export const Booking: MessageFns<Booking> = {
         ? globalThis.String(object.cancellation_reason)
         : "",
       version: isSet(object.version) ? globalThis.Number(object.version) : 0,
+      segment: isSet(object.segment) ? Segment.fromJSON(object.segment) : undefined,
     };
   },
 
@@ -1100,6 +1128,9 @@ export const Booking: MessageFns<Booking> = {
     if (message.version !== 0) {
       obj.version = Math.round(message.version);
     }
+    if (message.segment !== undefined) {
+      obj.segment = Segment.toJSON(message.segment);
+    }
     return obj;
   },
 
@@ -1135,6 +1166,267 @@ export const Booking: MessageFns<Booking> = {
     message.cancelledAt = object.cancelledAt ?? undefined;
     message.cancellationReason = object.cancellationReason ?? "";
     message.version = object.version ?? 0;
+    message.segment = (object.segment !== undefined && object.segment !== null)
+      ? Segment.fromPartial(object.segment)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseSegmentStop(): SegmentStop {
+  return { code: "", name: "", city: "", timeZone: "" };
+}
+
+export const SegmentStop: MessageFns<SegmentStop> = {
+  encode(message: SegmentStop, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.code !== "") {
+      writer.uint32(10).string(message.code);
+    }
+    if (message.name !== "") {
+      writer.uint32(18).string(message.name);
+    }
+    if (message.city !== "") {
+      writer.uint32(26).string(message.city);
+    }
+    if (message.timeZone !== "") {
+      writer.uint32(34).string(message.timeZone);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SegmentStop {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSegmentStop();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.code = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.city = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.timeZone = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SegmentStop {
+    return {
+      code: isSet(object.code) ? globalThis.String(object.code) : "",
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      city: isSet(object.city) ? globalThis.String(object.city) : "",
+      timeZone: isSet(object.timeZone)
+        ? globalThis.String(object.timeZone)
+        : isSet(object.time_zone)
+        ? globalThis.String(object.time_zone)
+        : "",
+    };
+  },
+
+  toJSON(message: SegmentStop): unknown {
+    const obj: any = {};
+    if (message.code !== "") {
+      obj.code = message.code;
+    }
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.city !== "") {
+      obj.city = message.city;
+    }
+    if (message.timeZone !== "") {
+      obj.timeZone = message.timeZone;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SegmentStop>, I>>(base?: I): SegmentStop {
+    return SegmentStop.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SegmentStop>, I>>(object: I): SegmentStop {
+    const message = createBaseSegmentStop();
+    message.code = object.code ?? "";
+    message.name = object.name ?? "";
+    message.city = object.city ?? "";
+    message.timeZone = object.timeZone ?? "";
+    return message;
+  },
+};
+
+function createBaseSegment(): Segment {
+  return { boardingStop: undefined, alightingStop: undefined, departureTime: "", arrivalTime: "" };
+}
+
+export const Segment: MessageFns<Segment> = {
+  encode(message: Segment, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.boardingStop !== undefined) {
+      SegmentStop.encode(message.boardingStop, writer.uint32(10).fork()).join();
+    }
+    if (message.alightingStop !== undefined) {
+      SegmentStop.encode(message.alightingStop, writer.uint32(18).fork()).join();
+    }
+    if (message.departureTime !== "") {
+      writer.uint32(26).string(message.departureTime);
+    }
+    if (message.arrivalTime !== "") {
+      writer.uint32(34).string(message.arrivalTime);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Segment {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSegment();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.boardingStop = SegmentStop.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.alightingStop = SegmentStop.decode(reader, reader.uint32());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.departureTime = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.arrivalTime = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): Segment {
+    return {
+      boardingStop: isSet(object.boardingStop)
+        ? SegmentStop.fromJSON(object.boardingStop)
+        : isSet(object.boarding_stop)
+        ? SegmentStop.fromJSON(object.boarding_stop)
+        : undefined,
+      alightingStop: isSet(object.alightingStop)
+        ? SegmentStop.fromJSON(object.alightingStop)
+        : isSet(object.alighting_stop)
+        ? SegmentStop.fromJSON(object.alighting_stop)
+        : undefined,
+      departureTime: isSet(object.departureTime)
+        ? globalThis.String(object.departureTime)
+        : isSet(object.departure_time)
+        ? globalThis.String(object.departure_time)
+        : "",
+      arrivalTime: isSet(object.arrivalTime)
+        ? globalThis.String(object.arrivalTime)
+        : isSet(object.arrival_time)
+        ? globalThis.String(object.arrival_time)
+        : "",
+    };
+  },
+
+  toJSON(message: Segment): unknown {
+    const obj: any = {};
+    if (message.boardingStop !== undefined) {
+      obj.boardingStop = SegmentStop.toJSON(message.boardingStop);
+    }
+    if (message.alightingStop !== undefined) {
+      obj.alightingStop = SegmentStop.toJSON(message.alightingStop);
+    }
+    if (message.departureTime !== "") {
+      obj.departureTime = message.departureTime;
+    }
+    if (message.arrivalTime !== "") {
+      obj.arrivalTime = message.arrivalTime;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<Segment>, I>>(base?: I): Segment {
+    return Segment.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<Segment>, I>>(object: I): Segment {
+    const message = createBaseSegment();
+    message.boardingStop = (object.boardingStop !== undefined && object.boardingStop !== null)
+      ? SegmentStop.fromPartial(object.boardingStop)
+      : undefined;
+    message.alightingStop = (object.alightingStop !== undefined && object.alightingStop !== null)
+      ? SegmentStop.fromPartial(object.alightingStop)
+      : undefined;
+    message.departureTime = object.departureTime ?? "";
+    message.arrivalTime = object.arrivalTime ?? "";
     return message;
   },
 };

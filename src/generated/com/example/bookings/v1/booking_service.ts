@@ -39,6 +39,8 @@ export interface CreateBookingRequest {
   passengers: PassengerInput[];
   contactEmail: string;
   contactPhone?: string | undefined;
+  boardingStop?: string | undefined;
+  alightingStop?: string | undefined;
 }
 
 export interface CreateBookingResponse {
@@ -73,6 +75,8 @@ export interface UpdateBookingRequest {
   seatChanges: SeatChange[];
   addPassengers: PassengerInput[];
   passengerUpdates: PassengerUpdate[];
+  boardingStop?: string | undefined;
+  alightingStop?: string | undefined;
 }
 
 export interface UpdateBookingResponse {
@@ -275,7 +279,15 @@ export const PassengerInput: MessageFns<PassengerInput> = {
 };
 
 function createBaseCreateBookingRequest(): CreateBookingRequest {
-  return { requestId: "", tripId: "", passengers: [], contactEmail: "", contactPhone: undefined };
+  return {
+    requestId: "",
+    tripId: "",
+    passengers: [],
+    contactEmail: "",
+    contactPhone: undefined,
+    boardingStop: undefined,
+    alightingStop: undefined,
+  };
 }
 
 export const CreateBookingRequest: MessageFns<CreateBookingRequest> = {
@@ -294,6 +306,12 @@ export const CreateBookingRequest: MessageFns<CreateBookingRequest> = {
     }
     if (message.contactPhone !== undefined) {
       writer.uint32(42).string(message.contactPhone);
+    }
+    if (message.boardingStop !== undefined) {
+      writer.uint32(50).string(message.boardingStop);
+    }
+    if (message.alightingStop !== undefined) {
+      writer.uint32(58).string(message.alightingStop);
     }
     return writer;
   },
@@ -351,6 +369,22 @@ export const CreateBookingRequest: MessageFns<CreateBookingRequest> = {
             message.contactPhone = reader.string();
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.boardingStop = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.alightingStop = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -388,6 +422,16 @@ export const CreateBookingRequest: MessageFns<CreateBookingRequest> = {
         : isSet(object.contact_phone)
         ? globalThis.String(object.contact_phone)
         : undefined,
+      boardingStop: isSet(object.boardingStop)
+        ? globalThis.String(object.boardingStop)
+        : isSet(object.boarding_stop)
+        ? globalThis.String(object.boarding_stop)
+        : undefined,
+      alightingStop: isSet(object.alightingStop)
+        ? globalThis.String(object.alightingStop)
+        : isSet(object.alighting_stop)
+        ? globalThis.String(object.alighting_stop)
+        : undefined,
     };
   },
 
@@ -408,6 +452,12 @@ export const CreateBookingRequest: MessageFns<CreateBookingRequest> = {
     if (message.contactPhone !== undefined) {
       obj.contactPhone = message.contactPhone;
     }
+    if (message.boardingStop !== undefined) {
+      obj.boardingStop = message.boardingStop;
+    }
+    if (message.alightingStop !== undefined) {
+      obj.alightingStop = message.alightingStop;
+    }
     return obj;
   },
 
@@ -421,6 +471,8 @@ export const CreateBookingRequest: MessageFns<CreateBookingRequest> = {
     message.passengers = object.passengers?.map((e) => PassengerInput.fromPartial(e)) || [];
     message.contactEmail = object.contactEmail ?? "";
     message.contactPhone = object.contactPhone ?? undefined;
+    message.boardingStop = object.boardingStop ?? undefined;
+    message.alightingStop = object.alightingStop ?? undefined;
     return message;
   },
 };
@@ -895,7 +947,15 @@ export const PassengerUpdate: MessageFns<PassengerUpdate> = {
 };
 
 function createBaseUpdateBookingRequest(): UpdateBookingRequest {
-  return { bookingId: "", expectedVersion: 0, seatChanges: [], addPassengers: [], passengerUpdates: [] };
+  return {
+    bookingId: "",
+    expectedVersion: 0,
+    seatChanges: [],
+    addPassengers: [],
+    passengerUpdates: [],
+    boardingStop: undefined,
+    alightingStop: undefined,
+  };
 }
 
 export const UpdateBookingRequest: MessageFns<UpdateBookingRequest> = {
@@ -914,6 +974,12 @@ export const UpdateBookingRequest: MessageFns<UpdateBookingRequest> = {
     }
     for (const v of message.passengerUpdates) {
       PassengerUpdate.encode(v!, writer.uint32(42).fork()).join();
+    }
+    if (message.boardingStop !== undefined) {
+      writer.uint32(50).string(message.boardingStop);
+    }
+    if (message.alightingStop !== undefined) {
+      writer.uint32(58).string(message.alightingStop);
     }
     return writer;
   },
@@ -971,6 +1037,22 @@ export const UpdateBookingRequest: MessageFns<UpdateBookingRequest> = {
             message.passengerUpdates.push(PassengerUpdate.decode(reader, reader.uint32()));
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.boardingStop = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.alightingStop = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1010,6 +1092,16 @@ export const UpdateBookingRequest: MessageFns<UpdateBookingRequest> = {
         : globalThis.Array.isArray(object?.passenger_updates)
         ? object.passenger_updates.map((e: any) => PassengerUpdate.fromJSON(e))
         : [],
+      boardingStop: isSet(object.boardingStop)
+        ? globalThis.String(object.boardingStop)
+        : isSet(object.boarding_stop)
+        ? globalThis.String(object.boarding_stop)
+        : undefined,
+      alightingStop: isSet(object.alightingStop)
+        ? globalThis.String(object.alightingStop)
+        : isSet(object.alighting_stop)
+        ? globalThis.String(object.alighting_stop)
+        : undefined,
     };
   },
 
@@ -1030,6 +1122,12 @@ export const UpdateBookingRequest: MessageFns<UpdateBookingRequest> = {
     if (message.passengerUpdates?.length) {
       obj.passengerUpdates = message.passengerUpdates.map((e) => PassengerUpdate.toJSON(e));
     }
+    if (message.boardingStop !== undefined) {
+      obj.boardingStop = message.boardingStop;
+    }
+    if (message.alightingStop !== undefined) {
+      obj.alightingStop = message.alightingStop;
+    }
     return obj;
   },
 
@@ -1043,6 +1141,8 @@ export const UpdateBookingRequest: MessageFns<UpdateBookingRequest> = {
     message.seatChanges = object.seatChanges?.map((e) => SeatChange.fromPartial(e)) || [];
     message.addPassengers = object.addPassengers?.map((e) => PassengerInput.fromPartial(e)) || [];
     message.passengerUpdates = object.passengerUpdates?.map((e) => PassengerUpdate.fromPartial(e)) || [];
+    message.boardingStop = object.boardingStop ?? undefined;
+    message.alightingStop = object.alightingStop ?? undefined;
     return message;
   },
 };
