@@ -1,4 +1,4 @@
-// `npm run bench:explain`: EXPLAIN ANALYZE of every statement one availability read sends, on the bench inventory.
+// `npm run bench:explain`: EXPLAIN ANALYZE of the statements availability reads send (whole route, one segment).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -37,9 +37,14 @@ async function main(): Promise<void> {
     );
     const catalog = createCatalogApplication({ database });
     await catalog.getRouteAvailability(target.routeId, target.date);
+    // The same read for the route's inner leg: a segment's seats are those free on every leg it covers.
+    await catalog.getRouteAvailability(target.routeId, target.date, {
+      boardingStopCode: target.innerSegment.boarding,
+      alightingStopCode: target.innerSegment.alighting,
+    });
     database.removeAllListeners('query');
     console.log(
-      `inventory: ${inventory.trips} trips × ${inventory.seatsPerTrip} seats; read: route ${target.routeId}, ${target.date}`,
+      `inventory: ${inventory.trips} trips × ${inventory.seatsPerTrip} seats; reads: route ${target.routeId} on ${target.date}, whole, then ${target.innerSegment.boarding} → ${target.innerSegment.alighting}`,
     );
     // A pg client of its own takes the values as they are (arrays as PostgreSQL arrays), which knex.raw would spread.
     const connection = new PgClient({ connectionString: postgres.url });

@@ -20,8 +20,12 @@ export interface Inventory {
   trips: number;
   seatsPerTrip: number;
   bookedSeatsPerTrip: number;
-  /** Route and local date pairs whose availability lists four trips each. */
-  availabilityTargets: { routeId: string; date: string }[];
+  /** Route and local date pairs whose availability lists four trips each, and each route's one inner leg. */
+  availabilityTargets: {
+    routeId: string;
+    date: string;
+    innerSegment: { boarding: string; alighting: string };
+  }[];
   /** Trip ids in departure order, for the seat supply. */
   tripIds: string[];
 }
@@ -145,13 +149,24 @@ export async function seedInventory(database: Knex, cipher: FieldCipher, trips: 
     await database.raw(`ANALYZE ${table}`);
   }
 
-  const routes = await database('routes')
-    .where('code', 'like', 'BENCH-%')
-    .orderBy('code')
-    .select<{ id: string }[]>('id');
+  const routes = await database('routes as route')
+    .where('route.code', 'like', 'BENCH-%')
+    .orderBy('route.code')
+    .select<{ id: string; calls: string[] }[]>(
+      'route.id',
+      database.raw(
+        'array(SELECT stop_code FROM route_stops WHERE route_id = route.id ORDER BY position) AS calls',
+      ),
+    );
   const availabilityTargets = Array.from({ length: days }, (_, day) =>
     localDate(firstDayOffset + day),
-  ).flatMap((date) => routes.map((route) => ({ routeId: route.id, date })));
+  ).flatMap((date) =>
+    routes.map((route) => ({
+      routeId: route.id,
+      date,
+      innerSegment: { boarding: route.calls[0], alighting: route.calls[1] },
+    })),
+  );
   const tripIds = (
     await database('trips as trip')
       .join('seat_layouts as layout', 'layout.id', 'trip.layout_id')

@@ -36,9 +36,12 @@ async function sampleBody(context: BenchContext, path: string): Promise<string> 
   return body;
 }
 
+/** Every other read asks for the route's inner leg instead of the whole route: seats free on a segment's legs. */
 export function availabilityPaths(context: BenchContext): string[] {
-  return context.stack.inventory.availabilityTargets.map(
-    (target) => `/v1/routes/${target.routeId}/availability?date=${target.date}`,
+  return context.stack.inventory.availabilityTargets.map(({ routeId, date, innerSegment }, index) =>
+    index % 2 === 0
+      ? `/v1/routes/${routeId}/availability?date=${date}`
+      : `/v1/routes/${routeId}/availability?date=${date}&boarding_stop=${innerSegment.boarding}&alighting_stop=${innerSegment.alighting}`,
   );
 }
 
