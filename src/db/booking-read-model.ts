@@ -77,10 +77,10 @@ export const bookingColumns = everyColumnOf<BookingRow>()([
   'cancellation_reason',
   'cancelled_at',
   'departure_time',
-  'segment',
   'version',
   'created_at',
   'updated_at',
+  'segment',
 ]);
 
 /** Foreign key of a booking row to its trip: a snapshot of a trip that does not exist fails it. */

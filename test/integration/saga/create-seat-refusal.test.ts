@@ -108,7 +108,11 @@ test('a create for a seat another booking holds is refused SEAT_UNAVAILABLE with
   );
 
   expect(refusal?.code).toBe('SEAT_UNAVAILABLE');
-  expect(refusal?.details).toEqual({ seatNumbers: [seat] });
+  // The seat another booking holds, and the legs both would share.
+  expect(refusal?.details).toEqual({
+    seatNumbers: [seat],
+    overlappingLegs: [expect.stringContaining(`${seat} `)],
+  });
   expect(await workflowExists(bookingId)).toBe(false);
   // Remembered under the id it named (another body under it is refused), without taking a slot.
   expect((await claimOf(bookingId))?.released_at).toBeInstanceOf(Date);
