@@ -119,7 +119,7 @@ describe('protos', () => {
     editProto(
       'com/example/bookings/v1/booking.proto',
       '  int64 version = 19;\n',
-      '  int64 version = 19;\n\n  // Loyalty programme number, added later.\n  optional string loyalty_number = 20;\n',
+      '  int64 version = 19;\n\n  // Loyalty programme number, added later.\n  optional string loyalty_number = 99;\n',
     );
     const outcomes = await registry.check(workingContracts());
     expect(refusals(outcomes)).toEqual({});
