@@ -8,7 +8,7 @@ import {
   type BookingServiceClient,
 } from '@bus-booking/client';
 import { formatMoney } from '../src/activities/notification-templates';
-import { findFreeSeat, settledBooking } from './lib/booking-flow';
+import { findFreeSeat, holdSeatForAlice, settledBooking } from './lib/booking-flow';
 import { aliceDemoUser } from '../dev/seed/demo-users';
 
 // Defaults match `npm start`; the address can be pointed elsewhere from the environment.
@@ -31,25 +31,7 @@ async function main(): Promise<void> {
   const client = createBookingServiceClient({ baseUrl, accessToken: tokens.access_token });
   const seat = await findFreeSeat(client);
 
-  const created = bookingAnswerOf(
-    await client.POST('/v1/bookings', {
-      params: { header: { 'Idempotency-Key': randomUUID() } },
-      body: {
-        trip_id: seat.tripId,
-        passengers: [
-          {
-            first_name: 'Alice',
-            last_name: 'Martins',
-            email: aliceDemoUser.email,
-            seat_number: seat.seatNumber,
-            fare_class: seat.fareClass,
-          },
-        ],
-        contact_email: aliceDemoUser.email,
-      },
-    }),
-  );
-  const bookingId = created.status === 202 ? created.processing.id : created.booking.id;
+  const { created, bookingId } = await holdSeatForAlice(client, seat);
   console.log(`create answered ${created.status} for booking ${bookingId}, seat ${seat.seatNumber}`);
   const booking = await heldBooking(client, created, bookingId);
   console.log(`booking ${booking.id}: ${booking.status}, hold until ${booking.hold_expires_at}`);

@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { bookingAnswerOf, createBookingServiceClient, successOf } from '@bus-booking/client';
 import path from 'node:path';
 import { aliceDemoUser } from '../../dev/seed/demo-users';
-import { findFreeSeat, settledBooking } from '../lib/booking-flow';
+import { findFreeSeat, holdSeatForAlice, settledBooking } from '../lib/booking-flow';
 
 const run = promisify(execFile);
 
@@ -162,25 +162,7 @@ export async function bookOverRest(
     fetch: fetchWithRetries,
   });
   const seat = await findFreeSeat(client);
-  const created = bookingAnswerOf(
-    await client.POST('/v1/bookings', {
-      params: { header: { 'Idempotency-Key': randomUUID() } },
-      body: {
-        trip_id: seat.tripId,
-        passengers: [
-          {
-            first_name: 'Alice',
-            last_name: 'Martins',
-            email: aliceDemoUser.email,
-            seat_number: seat.seatNumber,
-            fare_class: seat.fareClass,
-          },
-        ],
-        contact_email: aliceDemoUser.email,
-      },
-    }),
-  );
-  const bookingId = created.status === 202 ? created.processing.id : created.booking.id;
+  const { created, bookingId } = await holdSeatForAlice(client, seat);
   const held = await settledBooking(client, created, bookingId);
   if (held.status !== 'PENDING_PAYMENT')
     throw new Error(`booking ${bookingId} is ${held.status}, expected PENDING_PAYMENT (seats held)`);

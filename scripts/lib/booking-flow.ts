@@ -1,10 +1,12 @@
-// The steps every REST walk-through of a booking shares: find a free seat in the demo timetable, read a 202 to its end.
+// The steps every REST walk-through of a booking shares: find a free seat, hold it for Alice, read a 202 to its end.
+import { randomUUID } from 'node:crypto';
 import {
   bookingAnswerOf,
   successOf,
   type BookingAnswer,
   type BookingServiceClient,
 } from '@bus-booking/client';
+import { aliceDemoUser } from '../../dev/seed/demo-users';
 
 function isoDate(offsetDays: number): string {
   return new Date(Date.now() + offsetDays * 86_400_000).toISOString().slice(0, 10);
@@ -48,4 +50,30 @@ export async function settledBooking(
     );
   }
   return current.booking;
+}
+
+/** Alice's create for one seat: the answer, and the booking's id whether it came as 201 or 202. */
+export async function holdSeatForAlice(
+  client: BookingServiceClient,
+  seat: { tripId: string; seatNumber: string; fareClass: 'STANDARD' | 'PREMIUM' },
+): Promise<{ created: BookingAnswer; bookingId: string }> {
+  const created = bookingAnswerOf(
+    await client.POST('/v1/bookings', {
+      params: { header: { 'Idempotency-Key': randomUUID() } },
+      body: {
+        trip_id: seat.tripId,
+        passengers: [
+          {
+            first_name: 'Alice',
+            last_name: 'Martins',
+            email: aliceDemoUser.email,
+            seat_number: seat.seatNumber,
+            fare_class: seat.fareClass,
+          },
+        ],
+        contact_email: aliceDemoUser.email,
+      },
+    }),
+  );
+  return { created, bookingId: created.status === 202 ? created.processing.id : created.booking.id };
 }
