@@ -105,7 +105,9 @@ test('routes and availability are typed by the contract', async () => {
   const routes = successOf(
     await client.GET('/v1/routes', {
       // By stop code: other files add Lisbon to Porto trips on the same day, enough to fill a page by city.
-      params: { query: { origin: trip.stopCodes[0], destination: trip.stopCodes.at(-1)!, date: departureDate } },
+      params: {
+        query: { origin: trip.stopCodes[0], destination: trip.stopCodes.at(-1)!, date: departureDate },
+      },
     }),
   );
   expect(routes.routes.map((route) => route.id)).toContain(trip.routeId);
