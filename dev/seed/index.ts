@@ -1,4 +1,5 @@
-// Idempotent demo data: network, timetable for the coming days, fares and one account per role.
+// Idempotent demo data: network, timetable for the coming days, fares and one account per role (the demo bookings
+// are made through the API once the stack runs; see demo-bookings.ts).
 import { hash } from '@node-rs/argon2';
 import type { Knex } from 'knex';
 import type { FieldCipher } from '../../src/security/field-encryption';
@@ -7,6 +8,7 @@ import { demoUsers, type DemoUser } from './demo-users';
 import { loadTestUsers, seedsLoadTestUsers } from './load-test-users';
 import { demoLayouts, demoRoutes, demoStops, premiumFareMinor, SEAT_LETTERS } from './network';
 
+export * from './demo-bookings';
 export * from './demo-users';
 export * from './load-test-users';
 export * from './network';

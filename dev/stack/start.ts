@@ -9,6 +9,7 @@ import type { ServiceSupervisor } from './supervisor';
 import { loadOrCreateDevelopmentSecrets } from './development-secrets';
 import { loadStackConfig, stackOutboxDirectory, type StackConfig } from './settings';
 import type { DevelopmentCertificates } from './development-certificates';
+import { makeDemoBookings } from './demo-bookings';
 import {
   assertPortsFree,
   bannerFooterLines,
@@ -69,6 +70,22 @@ function banner(
       dataDirectory: stack.dataDirectory,
     }),
   ].join('\n');
+}
+
+/** The seed's partial-trip bookings, through the running API; without them the stack still serves, so it says so. */
+async function bookDemoSegments(stack: StackConfig): Promise<void> {
+  try {
+    const summary = await makeDemoBookings({
+      baseUrl: `http://127.0.0.1:${stack.httpPort}`,
+      today: new Date(),
+    });
+    logger.info(
+      `demo bookings: ${summary.segments.length} on segments ${summary.segments.join(', ')} ` +
+        `(${summary.made} made now, ${summary.alreadyThere} already there)`,
+    );
+  } catch (error) {
+    logger.error({ err: error }, 'demo bookings not made; the stack runs without them');
+  }
 }
 
 const running: { stop(): Promise<void> }[] = [];
@@ -145,6 +162,7 @@ async function start(stopEverything: (exitCode: number) => Promise<void>): Promi
     service.start();
   }
   await waitForReady(`http://127.0.0.1:${stack.httpPort}/readyz`, 120_000, services);
+  await bookDemoSegments(stack);
   process.stdout.write(banner(stack, config, temporal, postgres, grpcTls.certificates));
 }
 

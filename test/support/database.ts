@@ -73,3 +73,12 @@ export function isolatedTestCipher(keyId: string): FieldCipher {
     blindIndexKey: randomBytes(32),
   });
 }
+
+/** The same for a saga environment or API a test composes: its configuration's keys, no other suite's. */
+export function isolatedEncryptionEnvironment(keyId: string): Record<string, string> {
+  return {
+    ENCRYPTION_KEYS: `${keyId}:${randomBytes(32).toString('base64')}`,
+    ENCRYPTION_ACTIVE_KEY_ID: keyId,
+    BLIND_INDEX_KEY: randomBytes(32).toString('base64'),
+  };
+}

@@ -125,24 +125,31 @@ export async function createTrip(database: Knex, options: TripOptions = {}): Pro
     seatNumbers: seats.map((seat) => seat.seat_number),
     premiumSeatNumbers: seats.filter((seat) => seat.fare_class === 'PREMIUM').map((seat) => seat.seat_number),
     async remove() {
-      const bookingIds = await database('bookings').where({ trip_id: tripId }).pluck<string[]>('id');
-      for (const bookingId of bookingIds) {
-        const keyPattern = `${bookingId}:%`;
-        const chargeIds = database('payment_simulator.charges')
-          .where('idempotency_key', 'like', keyPattern)
-          .select('id');
-        await database('payment_simulator.refunds').whereIn('charge_id', chargeIds).delete();
-        await database('payment_simulator.charges').where('idempotency_key', 'like', keyPattern).delete();
-        await database('payment_simulator.transient_failures')
-          .where('idempotency_key', 'like', keyPattern)
-          .delete();
-      }
-      await database('bookings').whereIn('id', bookingIds).delete();
+      await removeBookings(
+        database,
+        await database('bookings').where({ trip_id: tripId }).pluck<string[]>('id'),
+      );
       await database('routes').where({ id: routeId }).delete();
       await database('seat_layouts').where({ id: layoutId }).delete();
       await database('stops').whereIn('code', stopCodes).delete();
     },
   };
+}
+
+/** Deletes the bookings with the payment simulator's ledger rows; for bookings no workflow still works on. */
+export async function removeBookings(database: Knex, bookingIds: readonly string[]): Promise<void> {
+  for (const bookingId of bookingIds) {
+    const keyPattern = `${bookingId}:%`;
+    const chargeIds = database('payment_simulator.charges')
+      .where('idempotency_key', 'like', keyPattern)
+      .select('id');
+    await database('payment_simulator.refunds').whereIn('charge_id', chargeIds).delete();
+    await database('payment_simulator.charges').where('idempotency_key', 'like', keyPattern).delete();
+    await database('payment_simulator.transient_failures')
+      .where('idempotency_key', 'like', keyPattern)
+      .delete();
+  }
+  await database('bookings').whereIn('id', bookingIds).delete();
 }
 
 export function passengerFor(

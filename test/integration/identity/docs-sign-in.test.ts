@@ -1,6 +1,6 @@
 // Swagger UI at /docs in headless Chromium: a seeded demo customer signs in by authorization code + PKCE and tries operations.
 import { expect } from '@jest/globals';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -10,6 +10,7 @@ import { composeApi } from '../../../src/api/composition';
 import { aliceDemoUser, demoUsers, seedDemoData } from '../../../dev/seed';
 import { emailLookup } from '../../../src/db/user-email';
 import { createLogger } from '../../../src/logger';
+import { isolatedEncryptionEnvironment } from '../../support/database';
 import { startSagaEnvironment, type SagaEnvironment } from '../../support/saga';
 import { createTrip, restBookingBody, type TestTrip } from '../../support/trips';
 
@@ -38,15 +39,6 @@ async function saveScreenshot(target: Locator, name: string): Promise<void> {
   process.stdout.write(`screenshot: ${file}\n`);
 }
 
-/** Keys of this file only, so the demo accounts it seeds have blind indexes no other suite meets, and can go again. */
-function isolatedEncryptionEnvironment(): Record<string, string> {
-  return {
-    ENCRYPTION_KEYS: `docsbrowser:${randomBytes(32).toString('base64')}`,
-    ENCRYPTION_ACTIVE_KEY_ID: 'docsbrowser',
-    BLIND_INDEX_KEY: randomBytes(32).toString('base64'),
-  };
-}
-
 describe('signing in from the docs page', () => {
   let saga: SagaEnvironment;
   let trip: TestTrip;
@@ -59,7 +51,8 @@ describe('signing in from the docs page', () => {
       throw new Error(`this suite drives Debian's chromium at ${chromiumPath}: apt-get install -y chromium`);
     }
     // Real workers hold the seats, so a create from the page answers 201 with the booking held.
-    saga = await startSagaEnvironment({ environment: isolatedEncryptionEnvironment() });
+    // Keys of this file only, so the demo accounts it seeds have blind indexes no other suite meets, and can go again.
+    saga = await startSagaEnvironment({ environment: isolatedEncryptionEnvironment('docsbrowser') });
     await seedDemoData(saga.database, { cipher: saga.cipher, today: seededDay, days: 1 });
     trip = await createTrip(saga.database);
     let handler: http.RequestListener = (_request, response) => response.end();
