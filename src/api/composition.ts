@@ -111,6 +111,7 @@ export async function composeApi(
   });
   const tickets = createTicketApplication({
     database,
+    cipher,
     bookings,
     ticketKeys: createTicketKeyStore({ database, cipher }),
   });

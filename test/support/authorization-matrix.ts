@@ -2,6 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import type Koa from 'koa';
 import type { BookingView } from '../../src/application/interface';
+import type { TicketApplication } from '../../src/application/tickets';
 import type { Actor } from '../../src/domain/actor';
 import type { IdentityProvider } from '../../src/identity/identity-provider';
 import { scopesForRoles } from '../../src/security/policy';
@@ -22,6 +23,8 @@ export interface MatrixEnvironment {
   identityProvider: IdentityProvider;
   /** The REST app's own verifier, for the gRPC server. */
   verifier: TokenVerifier;
+  /** The composed API's tickets, for the gRPC server. */
+  tickets: TicketApplication;
   parties: MatrixParties;
   trip: TestTrip;
   /** The trip's departure date at its origin, as the availability operation takes it. */
@@ -68,6 +71,7 @@ export async function startMatrixEnvironment(): Promise<MatrixEnvironment> {
       app: full.app,
       identityProvider,
       verifier,
+      tickets: full.tickets,
       parties: {
         owner: { id: owner.id, ...ownerCredentials },
         anotherCustomer,

@@ -118,6 +118,7 @@ export function buildApp(options: {
       users: createUserApplication({ database, cipher }),
       tickets: createTicketApplication({
         database,
+        cipher,
         bookings: options.bookings,
         ticketKeys: createTicketKeyStore({ database, cipher }),
       }),

@@ -159,6 +159,7 @@ beforeAll(async () => {
   server = await startTestServer({
     certificates,
     application: world.saga.application,
+    tickets: world.tickets,
     verifyAccessToken: (token) => world.verifier.verifyAccessToken(token),
   });
   // The allow-listed client certificate: only the user token in the metadata varies from cell to cell.
