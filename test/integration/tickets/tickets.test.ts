@@ -2,6 +2,8 @@
 // set, replaced by a seat change, revoked by a cancellation, listed for boarding devices, rendered as a PDF.
 import { expect } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { exportJWK, generateKeyPair, type JSONWebKeySet } from 'jose';
 import request from 'supertest';
 import { DomainError } from '../../../src/domain/errors';
@@ -142,6 +144,14 @@ describe('tickets of a confirmed booking', () => {
       boardingStopCode: ticket.segment.boarding_stop.code,
       alightingStopCode: ticket.segment.alighting_stop.code,
     });
+
+    // The confirmation email carries the ticket as a PDF attachment.
+    const email = await readFile(
+      path.join(saga.outboxDirectory, 'email', `${booking.id}_send-email_confirmed.eml`),
+      'utf8',
+    );
+    expect(email).toMatch(/Content-Type: application\/pdf/);
+    expect(email).toMatch(new RegExp(`filename="?ticket-${ticket.id}\\.pdf"?`));
   });
 
   it('refuses a forged signature, a truncated token and a token signed by a foreign key, each with its reason', async () => {
