@@ -117,6 +117,8 @@ describe('sensitive field options', () => {
         'com.example.bookings.v1.PaymentSummary.method',
         'com.example.bookings.v1.User.display_name',
         'com.example.bookings.v1.ConfirmPaymentRequest.payment_token',
+        'com.example.bookings.v1.Ticket.passenger_name',
+        'com.example.bookings.v1.Ticket.qr_payload',
         'com.example.payments.v1.ProcessPaymentRequest.payment_token',
         'com.example.payments.v1.ProcessPaymentResponse.method',
         'com.example.notifications.v1.SendEmailNotificationRequest.recipient',
@@ -139,6 +141,8 @@ describe('sensitive field options', () => {
         'paymentToken',
         'recipient',
         'templateParameters',
+        'passengerName',
+        'qrPayload',
       ]),
     );
   });
