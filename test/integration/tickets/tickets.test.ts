@@ -6,6 +6,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { exportJWK, generateKeyPair, type JSONWebKeySet } from 'jose';
 import request from 'supertest';
+import { createTicketKeyStore } from '../../../src/db/ticket-keys';
 import { DomainError } from '../../../src/domain/errors';
 import { signTicket, verifyTicket } from '../../../src/security/ticket-tokens';
 import { startSagaEnvironment, type SagaEnvironment } from '../../support/saga';
@@ -247,6 +248,18 @@ describe('tickets of a confirmed booking', () => {
       .get(`/v1/bookings/${booking.id}/tickets/${booking.passengerId}.pdf`)
       .set('Authorization', bearer(tokens.customer));
     expect(gone.status).toBe(404);
+  });
+
+  it('keeps a rotated ticket key published, so tickets signed before the rotation still verify', async () => {
+    const booking = await confirmedBooking();
+    const [ticket] = await ticketsOf(booking.id);
+    const before = await fetchKeySet();
+    const newKid = await createTicketKeyStore({ database: saga.database, cipher: saga.cipher }).rotate();
+    const after = await fetchKeySet();
+    expect(after.keys.map((key) => key.kid)).toEqual([newKid, ...before.keys.map((key) => key.kid)]);
+    await expect(
+      verifyTicket(ticket.qr_payload!, after, { now: new Date(ticket.segment.departure_time) }),
+    ).resolves.toMatchObject({ ticketId: ticket.id });
   });
 
   it('answers another customer as if the booking did not exist', async () => {
