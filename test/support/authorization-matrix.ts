@@ -2,6 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import type Koa from 'koa';
 import type { BookingView } from '../../src/application/interface';
+import type { TicketApplication } from '../../src/application/tickets';
 import type { Actor } from '../../src/domain/actor';
 import type { IdentityProvider } from '../../src/identity/identity-provider';
 import { scopesForRoles } from '../../src/security/policy';
@@ -22,6 +23,8 @@ export interface MatrixEnvironment {
   identityProvider: IdentityProvider;
   /** The REST app's own verifier, for the gRPC server. */
   verifier: TokenVerifier;
+  /** The composed API's tickets, for the gRPC server. */
+  tickets: TicketApplication;
   parties: MatrixParties;
   trip: TestTrip;
   /** The trip's departure date at its origin, as the availability operation takes it. */
@@ -30,6 +33,8 @@ export interface MatrixEnvironment {
   nextSeat(): string;
   /** A new PENDING_PAYMENT booking of the owner's on a seat of its own, made through the application. */
   createOwnerBooking(): Promise<BookingView>;
+  /** Pays for the owner's booking: CONFIRMED, its tickets issued. */
+  confirmOwnerBooking(booking: BookingView): Promise<BookingView>;
   close(): Promise<void>;
 }
 
@@ -66,6 +71,7 @@ export async function startMatrixEnvironment(): Promise<MatrixEnvironment> {
       app: full.app,
       identityProvider,
       verifier,
+      tickets: full.tickets,
       parties: {
         owner: { id: owner.id, ...ownerCredentials },
         anotherCustomer,
@@ -77,6 +83,8 @@ export async function startMatrixEnvironment(): Promise<MatrixEnvironment> {
       nextSeat,
       createOwnerBooking: () =>
         saga.application.createBooking(customer(owner.id), bookingRequest(trip, [nextSeat()])),
+      confirmOwnerBooking: (booking) =>
+        saga.application.confirmPayment(customer(owner.id), booking.id, { paymentToken: 'tok_visa' }),
       async close() {
         await full.remove();
         await saga.stop();
