@@ -18,6 +18,7 @@ export const errorCodes = [
   'UNAVAILABLE',
   'INTERNAL',
   'BOOKING_PROCESSING',
+  'ALREADY_BOARDED',
 ] as const;
 
 export type ErrorCode = (typeof errorCodes)[number];
@@ -122,6 +123,12 @@ export const errorCodeMappings: Readonly<Record<ErrorCode, ErrorCodeMapping>> = 
     grpcStatus: 'UNAVAILABLE',
     title: 'Booking still processing',
     retryable: true,
+  },
+  ALREADY_BOARDED: {
+    httpStatus: 409,
+    grpcStatus: 'FAILED_PRECONDITION',
+    title: 'Passenger already boarded',
+    retryable: false,
   },
 };
 
@@ -268,6 +275,7 @@ const actionPhrases: Readonly<Record<BookingAction, string>> = {
   update: 'change',
   expire: 'expire',
   complete: 'complete',
+  board: 'board a passenger of',
 };
 
 export function bookingStateConflict(
