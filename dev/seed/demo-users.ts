@@ -42,4 +42,18 @@ export const adminDemoUser: DemoUser = {
   role: 'admin',
 };
 
-export const demoUsers: readonly DemoUser[] = [aliceDemoUser, bobDemoUser, agentDemoUser, adminDemoUser];
+export const driverDemoUser: DemoUser = {
+  email: 'driver@example.com',
+  password: 'driver-demo-password',
+  displayName: 'Diego Driver',
+  phone: null,
+  role: 'driver',
+};
+
+export const demoUsers: readonly DemoUser[] = [
+  aliceDemoUser,
+  bobDemoUser,
+  agentDemoUser,
+  adminDemoUser,
+  driverDemoUser,
+];

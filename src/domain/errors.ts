@@ -18,6 +18,8 @@ export const errorCodes = [
   'UNAVAILABLE',
   'INTERNAL',
   'BOOKING_PROCESSING',
+  'TICKET_INVALID',
+  'TICKET_REVOKED',
   'ALREADY_BOARDED',
 ] as const;
 
@@ -124,6 +126,22 @@ export const errorCodeMappings: Readonly<Record<ErrorCode, ErrorCodeMapping>> = 
     title: 'Booking still processing',
     retryable: true,
   },
+  // A scanned ticket that is malformed, forged, signed by a key the ticket key set does not publish, or outside
+  // its validity window; `details.reason` says which.
+  TICKET_INVALID: {
+    httpStatus: 422,
+    grpcStatus: 'INVALID_ARGUMENT',
+    title: 'Ticket invalid',
+    retryable: false,
+  },
+  // A well-signed ticket that a seat, segment or passenger change replaced, or whose booking was cancelled.
+  TICKET_REVOKED: {
+    httpStatus: 409,
+    grpcStatus: 'FAILED_PRECONDITION',
+    title: 'Ticket revoked',
+    retryable: false,
+  },
+  // A second scan of a passenger who has boarded; `details` name when and at which stop the first was.
   ALREADY_BOARDED: {
     httpStatus: 409,
     grpcStatus: 'FAILED_PRECONDITION',

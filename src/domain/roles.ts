@@ -1,7 +1,8 @@
 // The roles a caller can hold, and who may act on any customer's bookings and profile (staff) or only their own.
+// A driver reads trips and scans tickets at boarding; a driver is not staff and reads no customer's booking.
 
 /** Every role, in the order lists of roles are written. */
-export const roles = ['customer', 'agent', 'admin'] as const;
+export const roles = ['customer', 'agent', 'admin', 'driver'] as const;
 export type Role = (typeof roles)[number];
 
 const staffRoles: readonly Role[] = ['agent', 'admin'];

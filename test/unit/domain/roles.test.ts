@@ -7,6 +7,7 @@ describe('isStaff', () => {
     [['admin'], true],
     [['customer', 'agent'], true],
     [['customer'], false],
+    [['driver'], false],
     [[], false],
   ])('roles %j → %s', (roles, expected) => {
     expect(isStaff({ roles })).toBe(expected);
@@ -15,10 +16,11 @@ describe('isStaff', () => {
 
 describe('knownRoles', () => {
   it('keeps our roles in the standard order and drops anything else', () => {
-    expect(knownRoles(['admin', 'offline_access', 'customer', 42, 'agent'])).toEqual([
+    expect(knownRoles(['driver', 'admin', 'offline_access', 'customer', 42, 'agent'])).toEqual([
       'customer',
       'agent',
       'admin',
+      'driver',
     ]);
   });
 
