@@ -19,7 +19,9 @@ export interface BoardingRequest {
 /** The booking's day-of-travel record, kept in its state beside the lifecycle status. */
 export type BoardingRecord = Pick<BookingState, 'status' | 'passengers' | 'boardings' | 'noShowsRecordedAt'>;
 
-export function alreadyBoarded(boarding: Boarding): DomainError {
+export function alreadyBoarded(
+  boarding: Pick<Boarding, 'passengerId' | 'boardedAt' | 'stopCode'>,
+): DomainError {
   return new DomainError(
     'ALREADY_BOARDED',
     `The passenger already boarded at ${boarding.stopCode} at ${boarding.boardedAt}`,
