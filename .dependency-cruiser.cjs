@@ -10,18 +10,19 @@
 //   observability domain, config (metrics registry and tracing set-up; any layer from adapters up may use it)
 //   contracts     domain, generated, project-root (run-time readers of openapi/ and proto/)
 //   ports         domain
+//   tickets       domain (the ticket document: PDF and QR code)
 //   adapters      ports, domain, config
 //   security      domain, config, contracts, generated (never application, identity or api)
 //   logger        config, security (its redaction list comes from the contracts' sensitive marks)
 //   runtime       logger
 //   db            domain, config, security; db/migrate.ts also migrations/ (outside src)
 //   identity      domain, config, security, db, logger
-//   activities    domain, config, ports, adapters, db, security, logger, project-root
+//   activities    domain, config, ports, adapters, db, security, logger, project-root, tickets
 //   workflows     domain, activities/interface.ts (the activity contract, which itself imports only domain and
 //                 @temporalio/common); npm: @temporalio/workflow, @temporalio/common and the tracing interceptors
 //                 (@temporalio/interceptors-opentelemetry, @opentelemetry/api) only, no Node built-ins; the
 //                 package's private modules from workflows/tracing/package-internals.ts alone
-//   application   domain, config, db, security, workflows/shared.ts; types only from workflows/booking.ts
+//   application   domain, config, db, security, tickets, workflows/shared.ts; types only from workflows/booking.ts
 //   api           application, identity, security, contracts, generated, domain, config, runtime, logger,
 //                 project-root; only its composition roots (api/main.ts, api/composition.ts) open the db
 //   worker        activities, workflows, security, config, domain, runtime, logger
@@ -41,6 +42,7 @@ const layers = {
   observability: ['domain', 'config'],
   contracts: ['domain', 'generated', 'project-root.ts'],
   ports: ['domain'],
+  tickets: ['domain'],
   adapters: ['ports', 'domain', 'config', 'observability'],
   security: ['domain', 'config', 'contracts', 'generated', 'observability'],
   'logger.ts': ['config', 'security', 'observability'],
@@ -57,9 +59,10 @@ const layers = {
     'logger.ts',
     'project-root.ts',
     'observability',
+    'tickets',
   ],
   workflows: ['domain'],
-  application: ['domain', 'config', 'db', 'security', 'observability'],
+  application: ['domain', 'config', 'db', 'security', 'observability', 'tickets'],
   api: [
     'observability',
     'application',

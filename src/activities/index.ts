@@ -22,6 +22,9 @@ import { createNotificationActivities } from './notifications';
 import { createPaymentActivities } from './payments';
 import { createReadModelActivities } from './read-model';
 import { createSeatActivities } from './seats';
+import { createTicketActivities } from './tickets';
+import { createTicketKeyStore } from '../db/ticket-keys';
+import type { SigningKeyStore } from '../db/signing-key-store';
 
 export interface ActivityDependencies {
   database: Knex;
@@ -33,6 +36,8 @@ export interface ActivityDependencies {
   lapsedHoldGraceSeconds: number;
   /** Where the activities count the facts they make happen; an unexported registry's when absent. */
   metrics?: BusinessMetrics;
+  /** The ticket signing keys; the store in `database` under the default policy when absent. */
+  ticketKeys?: SigningKeyStore;
 }
 
 export interface OwnedActivityDependencies extends ActivityDependencies {
@@ -51,6 +56,12 @@ export function createActivities(activityDependencies: ActivityDependencies): Bo
     ...createPaymentActivities(dependencies),
     ...createNotificationActivities(dependencies),
     ...createReadModelActivities(dependencies),
+    ...createTicketActivities({
+      database: dependencies.database,
+      ticketKeys:
+        dependencies.ticketKeys ??
+        createTicketKeyStore({ database: dependencies.database, cipher: dependencies.cipher }),
+    }),
   };
 }
 
@@ -59,7 +70,7 @@ export type TaskQueue = (typeof taskQueues)[keyof typeof taskQueues];
 /** Which activities each queue's workers register; the workflow proxies each family on its queue. */
 export const activityNamesByTaskQueue = {
   // ReserveSeats and ConfirmSeats run here too, as local activities of the workflow's own worker.
-  [taskQueues.bookings]: ['RecordBooking', 'ReserveSeats', 'ConfirmSeats'],
+  [taskQueues.bookings]: ['RecordBooking', 'ReserveSeats', 'ConfirmSeats', 'IssueTickets'],
   [taskQueues.seats]: ['ReserveSeats', 'ConfirmSeats', 'ReleaseSeats'],
   [taskQueues.payments]: ['ProcessPayment', 'RefundPayment'],
   [taskQueues.notifications]: ['SendEmailNotification', 'SendSMSNotification'],

@@ -136,7 +136,16 @@ export interface ReadModelActivities {
   RecordBooking: (snapshot: BookingState) => Promise<void>;
 }
 
+/**
+ * Runs on the workflow queue after a change is recorded: gives each passenger of a confirmed booking one valid
+ * ticket for their seat and segment, revoking replaced ones, and revokes a cancelled or expired booking's.
+ */
+export interface TicketActivities {
+  IssueTickets: (snapshot: BookingState) => Promise<void>;
+}
+
 export type BookingActivities = SeatActivities &
   PaymentActivities &
   NotificationActivities &
-  ReadModelActivities;
+  ReadModelActivities &
+  TicketActivities;

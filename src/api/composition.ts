@@ -15,7 +15,9 @@ import { createCatalogApplication } from '../application/catalog';
 import type { BookingApplication } from '../application/interface';
 import { createReadinessCheck, type ReadinessCheck } from '../application/readiness';
 import { createStartReconciler, scheduleStartReconciliation } from '../application/start-reconciler';
+import { createTicketApplication, type TicketApplication } from '../application/tickets';
 import { createUserApplication } from '../application/users';
+import { createTicketKeyStore } from '../db/ticket-keys';
 import {
   createIdentityProvider,
   identityProviderOptionsFromConfig,
@@ -72,6 +74,7 @@ export type ApiOptions = Pick<BookingApplicationDependencies, 'taskQueues' | 'ti
 export interface ApiComposition {
   app: Koa;
   bookings: BookingApplication;
+  tickets: TicketApplication;
   checkReadiness: ReadinessCheck;
   verifier: TokenVerifier;
   /** Undefined when tokens come from an external issuer (`OIDC_ISSUER`). */
@@ -105,6 +108,11 @@ export async function composeApi(
     cipher,
     ...(options.taskQueues === undefined ? {} : { taskQueues: options.taskQueues }),
     ...(options.timings === undefined ? {} : { timings: options.timings }),
+  });
+  const tickets = createTicketApplication({
+    database,
+    bookings,
+    ticketKeys: createTicketKeyStore({ database, cipher }),
   });
   const checkReadiness = createReadinessCheck({ database, temporal: connection });
   const idempotency = createIdempotencyStore({ database, cipher, settings: config.idempotency });
@@ -144,6 +152,7 @@ export async function composeApi(
             }),
       }),
       users: createUserApplication({ database, cipher }),
+      tickets,
     },
     idempotency,
     operationGuard: createOperationGuard(verifier),
@@ -159,7 +168,7 @@ export async function composeApi(
             ),
           ],
   });
-  return { app, bookings, checkReadiness, verifier, identityProvider, idempotency, metrics };
+  return { app, bookings, tickets, checkReadiness, verifier, identityProvider, idempotency, metrics };
 }
 
 /** The running API process: the ports it listens on (useful when configured as 0) and its orderly stop. */
@@ -199,7 +208,7 @@ export async function startApi(
       ? await listenForRouteAvailabilityChanges({ databaseUrl: config.database.url, logger })
       : undefined;
 
-  const { app, bookings, checkReadiness, verifier, idempotency, metrics } = await composeApi(
+  const { app, bookings, tickets, checkReadiness, verifier, idempotency, metrics } = await composeApi(
     config,
     logger,
     {
@@ -235,6 +244,7 @@ export async function startApi(
 
   const grpcServer = await startGrpcServer(grpcSettings, {
     application: bookings,
+    tickets,
     verifyAccessToken: (token) => verifier.verifyAccessToken(token),
     checkReadiness,
     logger,

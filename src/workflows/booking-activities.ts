@@ -11,6 +11,7 @@ import type {
   PaymentActivities,
   ReadModelActivities,
   SeatActivities,
+  TicketActivities,
 } from '../activities/interface';
 import { taskQueues as standardTaskQueues, type TaskQueueNames } from '../domain/task-queues';
 import type { BookingTimings } from './shared';
@@ -28,6 +29,8 @@ export interface BookingActivityStubs {
   localSeats: Pick<SeatActivities, 'ReserveSeats' | 'ConfirmSeats'>;
   /** The read-model write of every change, locally for the same reason. */
   localReadModel: ReadModelActivities;
+  /** Issuing and revoking tickets only writes PostgreSQL too. */
+  localTickets: TicketActivities;
   payments: PaymentActivities;
   notifications: NotificationActivities;
 }
@@ -56,6 +59,7 @@ export function proxyBookingActivities(
     seats: proxyActivities<SeatActivities>(onQueue(taskQueues.seats)),
     localSeats: proxyLocalActivities<Pick<SeatActivities, 'ReserveSeats' | 'ConfirmSeats'>>(local),
     localReadModel: proxyLocalActivities<ReadModelActivities>(local),
+    localTickets: proxyLocalActivities<TicketActivities>(local),
     payments: proxyActivities<PaymentActivities>(onQueue(taskQueues.payments)),
     notifications: proxyActivities<NotificationActivities>(
       onQueue(taskQueues.notifications, { ...retry, maximumAttempts: notificationMaximumAttempts }),

@@ -112,6 +112,11 @@ export class BookingSteps {
     return this.activities.localReadModel.RecordBooking(booking);
   }
 
+  /** Idempotent by construction: ticket ids derive from the booking, the passenger and the version. */
+  issueTickets(booking: BookingState): Promise<void> {
+    return this.activities.localTickets.IssueTickets(booking);
+  }
+
   notifyConfirmed(booking: BookingState): Promise<void> {
     return this.notify(booking, 'booking-confirmed', 'confirmed', {
       seatNumbers: seatNumberList(booking.passengers),

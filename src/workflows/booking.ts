@@ -44,6 +44,7 @@ import { proxyBookingActivities } from './booking-activities';
 import { bookingDetails, notBookedDetails } from './booking-details';
 import { openBooking } from './booking-opening';
 import { BookingSteps } from './booking-steps';
+import { keepTicketsInLine } from './tickets';
 import { Compensations } from './compensations';
 import { CustomerRequests } from './customer-requests';
 import { waitForDeadline } from './deadlines';
@@ -629,6 +630,7 @@ class BookingSaga {
     };
     this.showTransition();
     await this.steps.recordBooking(this.booking);
+    await keepTicketsInLine(this.steps, this.booking);
   }
 
   private showTransition(): void {

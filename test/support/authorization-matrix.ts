@@ -30,6 +30,8 @@ export interface MatrixEnvironment {
   nextSeat(): string;
   /** A new PENDING_PAYMENT booking of the owner's on a seat of its own, made through the application. */
   createOwnerBooking(): Promise<BookingView>;
+  /** Pays for the owner's booking: CONFIRMED, its tickets issued. */
+  confirmOwnerBooking(booking: BookingView): Promise<BookingView>;
   close(): Promise<void>;
 }
 
@@ -77,6 +79,8 @@ export async function startMatrixEnvironment(): Promise<MatrixEnvironment> {
       nextSeat,
       createOwnerBooking: () =>
         saga.application.createBooking(customer(owner.id), bookingRequest(trip, [nextSeat()])),
+      confirmOwnerBooking: (booking) =>
+        saga.application.confirmPayment(customer(owner.id), booking.id, { paymentToken: 'tok_visa' }),
       async close() {
         await full.remove();
         await saga.stop();

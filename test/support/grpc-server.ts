@@ -6,6 +6,7 @@ import { BookingServiceCallError, createBookingClient, type BookingClient } from
 import { startGrpcServer, type GrpcServerSettings, type RunningGrpcServer } from '../../src/api/grpc/server';
 import type { AccessTokenVerifier } from '../../src/api/grpc/caller-authorization';
 import type { BookingApplication, BookingView } from '../../src/application/interface';
+import type { TicketApplication } from '../../src/application/tickets';
 import type { Actor } from '../../src/domain/actor';
 import type { Readiness, ReadinessCheck } from '../../src/application/readiness';
 import { unauthenticated } from '../../src/domain/errors';
@@ -117,6 +118,19 @@ export function fakeApplication(operations: Partial<BookingApplication> = {}): B
   };
 }
 
+/** Ticket operations that fail loudly unless the test supplies them. */
+export function fakeTicketApplication(operations: Partial<TicketApplication> = {}): TicketApplication {
+  const unexpected = (name: string) => () =>
+    Promise.reject(new Error(`TicketApplication.${name} was not expected in this test`));
+  return {
+    listTickets: unexpected('listTickets'),
+    ticketPdf: unexpected('ticketPdf'),
+    ticketKeySet: unexpected('ticketKeySet'),
+    tripRevocations: unexpected('tripRevocations'),
+    ...operations,
+  };
+}
+
 const ready: Readiness = { ready: true, checks: { postgres: 'ok', temporal: 'ok' } };
 
 export const alwaysReady: ReadinessCheck = () => Promise.resolve(ready);
@@ -124,6 +138,7 @@ export const alwaysReady: ReadinessCheck = () => Promise.resolve(ready);
 export interface TestServerOptions {
   readonly certificates: TestCertificates;
   readonly application?: BookingApplication;
+  readonly tickets?: TicketApplication;
   readonly verifyAccessToken?: AccessTokenVerifier;
   readonly checkReadiness?: ReadinessCheck;
   readonly settings?: Partial<GrpcServerSettings>;
@@ -152,6 +167,7 @@ export function startTestServer(options: TestServerOptions): Promise<RunningGrpc
     },
     {
       application: options.application ?? fakeApplication(),
+      tickets: options.tickets ?? fakeTicketApplication(),
       verifyAccessToken: options.verifyAccessToken ?? verifyTestToken,
       checkReadiness: options.checkReadiness ?? alwaysReady,
       logger: createLogger({ level: 'silent', name: 'grpc-test' }),

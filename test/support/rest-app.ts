@@ -14,6 +14,8 @@ import { createRestServer, type RestServer } from '../../src/api/rest/server';
 import { createCatalogApplication } from '../../src/application/catalog';
 import type { BookingApplication } from '../../src/application/interface';
 import { createUserApplication } from '../../src/application/users';
+import { createTicketApplication } from '../../src/application/tickets';
+import { createTicketKeyStore } from '../../src/db/ticket-keys';
 import { unavailable } from '../../src/domain/errors';
 import type { Role } from '../../src/domain/roles';
 import type { IdentityProvider } from '../../src/identity/identity-provider';
@@ -114,6 +116,11 @@ export function buildApp(options: {
       bookings: options.bookings,
       catalog: createCatalogApplication({ database }),
       users: createUserApplication({ database, cipher }),
+      tickets: createTicketApplication({
+        database,
+        bookings: options.bookings,
+        ticketKeys: createTicketKeyStore({ database, cipher }),
+      }),
       ...options.applications,
     },
     idempotency: createIdempotencyStore({

@@ -63,6 +63,7 @@ test('PENDING_PAYMENT, payment approved → CONFIRMED: charged, seats booked, em
     'ReserveSeats',
     'ProcessPayment',
     'ConfirmSeats',
+    'IssueTickets',
     'SendEmailNotification',
     'SendSMSNotification',
   ]);
@@ -89,6 +90,7 @@ test('PENDING_PAYMENT, payment declined → PENDING_PAYMENT: the attempt recorde
     'ProcessPayment',
     'ProcessPayment',
     'ConfirmSeats',
+    'IssueTickets',
     'SendEmailNotification',
   ]);
 });
@@ -135,7 +137,12 @@ test('CONFIRMED, cancel → CANCELLED: the refund the fare rule gives, seats rel
   const cancelled = await booking.handle.executeUpdate(cancelBookingUpdate, { args: [{}] });
 
   expect(cancelled).toMatchObject({ status: 'CANCELLED', amountRefunded: paid.amountPaid });
-  expect(activitiesOf(booking).slice(-3)).toEqual(['RefundPayment', 'ReleaseSeats', 'SendEmailNotification']);
+  expect(activitiesOf(booking).slice(-4)).toEqual([
+    'RefundPayment',
+    'ReleaseSeats',
+    'IssueTickets',
+    'SendEmailNotification',
+  ]);
 });
 
 test('PENDING_PAYMENT and CONFIRMED, change → status unchanged: new seats held first, then the old released, the difference charged', async () => {
@@ -164,11 +171,13 @@ test('PENDING_PAYMENT and CONFIRMED, change → status unchanged: new seats held
     'SendEmailNotification',
     'ProcessPayment',
     'ConfirmSeats',
+    'IssueTickets',
     'SendEmailNotification',
     'ReserveSeats',
     'ConfirmSeats',
     'ProcessPayment',
     'ReleaseSeats',
+    'IssueTickets',
     'SendEmailNotification',
   ]);
   const releases = booking.calls.filter((call) => call.activity === 'ReleaseSeats');
@@ -229,11 +238,12 @@ test('CONFIRMED, segment change → status unchanged: the new legs held and book
     segment: { alightingStopCode: 'BER', alightingPosition: 2 },
     price: { total: { amountMinor: price.amountMinor * 2 } },
   });
-  expect(activitiesOf(booking).slice(-5)).toEqual([
+  expect(activitiesOf(booking).slice(-6)).toEqual([
     'ReserveSeats',
     'ConfirmSeats',
     'ProcessPayment',
     'ReleaseSeats',
+    'IssueTickets',
     'SendEmailNotification',
   ]);
   // Operators find the booking by its stops: the search attributes follow the segment.

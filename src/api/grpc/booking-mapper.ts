@@ -1,5 +1,7 @@
 // Maps BookingView onto the proto Booking and proto enums onto domain values; checks what every request carries.
 import type { BookingView } from '../../application/interface';
+import type { TicketView } from '../../application/tickets';
+import { TicketStatus, type Ticket } from '../../generated/com/example/bookings/v1/ticket';
 import type { SegmentStopTime } from '../../domain/booking';
 import type {
   BookingStatus,
@@ -139,4 +141,28 @@ export function toBookingMessage(view: BookingView): Booking {
 
 function segmentStop(stop: SegmentStopTime) {
   return { code: stop.code, name: stop.name, city: stop.city, timeZone: stop.timeZone };
+}
+
+export function toTicketMessage(ticket: TicketView): Ticket {
+  return {
+    id: ticket.ticketId,
+    bookingId: ticket.bookingId,
+    passengerId: ticket.passengerId,
+    passengerName: ticket.passengerName,
+    tripId: ticket.tripId,
+    seatNumber: ticket.seatNumber,
+    segment: {
+      boardingStop: segmentStop(ticket.boardingStop),
+      alightingStop: segmentStop(ticket.alightingStop),
+      departureTime: ticket.boardingStop.localTime,
+      arrivalTime: ticket.alightingStop.localTime,
+    },
+    status: ticket.status === 'VALID' ? TicketStatus.TICKET_STATUS_VALID : TicketStatus.TICKET_STATUS_REVOKED,
+    validFrom: toDate(ticket.validFrom),
+    validUntil: toDate(ticket.validUntil),
+    issuedAt: toDate(ticket.issuedAt),
+    revokedAt: ticket.revokedAt === undefined ? undefined : toDate(ticket.revokedAt),
+    revokedReason: ticket.revokedReason,
+    qrPayload: ticket.qrPayload,
+  };
 }

@@ -2,6 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { status, type sendUnaryData, type ServerUnaryCall } from '@grpc/grpc-js';
 import type { BookingApplication } from '../../application/interface';
+import type { TicketApplication } from '../../application/tickets';
 import { bookingIdForRequest, paymentAttemptIdForRequest } from '../../application/admission';
 import type { Actor } from '../../domain/actor';
 import { isWellFormedRequestId } from '../../domain/request-correlation';
@@ -14,18 +15,27 @@ import {
   type ConfirmPaymentRequest,
   type CreateBookingRequest,
   type GetBookingRequest,
+  type GetTicketPdfRequest,
+  type ListTicketsRequest,
+  type ListTripTicketRevocationsRequest,
   type ListBookingsRequest,
   type ListBookingsResponse,
   type PassengerInput,
   type UpdateBookingRequest,
 } from '../../generated/com/example/bookings/v1/booking_service';
 import type { Logger } from '../../logger';
-import { assertWellFormedRequest, bookingStatusFilter, toBookingMessage } from './booking-mapper';
+import {
+  assertWellFormedRequest,
+  bookingStatusFilter,
+  toBookingMessage,
+  toTicketMessage,
+} from './booking-mapper';
 import { authorizeCaller, type AccessTokenVerifier } from './caller-authorization';
 import { grpcStatusOf } from './status-details';
 
 export interface BookingServiceDependencies {
   readonly application: BookingApplication;
+  readonly tickets: TicketApplication;
   readonly verifyAccessToken: AccessTokenVerifier;
   readonly logger: Logger;
   /** The allow-listed name of the call's client certificate; undefined on a plaintext server. */
@@ -271,6 +281,40 @@ export function createBookingServiceHandlers(dependencies: BookingServiceDepende
           pageToken: given(request.pageToken),
         });
         return { bookings: page.items.map(toBookingMessage), nextPageToken: page.nextPageToken ?? '' };
+      },
+    ),
+
+    listTickets: unary(
+      BookingServiceService.listTickets,
+      'read',
+      async (actor, request: ListTicketsRequest) => {
+        const tickets = await dependencies.tickets.listTickets(actor, request.bookingId);
+        return { tickets: tickets.map(toTicketMessage) };
+      },
+    ),
+
+    getTicketPdf: unary(
+      BookingServiceService.getTicketPdf,
+      'read',
+      async (actor, request: GetTicketPdfRequest) => {
+        const pdf = await dependencies.tickets.ticketPdf(actor, request.bookingId, request.passengerId);
+        return { fileName: pdf.fileName, content: pdf.content };
+      },
+    ),
+
+    listTripTicketRevocations: unary(
+      BookingServiceService.listTripTicketRevocations,
+      'read',
+      async (actor, request: ListTripTicketRevocationsRequest) => {
+        const view = await dependencies.tickets.tripRevocations(actor, request.tripId);
+        return {
+          tripId: view.tripId,
+          revocations: view.revocations.map((revocation) => ({
+            ticketId: revocation.ticketId,
+            revokedAt: revocation.revokedAt,
+            reason: revocation.reason,
+          })),
+        };
       },
     ),
   };

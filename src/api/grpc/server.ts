@@ -10,6 +10,7 @@ import {
   type ServerUnaryCall,
 } from '@grpc/grpc-js';
 import type { BookingApplication } from '../../application/interface';
+import type { TicketApplication } from '../../application/tickets';
 import type { ReadinessCheck } from '../../application/readiness';
 import { ConfigError, type Config } from '../../config';
 import { permissionDenied, unauthenticated } from '../../domain/errors';
@@ -53,6 +54,7 @@ export interface GrpcServerSettings {
 
 export interface GrpcServerDependencies {
   readonly application: BookingApplication;
+  readonly tickets: TicketApplication;
   readonly verifyAccessToken: AccessTokenVerifier;
   readonly checkReadiness: ReadinessCheck;
   readonly logger: Logger;
@@ -207,6 +209,7 @@ export async function startGrpcServer(
     BookingServiceService,
     createBookingServiceHandlers({
       application: dependencies.application,
+      tickets: dependencies.tickets,
       verifyAccessToken: dependencies.verifyAccessToken,
       logger,
       serviceIdentityOf,

@@ -1,4 +1,5 @@
 // Maps between the REST contract's snake_case JSON and the application's camelCase types, in one place.
+import type { TicketView, TripRevocationsView } from '../../application/tickets';
 import type { BookingSegment, Money, SegmentStopTime } from '../../domain/booking';
 import { minutesToIsoDuration } from '../../application/catalog';
 import type {
@@ -138,7 +139,7 @@ function segmentStopJson(stop: SegmentStopTime) {
   return { code: stop.code, name: stop.name, city: stop.city, time_zone: stop.timeZone };
 }
 
-function segmentJson(segment: BookingSegment) {
+function segmentJson(segment: Pick<BookingSegment, 'boardingStop' | 'alightingStop'>) {
   return {
     boarding_stop: segmentStopJson(segment.boardingStop),
     alighting_stop: segmentStopJson(segment.alightingStop),
@@ -211,5 +212,35 @@ export function userJson(user: UserView) {
     phone: user.phone ?? null,
     roles: user.roles,
     created_at: user.createdAt,
+  };
+}
+
+export function ticketJson(ticket: TicketView) {
+  return {
+    id: ticket.ticketId,
+    booking_id: ticket.bookingId,
+    passenger_id: ticket.passengerId,
+    passenger_name: ticket.passengerName ?? null,
+    trip_id: ticket.tripId,
+    seat_number: ticket.seatNumber,
+    segment: segmentJson(ticket),
+    status: ticket.status,
+    valid_from: ticket.validFrom,
+    valid_until: ticket.validUntil,
+    issued_at: ticket.issuedAt,
+    revoked_at: ticket.revokedAt ?? null,
+    revoked_reason: ticket.revokedReason ?? null,
+    qr_payload: ticket.qrPayload ?? null,
+  };
+}
+
+export function tripRevocationsJson(view: TripRevocationsView) {
+  return {
+    trip_id: view.tripId,
+    revocations: view.revocations.map((revocation) => ({
+      ticket_id: revocation.ticketId,
+      revoked_at: revocation.revokedAt.toISOString(),
+      reason: revocation.reason,
+    })),
   };
 }

@@ -5,6 +5,7 @@ import type {
   CatalogApplication,
   UserApplication,
 } from '../../application/interface';
+import type { TicketApplication } from '../../application/tickets';
 import { currentUserAlias } from '../../application/users';
 import type { Actor } from '../../domain/actor';
 import type { BookingStatus } from '../../domain/booking';
@@ -17,6 +18,8 @@ import {
   createBookingInput,
   routeAvailabilityJson,
   routeJson,
+  ticketJson,
+  tripRevocationsJson,
   updateBookingInput,
   userJson,
 } from './contract-mapping';
@@ -47,6 +50,7 @@ export interface Applications {
   bookings: BookingApplication;
   catalog: CatalogApplication;
   users: UserApplication;
+  tickets: TicketApplication;
 }
 
 const jsonType = 'application/json; charset=utf-8';
@@ -86,7 +90,7 @@ function versionFromEntityTag(value: unknown): number | undefined {
 
 /** Handlers by canonical operationId; an `/api` twin runs its canonical operation's handler. */
 export function createOperationHandlers(applications: Applications): Record<string, OperationHandler> {
-  const { bookings, catalog, users } = applications;
+  const { bookings, catalog, users, tickets } = applications;
   return {
     async createBooking({ actor, body, prefix, reservedId, receivedAt }) {
       // The key's reserved id is the booking's: a retry whose first answer was lost (the process died, or the
@@ -173,6 +177,34 @@ export function createOperationHandlers(applications: Applications): Record<stri
 
     async getUser({ actor, path }) {
       return ok(userJson(await users.getUser(actor, String(path.user_id))));
+    },
+
+    async listBookingTickets({ actor, path }) {
+      const list = await tickets.listTickets(actor, String(path.booking_id));
+      return ok({ tickets: list.map(ticketJson) }, { 'cache-control': 'no-store' });
+    },
+
+    async getTicketPdf({ actor, path }) {
+      const pdf = await tickets.ticketPdf(actor, String(path.booking_id), String(path.passenger_id));
+      return {
+        status: 200,
+        headers: {
+          'content-type': 'application/pdf',
+          'content-disposition': `attachment; filename="${pdf.fileName}"`,
+          'cache-control': 'no-store',
+        },
+        body: pdf.content,
+      };
+    },
+
+    async getTicketKeySet() {
+      return ok(await tickets.ticketKeySet(), { 'cache-control': 'public, max-age=300' });
+    },
+
+    async listTripTicketRevocations({ actor, path }) {
+      return ok(tripRevocationsJson(await tickets.tripRevocations(actor, String(path.trip_id))), {
+        'cache-control': 'no-store',
+      });
     },
   };
 }

@@ -16,7 +16,10 @@ import {
   ConfirmPaymentRequest,
   CreateBookingRequest,
   GetBookingRequest,
+  GetTicketPdfRequest,
   ListBookingsRequest,
+  ListTicketsRequest,
+  ListTripTicketRevocationsRequest,
   UpdateBookingRequest,
 } from '../../../src/generated/com/example/bookings/v1/booking_service';
 import { bookingServiceHttpBindings, grpcMethodAuthorization } from '../../../src/security/policy';
@@ -80,6 +83,13 @@ const methodRequests: Record<MethodKey, (context: RequestContext) => Promise<unk
       requestId: randomUUID(),
     }),
   listBookings: () => Promise.resolve(ListBookingsRequest.fromPartial({})),
+  listTickets: async ({ booking }) => ListTicketsRequest.fromPartial({ bookingId: (await booking()).id }),
+  getTicketPdf: async ({ booking }) => {
+    const target = await booking();
+    return GetTicketPdfRequest.fromPartial({ bookingId: target.id, passengerId: target.passengers[0].id });
+  },
+  listTripTicketRevocations: ({ world }) =>
+    Promise.resolve(ListTripTicketRevocationsRequest.fromPartial({ tripId: world.trip.tripId })),
 };
 
 const methodKeys = Object.keys(BookingServiceService) as MethodKey[];
@@ -111,6 +121,20 @@ function wrongParty(
   response: unknown,
 ): string | undefined {
   const { booking, bookings } = response as { booking?: Booking; bookings?: Booking[] };
+  // The owner's booking is confirmed: served, its tickets (and PDF) are the owner's, the trip's list the trip's.
+  if (key === 'listTickets') {
+    const { tickets } = response as { tickets: { bookingId: string }[] };
+    return tickets.length > 0 && tickets.every((ticket) => ticket.bookingId === sharedBooking.id)
+      ? undefined
+      : 'tickets of another booking';
+  }
+  if (key === 'getTicketPdf') {
+    const { content } = response as { content: Buffer };
+    return content.subarray(0, 5).toString() === '%PDF-' ? undefined : 'no PDF';
+  }
+  if (key === 'listTripTicketRevocations') {
+    return (response as { tripId: string }).tripId === world.trip.tripId ? undefined : 'another trip';
+  }
   if (key === 'listBookings') {
     // Every customer of the matrix has a booking of their own to list.
     if (parties.staff) return undefined;
@@ -145,7 +169,7 @@ beforeAll(async () => {
     key: certificates.allowedClient.key,
   });
   cells = await authorizationCells(world.identityProvider, world.parties);
-  sharedBooking = await world.createOwnerBooking();
+  sharedBooking = await world.confirmOwnerBooking(await world.createOwnerBooking());
 });
 
 afterAll(async () => {

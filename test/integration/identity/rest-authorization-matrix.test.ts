@@ -77,6 +77,13 @@ const guardedRequests: Record<string, RequestBuilder> = {
       pathParameters: { route_id: world.trip.routeId },
       query: { date: world.tripDate },
     }),
+  listBookingTickets: async ({ booking }) => ({ pathParameters: { booking_id: (await booking()).id } }),
+  getTicketPdf: async ({ booking }) => {
+    const target = await booking();
+    return { pathParameters: { booking_id: target.id, passenger_id: target.passengers[0].id } };
+  },
+  listTripTicketRevocations: ({ world }) =>
+    Promise.resolve({ pathParameters: { trip_id: world.trip.tripId } }),
   getCurrentUser: () => Promise.resolve({}),
   getUser: ({ world }) => Promise.resolve({ pathParameters: { user_id: world.parties.owner.id } }),
   // A plain JSON payload: decoding passes it through, encoding encrypts it.
@@ -100,6 +107,7 @@ const publicRequests: Record<string, RequestBuilder> = {
   checkReadiness: () => Promise.resolve({}),
   getOpenIdConfiguration: () => Promise.resolve({}),
   getJsonWebKeySet: () => Promise.resolve({}),
+  getTicketKeySet: () => Promise.resolve({}),
 };
 
 const guardedOperations = openApiOperations.filter((operation) => !operation.public);
@@ -152,6 +160,15 @@ function wrongParty(
     },
     getBooking: () => (served.customer_id === ownerId ? undefined : `booking of ${served.customer_id}`),
     getCurrentUser: () => (served.id === callerId ? undefined : `profile of ${served.id}`),
+    // The owner's booking is confirmed, so it has tickets: all of them its own.
+    listBookingTickets: () => {
+      const tickets = (body as { tickets?: { booking_id: string }[] }).tickets ?? [];
+      const ownTickets =
+        tickets.length > 0 && tickets.every((ticket) => ticket.booking_id === sharedBooking.id);
+      return ownTickets ? undefined : 'tickets of another booking';
+    },
+    listTripTicketRevocations: () =>
+      (body as { trip_id?: string }).trip_id === world.trip.tripId ? undefined : 'another trip',
     getUser: () => (served.id === ownerId ? undefined : `profile of ${served.id}`),
   };
   expectations.updateBooking = expectations.getBooking;
@@ -169,7 +186,7 @@ beforeAll(async () => {
   world = await startMatrixEnvironment();
   server = await startServer(world.app);
   cells = await authorizationCells(world.identityProvider, world.parties);
-  sharedBooking = await world.createOwnerBooking();
+  sharedBooking = await world.confirmOwnerBooking(await world.createOwnerBooking());
 });
 
 afterAll(async () => {

@@ -55,9 +55,11 @@ describe('activitiesForTaskQueue', () => {
       'SendEmailNotification',
       'SendSMSNotification',
     ]);
-    // The seat hold of a new booking and seat confirmations are local activities, run by the workflow's worker.
+    // The seat hold of a new booking, seat confirmations and ticket issuance are local activities, run by the
+    // workflow's worker.
     expect(Object.keys(activitiesForTaskQueue(activities, taskQueues.bookings)).sort()).toEqual([
       'ConfirmSeats',
+      'IssueTickets',
       'RecordBooking',
       'ReserveSeats',
     ]);

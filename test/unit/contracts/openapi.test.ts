@@ -46,6 +46,28 @@ const authorizationTable = [
   },
   { method: 'GET', path: '/v1/users/{user_id}', operationId: 'getUser', scope: 'users:read' },
   { method: 'GET', path: '/v1/users/me', operationId: 'getCurrentUser', scope: 'users:read' },
+  {
+    method: 'GET',
+    path: '/v1/bookings/{booking_id}/tickets',
+    operationId: 'listBookingTickets',
+    scope: 'bookings:read',
+  },
+  {
+    method: 'GET',
+    path: '/v1/bookings/{booking_id}/tickets/{passenger_id}.pdf',
+    operationId: 'getTicketPdf',
+    scope: 'bookings:read',
+  },
+];
+
+/** Boarding data: drivers, agents and admins, never customers; each row is also served under `/api`. */
+const boardingTable = [
+  {
+    method: 'GET',
+    path: '/v1/trips/{trip_id}/ticket-revocations',
+    operationId: 'listTripTicketRevocations',
+    scope: 'trips:read',
+  },
 ];
 
 /** Customers act only on their own bookings and profile; the route catalogue is open to every role. */
@@ -58,6 +80,8 @@ const ownedOperationIds = [
   'confirmPayment',
   'getUser',
   'getCurrentUser',
+  'listBookingTickets',
+  'getTicketPdf',
 ];
 
 const publicOperations = [
@@ -67,6 +91,7 @@ const publicOperations = [
   { method: 'GET', path: '/readyz', operationId: 'checkReadiness' },
   { method: 'GET', path: '/.well-known/openid-configuration', operationId: 'getOpenIdConfiguration' },
   { method: 'GET', path: '/.well-known/jwks.json', operationId: 'getJsonWebKeySet' },
+  { method: 'GET', path: '/v1/tickets/jwks.json', operationId: 'getTicketKeySet' },
 ];
 
 /** Operator tools (Temporal's codec-server protocol): staff only, no scope beyond the role. */
@@ -291,6 +316,7 @@ describe('OpenAPI operations', () => {
   it('documents exactly the authorization table, the operator tools and the public operations, each once', () => {
     const expected = [
       ...authorizationTable.map(({ method, path, operationId }) => `${method} ${path} ${operationId}`),
+      ...boardingTable.map(({ method, path, operationId }) => `${method} ${path} ${operationId}`),
       ...publicOperations.map(({ method, path, operationId }) => `${method} ${path} ${operationId}`),
       ...operatorOperations.map(({ method, path, operationId }) => `${method} ${path} ${operationId}`),
     ].sort();
@@ -301,7 +327,8 @@ describe('OpenAPI operations', () => {
   });
 
   it('serves the authorization table under /api too, and nothing else beyond the document', () => {
-    const aliases = authorizationTable.map(
+    const versionedPublic = publicOperations.filter(({ path }) => path.startsWith('/v1/'));
+    const aliases = [...authorizationTable, ...boardingTable, ...versionedPublic].map(
       ({ method, path, operationId }) => `${method} ${path.replace(/^\/v1\//, '/api/')} ${operationId}Api`,
     );
     const served = openApiOperations.map(
@@ -330,6 +357,18 @@ describe('OpenAPI operations', () => {
       ]);
     }
   });
+
+  it.each(boardingTable)(
+    '$method $path and its /api twin ask for $scope from drivers, agents and admins',
+    (row) => {
+      for (const operation of withTwins(row.operationId)) {
+        expect(operation.public).toBe(false);
+        expect(operation.scopes).toEqual([row.scope]);
+        expect([...operation.roles].sort()).toEqual(['admin', 'agent', 'driver']);
+        expect(operation.ownership).toBeNull();
+      }
+    },
+  );
 
   it.each(publicOperations)('$method $path is public', ({ operationId }) => {
     const operation = findOperation(operationId);
@@ -441,7 +480,7 @@ describe('OpenAPI schemas', () => {
 });
 
 describe('OpenAPI responses and headers', () => {
-  const tableOperationIds = authorizationTable.flatMap(({ operationId }) => [
+  const tableOperationIds = [...authorizationTable, ...boardingTable].flatMap(({ operationId }) => [
     operationId,
     `${operationId}Api`,
   ]);

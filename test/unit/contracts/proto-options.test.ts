@@ -28,7 +28,10 @@ describe('BookingService authorization options', () => {
       'ConfirmPayment',
       'CreateBooking',
       'GetBooking',
+      'GetTicketPdf',
       'ListBookings',
+      'ListTickets',
+      'ListTripTicketRevocations',
       'UpdateBooking',
     ]);
     for (const method of Object.values(BookingServiceService)) {
@@ -43,10 +46,20 @@ describe('BookingService authorization options', () => {
     ['GetBooking', 'bookings:read'],
     ['ListBookings', 'bookings:read'],
     ['ConfirmPayment', 'payments:write'],
+    ['ListTickets', 'bookings:read'],
+    ['GetTicketPdf', 'bookings:read'],
   ] as const)('%s requires %s from a customer, agent or admin user', (methodName, scope) => {
     expect(bookingServiceAuthorization.get(methodName)).toEqual({
       scopes: [scope],
       roles: everyRole,
+      allowServiceOnly: false,
+    });
+  });
+
+  it('lets drivers, agents and admins sync a trip’s revoked tickets with trips:read', () => {
+    expect(bookingServiceAuthorization.get('ListTripTicketRevocations')).toEqual({
+      scopes: ['trips:read'],
+      roles: ['driver', 'agent', 'admin'],
       allowServiceOnly: false,
     });
   });

@@ -84,7 +84,13 @@ describe('demo network', () => {
   });
 
   it('has one demo account per role, two customers, distinct emails', () => {
-    expect(demoUsers.map((user) => user.role).sort()).toEqual(['admin', 'agent', 'customer', 'customer']);
+    expect(demoUsers.map((user) => user.role).sort()).toEqual([
+      'admin',
+      'agent',
+      'customer',
+      'customer',
+      'driver',
+    ]);
     expect(new Set(demoUsers.map((user) => user.email)).size).toBe(demoUsers.length);
   });
 });

@@ -9,7 +9,13 @@ import {
 } from '../../../src/generated/com/example/bookings/v1/booking_service';
 import { createLogger } from '../../../src/logger';
 import { currentRequestId } from '../../../src/observability/request-context';
-import { alwaysReady, bookingView, fakeApplication, verifyTestToken } from '../../support/grpc-server';
+import {
+  alwaysReady,
+  bookingView,
+  fakeApplication,
+  fakeTicketApplication,
+  verifyTestToken,
+} from '../../support/grpc-server';
 
 const seenRequestIds: (string | undefined)[] = [];
 const logLines: Record<string, unknown>[] = [];
@@ -41,6 +47,7 @@ beforeAll(async () => {
     },
     {
       application: fakeApplication({ createBooking: answer, getBooking: answer }),
+      tickets: fakeTicketApplication(),
       verifyAccessToken: verifyTestToken,
       checkReadiness: alwaysReady,
       logger: createLogger({ level: 'info', name: 'grpc-request-ids' }, destination),

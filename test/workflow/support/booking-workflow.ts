@@ -226,6 +226,7 @@ export class BookingWorkflowTier {
         }
       }),
       ReleaseSeats: fake('ReleaseSeats', nothing),
+      IssueTickets: fake('IssueTickets', nothing),
       ProcessPayment: fake('ProcessPayment', (booking, input: ProcessPaymentInput): ProcessPaymentResult => {
         booking.charges += 1;
         if (

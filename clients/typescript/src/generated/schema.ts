@@ -92,6 +92,95 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/bookings/{booking_id}/tickets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a booking's tickets
+         * @description The e-tickets of the booking, valid and revoked, oldest first. A booking gets one valid ticket per passenger
+         *     when it is confirmed; a seat change, a segment change or an added passenger issues new tickets and revokes
+         *     the replaced ones, and a cancelled booking's tickets are revoked. Each valid ticket carries its QR payload:
+         *     a compact JWS (ES256) that anyone holding the ticket key set (`GET /v1/tickets/jwks.json`) verifies offline.
+         *     Answered like `GET /v1/bookings/{booking_id}` otherwise: another customer's booking answers 404, a booking
+         *     still being created 202.
+         */
+        get: operations["listBookingTickets"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/bookings/{booking_id}/tickets/{passenger_id}.pdf": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download a passenger's ticket as a PDF
+         * @description The passenger's valid ticket as a one-page PDF: passenger, trip, stops with local times, seat, and the QR
+         *     code of the signed ticket. 404 when the passenger holds no valid ticket (the booking is not confirmed, or
+         *     it was cancelled). Authorized like reading the booking.
+         */
+        get: operations["getTicketPdf"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tickets/jwks.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Ticket signing keys
+         * @description Public keys (ES256) that verify tickets' QR payloads: the current key and retired keys whose tickets may
+         *     still be valid. Boarding devices fetch it ahead and verify tickets with no connection to the service.
+         */
+        get: operations["getTicketKeySet"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/trips/{trip_id}/ticket-revocations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a trip's revoked tickets
+         * @description The ids of the trip's revoked tickets, in the order they were revoked, for boarding devices to sync before
+         *     departure: a ticket whose signature verifies is still refused when its id is listed here.
+         */
+        get: operations["listTripTicketRevocations"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/routes": {
         parameters: {
             query?: never;
@@ -441,7 +530,7 @@ export interface components {
          * @example customer
          * @enum {string}
          */
-        Role: "customer" | "agent" | "admin";
+        Role: "customer" | "agent" | "admin" | "driver";
         /**
          * @description Stable machine-readable error code. HTTP 405, 415 and 428 carry VALIDATION_FAILED; the status tells them apart. BOOKING_PROCESSING is never a problem: REST answers it with 202 and a BookingProcessing body.
          * @example SEAT_UNAVAILABLE
@@ -658,6 +747,105 @@ export interface components {
             version: number;
             /** @description Where the passengers board and alight; null only on bookings made before segments. */
             segment?: components["schemas"]["Segment"] | null;
+        };
+        /**
+         * @description One passenger's e-ticket. `qr_payload` is the signed ticket (compact JWS, ES256, `typ` `ticket+jwt`) the
+         *     QR code carries; its claims are `jti` (ticket id), `sub` (passenger id), `booking_id`, `trip_id`,
+         *     `boarding_stop`, `alighting_stop`, `seat`, `nbf` (boarding opens, 3 hours before the departure from the
+         *     boarding stop) and `exp` (the arrival at the alighting stop). A revoked ticket has no payload.
+         */
+        Ticket: {
+            /**
+             * Format: uuid
+             * @example 0b6f3c1e-7d2a-5f4b-9c8d-1a2b3c4d5e6f
+             */
+            id: string;
+            /**
+             * Format: uuid
+             * @example 7b1e4c2a-9d3f-4a6b-8e5c-1f2a3b4c5d6e
+             */
+            booking_id: string;
+            /**
+             * Format: uuid
+             * @example 2c4e6a8b-1d3f-4b5a-9c7e-0f1a2b3c4d5e
+             */
+            passenger_id: string;
+            /**
+             * @description The passenger's first and last name; null once the passenger left the booking.
+             * @example Ana Silva
+             */
+            passenger_name: string | null;
+            /**
+             * Format: uuid
+             * @example 9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d
+             */
+            trip_id: string;
+            /** @example 3C */
+            seat_number: string;
+            segment: components["schemas"]["Segment"];
+            /**
+             * @example VALID
+             * @enum {string}
+             */
+            status: "VALID" | "REVOKED";
+            /**
+             * Format: date-time
+             * @example 2026-12-01T05:30:00Z
+             */
+            valid_from: string;
+            /**
+             * Format: date-time
+             * @example 2026-12-01T12:05:00Z
+             */
+            valid_until: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-28T10:15:00Z
+             */
+            issued_at: string;
+            /**
+             * Format: date-time
+             * @example null
+             */
+            revoked_at: string | null;
+            /** @description Why the ticket was revoked; null while valid. */
+            revoked_reason: components["schemas"]["TicketRevocationReason"] | null;
+            /**
+             * @description The compact JWS the QR code carries; null once revoked.
+             * @example eyJhbGciOiJFUzI1NiIsImtpZCI6ImsxIiwidHlwIjoidGlja2V0K2p3dCJ9.eyJzdWIiOiJwMSJ9.c2lnbmF0dXJl
+             */
+            qr_payload: string | null;
+        };
+        TicketList: {
+            tickets: components["schemas"]["Ticket"][];
+        };
+        /**
+         * @description SEAT_CHANGED, SEGMENT_CHANGED and PASSENGER_REMOVED: a change of the booking replaced the ticket;
+         *     BOOKING_CANCELLED and BOOKING_EXPIRED: the booking ended.
+         * @example SEAT_CHANGED
+         * @enum {string}
+         */
+        TicketRevocationReason: "SEAT_CHANGED" | "SEGMENT_CHANGED" | "PASSENGER_REMOVED" | "BOOKING_CANCELLED" | "BOOKING_EXPIRED";
+        TicketRevocation: {
+            /**
+             * Format: uuid
+             * @example 0b6f3c1e-7d2a-5f4b-9c8d-1a2b3c4d5e6f
+             */
+            ticket_id: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-30T18:02:11Z
+             */
+            revoked_at: string;
+            reason: components["schemas"]["TicketRevocationReason"];
+        };
+        TicketRevocationList: {
+            /**
+             * Format: uuid
+             * @example 9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d
+             */
+            trip_id: string;
+            revocations: components["schemas"]["TicketRevocation"][];
         };
         /** @description A stop of a booking's segment. */
         SegmentStop: {
@@ -1070,6 +1258,49 @@ export interface components {
                 "application/json": components["schemas"]["OpenIdConfiguration"];
             };
         };
+        /** @description The booking's tickets. */
+        TicketList: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["TicketList"];
+            };
+        };
+        /** @description The ticket as a PDF document. */
+        TicketPdf: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                /** @description `attachment; filename="ticket-<ticket id>.pdf"`. */
+                "Content-Disposition"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/pdf": string;
+            };
+        };
+        /** @description Public keys that verify tickets (current and retired keys whose tickets may still be valid). */
+        TicketKeySet: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Cache-Control": components["headers"]["Cache-Control"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["JsonWebKeySet"];
+            };
+        };
+        /** @description The trip's revoked tickets. */
+        TicketRevocationList: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["TicketRevocationList"];
+            };
+        };
         /** @description Public keys that verify the embedded provider's tokens (current and recently rotated). */
         JsonWebKeySet: {
             headers: {
@@ -1300,6 +1531,16 @@ export interface components {
          * @example 7b1e4c2a-9d3f-4a6b-8e5c-1f2a3b4c5d6e
          */
         BookingId: string;
+        /**
+         * @description Passenger id, as the booking lists it.
+         * @example 2c4e6a8b-1d3f-4b5a-9c7e-0f1a2b3c4d5e
+         */
+        PassengerId: string;
+        /**
+         * @description Trip id.
+         * @example 9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d
+         */
+        TripId: string;
         /**
          * @description Route id.
          * @example 3f7c9a2e-5b1d-4e8a-9c6f-2d4b8e1a7c30
@@ -1715,6 +1956,140 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listBookingTickets: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id for logs and traces, echoed in the response and in problem documents. When absent the
+                 *     server generates one. A value that breaks the pattern (1 to 128 printable ASCII characters, no spaces)
+                 *     answers 400 VALIDATION_FAILED naming `X-Request-Id`; that answer carries an id the server generated. No
+                 *     example is given: a fixed one would make every request sent from the documentation share one id.
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description Booking id.
+                 * @example 7b1e4c2a-9d3f-4a6b-8e5c-1f2a3b4c5d6e
+                 */
+                booking_id: components["parameters"]["BookingId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["TicketList"];
+            202: components["responses"]["BookingProcessing"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getTicketPdf: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id for logs and traces, echoed in the response and in problem documents. When absent the
+                 *     server generates one. A value that breaks the pattern (1 to 128 printable ASCII characters, no spaces)
+                 *     answers 400 VALIDATION_FAILED naming `X-Request-Id`; that answer carries an id the server generated. No
+                 *     example is given: a fixed one would make every request sent from the documentation share one id.
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description Booking id.
+                 * @example 7b1e4c2a-9d3f-4a6b-8e5c-1f2a3b4c5d6e
+                 */
+                booking_id: components["parameters"]["BookingId"];
+                /**
+                 * @description Passenger id, as the booking lists it.
+                 * @example 2c4e6a8b-1d3f-4b5a-9c7e-0f1a2b3c4d5e
+                 */
+                passenger_id: components["parameters"]["PassengerId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["TicketPdf"];
+            202: components["responses"]["BookingProcessing"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getTicketKeySet: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id for logs and traces, echoed in the response and in problem documents. When absent the
+                 *     server generates one. A value that breaks the pattern (1 to 128 printable ASCII characters, no spaces)
+                 *     answers 400 VALIDATION_FAILED naming `X-Request-Id`; that answer carries an id the server generated. No
+                 *     example is given: a fixed one would make every request sent from the documentation share one id.
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["TicketKeySet"];
+            405: components["responses"]["MethodNotAllowed"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listTripTicketRevocations: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id for logs and traces, echoed in the response and in problem documents. When absent the
+                 *     server generates one. A value that breaks the pattern (1 to 128 printable ASCII characters, no spaces)
+                 *     answers 400 VALIDATION_FAILED naming `X-Request-Id`; that answer carries an id the server generated. No
+                 *     example is given: a fixed one would make every request sent from the documentation share one id.
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description Trip id.
+                 * @example 9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d
+                 */
+                trip_id: components["parameters"]["TripId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["TicketRevocationList"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -19,6 +19,7 @@ import {
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
 import { Booking, BookingStatus, bookingStatusFromJSON, bookingStatusToJSON } from "./booking";
+import { Ticket, TicketRevocation } from "./ticket";
 
 export const protobufPackage = "com.example.bookings.v1";
 
@@ -111,6 +112,33 @@ export interface ListBookingsRequest {
 export interface ListBookingsResponse {
   bookings: Booking[];
   nextPageToken: string;
+}
+
+export interface ListTicketsRequest {
+  bookingId: string;
+}
+
+export interface ListTicketsResponse {
+  tickets: Ticket[];
+}
+
+export interface GetTicketPdfRequest {
+  bookingId: string;
+  passengerId: string;
+}
+
+export interface GetTicketPdfResponse {
+  fileName: string;
+  content: Buffer;
+}
+
+export interface ListTripTicketRevocationsRequest {
+  tripId: string;
+}
+
+export interface ListTripTicketRevocationsResponse {
+  tripId: string;
+  revocations: TicketRevocation[];
 }
 
 function createBasePassengerInput(): PassengerInput {
@@ -1754,6 +1782,502 @@ export const ListBookingsResponse: MessageFns<ListBookingsResponse> = {
   },
 };
 
+function createBaseListTicketsRequest(): ListTicketsRequest {
+  return { bookingId: "" };
+}
+
+export const ListTicketsRequest: MessageFns<ListTicketsRequest> = {
+  encode(message: ListTicketsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.bookingId !== "") {
+      writer.uint32(10).string(message.bookingId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListTicketsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListTicketsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.bookingId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListTicketsRequest {
+    return {
+      bookingId: isSet(object.bookingId)
+        ? globalThis.String(object.bookingId)
+        : isSet(object.booking_id)
+        ? globalThis.String(object.booking_id)
+        : "",
+    };
+  },
+
+  toJSON(message: ListTicketsRequest): unknown {
+    const obj: any = {};
+    if (message.bookingId !== "") {
+      obj.bookingId = message.bookingId;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListTicketsRequest>, I>>(base?: I): ListTicketsRequest {
+    return ListTicketsRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListTicketsRequest>, I>>(object: I): ListTicketsRequest {
+    const message = createBaseListTicketsRequest();
+    message.bookingId = object.bookingId ?? "";
+    return message;
+  },
+};
+
+function createBaseListTicketsResponse(): ListTicketsResponse {
+  return { tickets: [] };
+}
+
+export const ListTicketsResponse: MessageFns<ListTicketsResponse> = {
+  encode(message: ListTicketsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.tickets) {
+      Ticket.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListTicketsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListTicketsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.tickets.push(Ticket.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListTicketsResponse {
+    return {
+      tickets: globalThis.Array.isArray(object?.tickets) ? object.tickets.map((e: any) => Ticket.fromJSON(e)) : [],
+    };
+  },
+
+  toJSON(message: ListTicketsResponse): unknown {
+    const obj: any = {};
+    if (message.tickets?.length) {
+      obj.tickets = message.tickets.map((e) => Ticket.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListTicketsResponse>, I>>(base?: I): ListTicketsResponse {
+    return ListTicketsResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListTicketsResponse>, I>>(object: I): ListTicketsResponse {
+    const message = createBaseListTicketsResponse();
+    message.tickets = object.tickets?.map((e) => Ticket.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseGetTicketPdfRequest(): GetTicketPdfRequest {
+  return { bookingId: "", passengerId: "" };
+}
+
+export const GetTicketPdfRequest: MessageFns<GetTicketPdfRequest> = {
+  encode(message: GetTicketPdfRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.bookingId !== "") {
+      writer.uint32(10).string(message.bookingId);
+    }
+    if (message.passengerId !== "") {
+      writer.uint32(18).string(message.passengerId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetTicketPdfRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetTicketPdfRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.bookingId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.passengerId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetTicketPdfRequest {
+    return {
+      bookingId: isSet(object.bookingId)
+        ? globalThis.String(object.bookingId)
+        : isSet(object.booking_id)
+        ? globalThis.String(object.booking_id)
+        : "",
+      passengerId: isSet(object.passengerId)
+        ? globalThis.String(object.passengerId)
+        : isSet(object.passenger_id)
+        ? globalThis.String(object.passenger_id)
+        : "",
+    };
+  },
+
+  toJSON(message: GetTicketPdfRequest): unknown {
+    const obj: any = {};
+    if (message.bookingId !== "") {
+      obj.bookingId = message.bookingId;
+    }
+    if (message.passengerId !== "") {
+      obj.passengerId = message.passengerId;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<GetTicketPdfRequest>, I>>(base?: I): GetTicketPdfRequest {
+    return GetTicketPdfRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<GetTicketPdfRequest>, I>>(object: I): GetTicketPdfRequest {
+    const message = createBaseGetTicketPdfRequest();
+    message.bookingId = object.bookingId ?? "";
+    message.passengerId = object.passengerId ?? "";
+    return message;
+  },
+};
+
+function createBaseGetTicketPdfResponse(): GetTicketPdfResponse {
+  return { fileName: "", content: Buffer.alloc(0) };
+}
+
+export const GetTicketPdfResponse: MessageFns<GetTicketPdfResponse> = {
+  encode(message: GetTicketPdfResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.fileName !== "") {
+      writer.uint32(10).string(message.fileName);
+    }
+    if (message.content.length !== 0) {
+      writer.uint32(18).bytes(message.content);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetTicketPdfResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetTicketPdfResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.fileName = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.content = Buffer.from(reader.bytes());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetTicketPdfResponse {
+    return {
+      fileName: isSet(object.fileName)
+        ? globalThis.String(object.fileName)
+        : isSet(object.file_name)
+        ? globalThis.String(object.file_name)
+        : "",
+      content: isSet(object.content) ? Buffer.from(bytesFromBase64(object.content)) : Buffer.alloc(0),
+    };
+  },
+
+  toJSON(message: GetTicketPdfResponse): unknown {
+    const obj: any = {};
+    if (message.fileName !== "") {
+      obj.fileName = message.fileName;
+    }
+    if (message.content.length !== 0) {
+      obj.content = base64FromBytes(message.content);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<GetTicketPdfResponse>, I>>(base?: I): GetTicketPdfResponse {
+    return GetTicketPdfResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<GetTicketPdfResponse>, I>>(object: I): GetTicketPdfResponse {
+    const message = createBaseGetTicketPdfResponse();
+    message.fileName = object.fileName ?? "";
+    message.content = object.content ?? Buffer.alloc(0);
+    return message;
+  },
+};
+
+function createBaseListTripTicketRevocationsRequest(): ListTripTicketRevocationsRequest {
+  return { tripId: "" };
+}
+
+export const ListTripTicketRevocationsRequest: MessageFns<ListTripTicketRevocationsRequest> = {
+  encode(message: ListTripTicketRevocationsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.tripId !== "") {
+      writer.uint32(10).string(message.tripId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListTripTicketRevocationsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListTripTicketRevocationsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.tripId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListTripTicketRevocationsRequest {
+    return {
+      tripId: isSet(object.tripId)
+        ? globalThis.String(object.tripId)
+        : isSet(object.trip_id)
+        ? globalThis.String(object.trip_id)
+        : "",
+    };
+  },
+
+  toJSON(message: ListTripTicketRevocationsRequest): unknown {
+    const obj: any = {};
+    if (message.tripId !== "") {
+      obj.tripId = message.tripId;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListTripTicketRevocationsRequest>, I>>(
+    base?: I,
+  ): ListTripTicketRevocationsRequest {
+    return ListTripTicketRevocationsRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListTripTicketRevocationsRequest>, I>>(
+    object: I,
+  ): ListTripTicketRevocationsRequest {
+    const message = createBaseListTripTicketRevocationsRequest();
+    message.tripId = object.tripId ?? "";
+    return message;
+  },
+};
+
+function createBaseListTripTicketRevocationsResponse(): ListTripTicketRevocationsResponse {
+  return { tripId: "", revocations: [] };
+}
+
+export const ListTripTicketRevocationsResponse: MessageFns<ListTripTicketRevocationsResponse> = {
+  encode(message: ListTripTicketRevocationsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.tripId !== "") {
+      writer.uint32(10).string(message.tripId);
+    }
+    for (const v of message.revocations) {
+      TicketRevocation.encode(v!, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListTripTicketRevocationsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListTripTicketRevocationsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.tripId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.revocations.push(TicketRevocation.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListTripTicketRevocationsResponse {
+    return {
+      tripId: isSet(object.tripId)
+        ? globalThis.String(object.tripId)
+        : isSet(object.trip_id)
+        ? globalThis.String(object.trip_id)
+        : "",
+      revocations: globalThis.Array.isArray(object?.revocations)
+        ? object.revocations.map((e: any) => TicketRevocation.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: ListTripTicketRevocationsResponse): unknown {
+    const obj: any = {};
+    if (message.tripId !== "") {
+      obj.tripId = message.tripId;
+    }
+    if (message.revocations?.length) {
+      obj.revocations = message.revocations.map((e) => TicketRevocation.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListTripTicketRevocationsResponse>, I>>(
+    base?: I,
+  ): ListTripTicketRevocationsResponse {
+    return ListTripTicketRevocationsResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListTripTicketRevocationsResponse>, I>>(
+    object: I,
+  ): ListTripTicketRevocationsResponse {
+    const message = createBaseListTripTicketRevocationsResponse();
+    message.tripId = object.tripId ?? "";
+    message.revocations = object.revocations?.map((e) => TicketRevocation.fromPartial(e)) || [];
+    return message;
+  },
+};
+
 export type BookingServiceService = typeof BookingServiceService;
 export const BookingServiceService = {
   createBooking: {
@@ -1816,6 +2340,38 @@ export const BookingServiceService = {
       Buffer.from(ListBookingsResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ListBookingsResponse => ListBookingsResponse.decode(value),
   },
+  listTickets: {
+    path: "/com.example.bookings.v1.BookingService/ListTickets" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListTicketsRequest): Buffer => Buffer.from(ListTicketsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListTicketsRequest => ListTicketsRequest.decode(value),
+    responseSerialize: (value: ListTicketsResponse): Buffer => Buffer.from(ListTicketsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListTicketsResponse => ListTicketsResponse.decode(value),
+  },
+  getTicketPdf: {
+    path: "/com.example.bookings.v1.BookingService/GetTicketPdf" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetTicketPdfRequest): Buffer => Buffer.from(GetTicketPdfRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetTicketPdfRequest => GetTicketPdfRequest.decode(value),
+    responseSerialize: (value: GetTicketPdfResponse): Buffer =>
+      Buffer.from(GetTicketPdfResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): GetTicketPdfResponse => GetTicketPdfResponse.decode(value),
+  },
+  listTripTicketRevocations: {
+    path: "/com.example.bookings.v1.BookingService/ListTripTicketRevocations" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListTripTicketRevocationsRequest): Buffer =>
+      Buffer.from(ListTripTicketRevocationsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListTripTicketRevocationsRequest =>
+      ListTripTicketRevocationsRequest.decode(value),
+    responseSerialize: (value: ListTripTicketRevocationsResponse): Buffer =>
+      Buffer.from(ListTripTicketRevocationsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListTripTicketRevocationsResponse =>
+      ListTripTicketRevocationsResponse.decode(value),
+  },
 } as const;
 
 export interface BookingServiceServer extends UntypedServiceImplementation {
@@ -1825,6 +2381,9 @@ export interface BookingServiceServer extends UntypedServiceImplementation {
   cancelBooking: handleUnaryCall<CancelBookingRequest, CancelBookingResponse>;
   confirmPayment: handleUnaryCall<ConfirmPaymentRequest, ConfirmPaymentResponse>;
   listBookings: handleUnaryCall<ListBookingsRequest, ListBookingsResponse>;
+  listTickets: handleUnaryCall<ListTicketsRequest, ListTicketsResponse>;
+  getTicketPdf: handleUnaryCall<GetTicketPdfRequest, GetTicketPdfResponse>;
+  listTripTicketRevocations: handleUnaryCall<ListTripTicketRevocationsRequest, ListTripTicketRevocationsResponse>;
 }
 
 export interface BookingServiceClient extends Client {
@@ -1918,6 +2477,51 @@ export interface BookingServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ListBookingsResponse) => void,
   ): ClientUnaryCall;
+  listTickets(
+    request: ListTicketsRequest,
+    callback: (error: ServiceError | null, response: ListTicketsResponse) => void,
+  ): ClientUnaryCall;
+  listTickets(
+    request: ListTicketsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListTicketsResponse) => void,
+  ): ClientUnaryCall;
+  listTickets(
+    request: ListTicketsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListTicketsResponse) => void,
+  ): ClientUnaryCall;
+  getTicketPdf(
+    request: GetTicketPdfRequest,
+    callback: (error: ServiceError | null, response: GetTicketPdfResponse) => void,
+  ): ClientUnaryCall;
+  getTicketPdf(
+    request: GetTicketPdfRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: GetTicketPdfResponse) => void,
+  ): ClientUnaryCall;
+  getTicketPdf(
+    request: GetTicketPdfRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: GetTicketPdfResponse) => void,
+  ): ClientUnaryCall;
+  listTripTicketRevocations(
+    request: ListTripTicketRevocationsRequest,
+    callback: (error: ServiceError | null, response: ListTripTicketRevocationsResponse) => void,
+  ): ClientUnaryCall;
+  listTripTicketRevocations(
+    request: ListTripTicketRevocationsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListTripTicketRevocationsResponse) => void,
+  ): ClientUnaryCall;
+  listTripTicketRevocations(
+    request: ListTripTicketRevocationsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListTripTicketRevocationsResponse) => void,
+  ): ClientUnaryCall;
 }
 
 export const BookingServiceClient = makeGenericClientConstructor(
@@ -1928,6 +2532,14 @@ export const BookingServiceClient = makeGenericClientConstructor(
   service: typeof BookingServiceService;
   serviceName: string;
 };
+
+function bytesFromBase64(b64: string): Uint8Array {
+  return Uint8Array.from(globalThis.Buffer.from(b64, "base64"));
+}
+
+function base64FromBytes(arr: Uint8Array): string {
+  return globalThis.Buffer.from(arr).toString("base64");
+}
 
 type Builtin = Date | Function | Uint8Array | string | number | boolean | undefined;
 
