@@ -80,9 +80,20 @@ export function withBoarding<State extends BoardingRecord>(state: State, request
   return { ...state, boardings: [...(state.boardings ?? []), boarding] };
 }
 
-/** The bus waits this long past its departure from the boarding stop before passengers not aboard are no-shows. */
-export function noShowDeadline(departureTime: Timestamp, graceMs: number): Timestamp {
-  return addDuration(new Date(timestampMs(departureTime)), graceMs);
+/**
+ * When passengers not aboard become no-shows: the departure from the boarding stop plus the grace period, or the
+ * arrival at the alighting stop if that comes first (a short segment ends before the grace does).
+ */
+export function noShowDeadline(
+  departureTime: Timestamp,
+  graceMs: number,
+  arrivalTime?: Timestamp,
+): Timestamp {
+  const graceEnds = addDuration(new Date(timestampMs(departureTime)), graceMs);
+  if (arrivalTime === undefined) return graceEnds;
+  return timestampMs(arrivalTime) < timestampMs(graceEnds)
+    ? new Date(timestampMs(arrivalTime)).toISOString()
+    : graceEnds;
 }
 
 /** Passengers of the booking who had not boarded when the no-shows were recorded (or by now, before that). */

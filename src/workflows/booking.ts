@@ -458,6 +458,7 @@ class BookingSaga {
     return noShowDeadline(
       this.booking.departureTime,
       this.input.timings.noShowGraceMs ?? defaultNoShowGraceMs,
+      this.arrivalTime,
     );
   }
 

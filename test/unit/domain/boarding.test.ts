@@ -116,6 +116,16 @@ describe('boarding records and statuses', () => {
     expect(noShowDeadline('2026-12-01T10:00:00.000Z', 0)).toBe('2026-12-01T10:00:00.000Z');
   });
 
+  it('closes boarding at the arrival when the segment ends before the grace period', () => {
+    const departure = '2026-12-01T10:00:00.000Z';
+    expect(noShowDeadline(departure, 10 * 60_000, '2026-12-01T10:05:00+00:00')).toBe(
+      '2026-12-01T10:05:00.000Z',
+    );
+    expect(noShowDeadline(departure, 10 * 60_000, '2026-12-01T13:30:00.000Z')).toBe(
+      '2026-12-01T10:10:00.000Z',
+    );
+  });
+
   it('lists the passengers not aboard', () => {
     const boarded = withBoarding(confirmedState(), scan);
     expect(passengersNotBoarded(boarded).map((passenger) => passenger.id)).toEqual([secondPassengerId]);
