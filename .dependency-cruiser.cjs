@@ -10,7 +10,7 @@
 //   observability domain, config (metrics registry and tracing set-up; any layer from adapters up may use it)
 //   contracts     domain, generated, project-root (run-time readers of openapi/ and proto/)
 //   ports         domain
-//   tickets       domain (the ticket document: PDF and QR code)
+//   tickets       domain, db, security (a ticket's document: read, rendered as a PDF with its QR code)
 //   adapters      ports, domain, config
 //   security      domain, config, contracts, generated (never application, identity or api)
 //   logger        config, security (its redaction list comes from the contracts' sensitive marks)
@@ -42,7 +42,7 @@ const layers = {
   observability: ['domain', 'config'],
   contracts: ['domain', 'generated', 'project-root.ts'],
   ports: ['domain'],
-  tickets: ['domain'],
+  tickets: ['domain', 'db', 'security'],
   adapters: ['ports', 'domain', 'config', 'observability'],
   security: ['domain', 'config', 'contracts', 'generated', 'observability'],
   'logger.ts': ['config', 'security', 'observability'],

@@ -1,7 +1,7 @@
 // Jest projects: fast pure unit tests, the workflow with fake activities (a Temporal dev server, no database),
 // integration tests against real PostgreSQL and Temporal, the cluster tests (a real multi-process Temporal server),
-// the Keycloak tests (a real external OIDC provider) and the schema-registry tests (a real Apicurio Registry); the
-// last three run from their own npm scripts, never `npm test`.
+// the Keycloak tests (a real external OIDC provider), the schema-registry tests (a real Apicurio Registry) and the
+// ticket PDF check (pdftoppm and zbarimg); the last four run from their own npm scripts, never `npm test`.
 const transform = {
   '^.+\\.(t|j)sx?$': [
     '@swc/jest',
@@ -46,6 +46,14 @@ module.exports = {
       ...shared,
       displayName: 'keycloak',
       testMatch: ['<rootDir>/test/keycloak/**/*.test.ts'],
+      globalSetup: '<rootDir>/test/support/global-setup.mjs',
+      globalTeardown: '<rootDir>/test/support/global-teardown.mjs',
+    },
+    // A ticket PDF through pdftoppm and zbarimg (installed into .tools/apt on first use): `npm run tickets:check` only.
+    {
+      ...shared,
+      displayName: 'tickets-check',
+      testMatch: ['<rootDir>/test/tickets-check/**/*.test.ts'],
       globalSetup: '<rootDir>/test/support/global-setup.mjs',
       globalTeardown: '<rootDir>/test/support/global-teardown.mjs',
     },

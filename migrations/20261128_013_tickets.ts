@@ -13,12 +13,12 @@ ALTER TABLE identity_signing_keys ADD CONSTRAINT identity_signing_keys_algorithm
   CHECK (algorithm IN ('RS256', 'ES256'));
 
 -- A ticket is never deleted or edited but for its revocation: a replaced one stays, revoked, so devices that
--- synced it learn it is gone. The token is the signed QR payload exactly as issued.
+-- synced it learn it is gone; it goes only with its booking. The token is the signed QR payload exactly as issued.
 CREATE TABLE tickets (
   id uuid PRIMARY KEY,
-  booking_id uuid NOT NULL REFERENCES bookings (id),
+  booking_id uuid NOT NULL REFERENCES bookings (id) ON DELETE CASCADE,
   passenger_id uuid NOT NULL,
-  trip_id uuid NOT NULL REFERENCES trips (id),
+  trip_id uuid NOT NULL REFERENCES trips (id) ON DELETE CASCADE,
   seat text NOT NULL,
   boarding_stop text NOT NULL,
   alighting_stop text NOT NULL,

@@ -23,6 +23,7 @@ import { createPaymentActivities } from './payments';
 import { createReadModelActivities } from './read-model';
 import { createSeatActivities } from './seats';
 import { createTicketActivities } from './tickets';
+import { readTicketDocuments, renderTicketDocuments } from '../tickets/ticket-documents';
 import { createTicketKeyStore } from '../db/ticket-keys';
 import type { SigningKeyStore } from '../db/signing-key-store';
 
@@ -54,7 +55,18 @@ export function createActivities(activityDependencies: ActivityDependencies): Bo
   return {
     ...createSeatActivities(dependencies),
     ...createPaymentActivities(dependencies),
-    ...createNotificationActivities(dependencies),
+    ...createNotificationActivities({
+      ...dependencies,
+      ticketAttachments: async (bookingId) => {
+        const documents = await readTicketDocuments(dependencies.database, dependencies.cipher, bookingId);
+        const rendered = await renderTicketDocuments(documents);
+        return rendered.map(({ fileName, content }) => ({
+          fileName,
+          content,
+          contentType: 'application/pdf',
+        }));
+      },
+    }),
     ...createReadModelActivities(dependencies),
     ...createTicketActivities({
       database: dependencies.database,

@@ -2,7 +2,12 @@
 import type { Knex } from 'knex';
 import { notFound, validationFailed, type FieldViolation } from '../domain/errors';
 import { isE164Phone, isEmail } from '../domain/validation';
-import { PermanentDeliveryError, type EmailSender, type SmsSender } from '../ports/notification-senders';
+import {
+  PermanentDeliveryError,
+  type EmailAttachment,
+  type EmailSender,
+  type SmsSender,
+} from '../ports/notification-senders';
 import {
   createBusinessMetrics,
   type BusinessMetrics,
@@ -29,7 +34,12 @@ export interface NotificationActivityDependencies {
   emailSender: EmailSender;
   smsSender: SmsSender;
   metrics?: BusinessMetrics;
+  /** The booking's valid tickets as PDF files; none attached when absent. */
+  ticketAttachments?: (bookingId: string) => Promise<EmailAttachment[]>;
 }
+
+/** Emails that carry the booking's tickets: the confirmation, and a change that may have replaced them. */
+const templatesWithTickets: readonly NotificationTemplate[] = ['booking-confirmed', 'booking-changed'];
 
 type Channel = 'EMAIL' | 'SMS';
 
@@ -76,15 +86,24 @@ export function createNotificationActivities(
   const { database, cipher, emailSender, smsSender } = dependencies;
   const metrics = dependencies.metrics ?? createBusinessMetrics();
 
-  function deliver(channel: Channel, input: NotificationRequest, message: RenderedNotification) {
-    return channel === 'EMAIL'
-      ? emailSender.send({
-          to: input.to,
-          subject: message.subject,
-          text: message.text,
-          idempotencyKey: input.idempotencyKey,
-        })
-      : smsSender.send({ to: input.to, text: message.smsText, idempotencyKey: input.idempotencyKey });
+  async function attachmentsFor(input: NotificationRequest): Promise<EmailAttachment[]> {
+    if (dependencies.ticketAttachments === undefined || !templatesWithTickets.includes(input.template))
+      return [];
+    return dependencies.ticketAttachments(input.bookingId);
+  }
+
+  async function deliver(channel: Channel, input: NotificationRequest, message: RenderedNotification) {
+    if (channel === 'SMS') {
+      return smsSender.send({ to: input.to, text: message.smsText, idempotencyKey: input.idempotencyKey });
+    }
+    const attachments = await attachmentsFor(input);
+    return emailSender.send({
+      to: input.to,
+      subject: message.subject,
+      text: message.text,
+      idempotencyKey: input.idempotencyKey,
+      ...(attachments.length === 0 ? {} : { attachments }),
+    });
   }
 
   /**

@@ -7,7 +7,7 @@ import { mkdir, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import nodemailer from 'nodemailer';
 import type StreamTransport from 'nodemailer/lib/stream-transport';
-import type { EmailSender, SmsSender } from '../ports/notification-senders';
+import { mailAttachments, type EmailSender, type SmsSender } from '../ports/notification-senders';
 
 export interface OutboxSenderOptions {
   /** Absolute directory; created on first use. */
@@ -45,6 +45,7 @@ export function createOutboxEmailSender(options: OutboxSenderOptions): EmailSend
         to: message.to,
         subject: message.subject,
         text: message.text,
+        ...(message.attachments === undefined ? {} : { attachments: mailAttachments(message.attachments) }),
         headers: { 'X-Idempotency-Key': message.idempotencyKey },
       });
       const file = await writeAtomically(

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import nodemailer, { type Transporter } from 'nodemailer';
 import addressparser from 'nodemailer/lib/addressparser';
 import type SMTPTransport from 'nodemailer/lib/smtp-transport';
-import { PermanentDeliveryError, type EmailSender } from '../ports/notification-senders';
+import { mailAttachments, PermanentDeliveryError, type EmailSender } from '../ports/notification-senders';
 
 export interface SmtpEmailSenderOptions {
   host: string;
@@ -71,6 +71,7 @@ export function createSmtpEmailSender(options: SmtpEmailSenderOptions): SmtpEmai
           to: message.to,
           subject: message.subject,
           text: message.text,
+          ...(message.attachments === undefined ? {} : { attachments: mailAttachments(message.attachments) }),
           messageId,
           headers: { 'X-Idempotency-Key': message.idempotencyKey },
         });

@@ -112,7 +112,7 @@ export async function composeApi(
     ...(options.timings === undefined ? {} : { timings: options.timings }),
   });
   const ticketKeys = createTicketKeyStore({ database, cipher });
-  const tickets = createTicketApplication({ database, bookings, ticketKeys });
+  const tickets = createTicketApplication({ database, cipher, bookings, ticketKeys });
   // Scans verify against the key set this service publishes for its own tickets, and no other.
   const boarding = createBoardingApplication({
     database,

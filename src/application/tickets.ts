@@ -2,8 +2,7 @@
 import type { Knex } from 'knex';
 import type { Actor } from '../domain/actor';
 import type { SegmentStopTime } from '../domain/booking';
-import { DomainError, notFound } from '../domain/errors';
-import { stopTime } from '../domain/segments';
+import { notFound } from '../domain/errors';
 import type { TicketRevocationReason } from '../domain/tickets';
 import { validateId } from '../domain/validation';
 import type { SigningKeyStore } from '../db/signing-key-store';
@@ -15,7 +14,8 @@ import {
   type TicketRow,
   type TicketTrip,
 } from '../db/tickets';
-import { renderTicketPdf } from '../tickets/ticket-pdf';
+import { readTicketDocuments, renderTicketDocuments, stopOnTrip } from '../tickets/ticket-documents';
+import type { FieldCipher } from '../security/field-encryption';
 import type { BookingApplication, BookingView } from './interface';
 
 export type TicketStatus = 'VALID' | 'REVOKED';
@@ -63,14 +63,9 @@ export interface TicketApplication {
 
 export interface TicketApplicationDependencies {
   database: Knex;
+  cipher: FieldCipher;
   bookings: Pick<BookingApplication, 'getBooking'>;
   ticketKeys: SigningKeyStore;
-}
-
-function stopOn(trip: TicketTrip, code: string): SegmentStopTime {
-  const stop = trip.stops.find((candidate) => candidate.code === code);
-  if (stop === undefined) throw new DomainError('INTERNAL', 'A ticket names a stop its route does not have');
-  return stopTime(stop, trip.departureTime.toISOString());
 }
 
 function ticketView(row: TicketRow, booking: BookingView, trip: TicketTrip): TicketView {
@@ -83,8 +78,8 @@ function ticketView(row: TicketRow, booking: BookingView, trip: TicketTrip): Tic
     ...(passenger === undefined ? {} : { passengerName: `${passenger.firstName} ${passenger.lastName}` }),
     tripId: row.trip_id,
     seatNumber: row.seat,
-    boardingStop: stopOn(trip, row.boarding_stop),
-    alightingStop: stopOn(trip, row.alighting_stop),
+    boardingStop: stopOnTrip(trip, row.boarding_stop),
+    alightingStop: stopOnTrip(trip, row.alighting_stop),
     status: revoked ? 'REVOKED' : 'VALID',
     validFrom: row.valid_from.toISOString(),
     validUntil: row.valid_until.toISOString(),
@@ -95,7 +90,7 @@ function ticketView(row: TicketRow, booking: BookingView, trip: TicketTrip): Tic
 }
 
 export function createTicketApplication(dependencies: TicketApplicationDependencies): TicketApplication {
-  const { database, bookings, ticketKeys } = dependencies;
+  const { database, cipher, bookings, ticketKeys } = dependencies;
 
   async function tripOf(tripId: string): Promise<TicketTrip> {
     const trip = await readTicketTrip(database, tripId);
@@ -103,46 +98,23 @@ export function createTicketApplication(dependencies: TicketApplicationDependenc
     return trip;
   }
 
-  async function bookingTickets(
-    actor: Actor,
-    bookingId: string,
-  ): Promise<{ booking: BookingView; trip: TicketTrip; rows: TicketRow[] }> {
-    const booking = await bookings.getBooking(actor, bookingId);
-    const [trip, rows] = await Promise.all([
-      tripOf(booking.tripId),
-      readBookingTickets(database, booking.id),
-    ]);
-    return { booking, trip, rows };
-  }
-
   return {
     async listTickets(actor, bookingId) {
-      const { booking, trip, rows } = await bookingTickets(actor, bookingId);
+      const booking = await bookings.getBooking(actor, bookingId);
+      const [trip, rows] = await Promise.all([
+        tripOf(booking.tripId),
+        readBookingTickets(database, booking.id),
+      ]);
       return rows.map((row) => ticketView(row, booking, trip));
     },
 
     async ticketPdf(actor, bookingId, passengerIdInput) {
       const passengerId = validateId(passengerIdInput, 'passenger_id');
-      const { booking, trip, rows } = await bookingTickets(actor, bookingId);
-      const row = rows.find(
-        (candidate) => candidate.passenger_id === passengerId && candidate.revoked_at === null,
-      );
-      const passenger = booking.passengers.find((candidate) => candidate.id === passengerId);
-      if (row === undefined || passenger === undefined)
-        throw notFound('Ticket', `${booking.id}/${passengerId}`);
-      const content = await renderTicketPdf({
-        ticketId: row.id,
-        bookingId: row.booking_id,
-        passengerName: `${passenger.firstName} ${passenger.lastName}`,
-        routeCode: trip.routeCode,
-        tripId: row.trip_id,
-        boardingStop: stopOn(trip, row.boarding_stop),
-        alightingStop: stopOn(trip, row.alighting_stop),
-        seatNumber: row.seat,
-        fareClass: passenger.fareClass,
-        token: row.token,
-      });
-      return { fileName: `ticket-${row.id}.pdf`, content };
+      const booking = await bookings.getBooking(actor, bookingId);
+      const documents = await readTicketDocuments(database, cipher, booking.id, passengerId);
+      if (documents.length === 0) throw notFound('Ticket', `${booking.id}/${passengerId}`);
+      const [rendered] = await renderTicketDocuments(documents);
+      return rendered;
     },
 
     ticketKeySet: () => ticketKeys.publicKeySet(),

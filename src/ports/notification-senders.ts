@@ -1,9 +1,17 @@
 // The notification ports: what the notification activities need from an email service and an SMS provider.
 
+export interface EmailAttachment {
+  fileName: string;
+  contentType: string;
+  content: Buffer;
+}
+
 export interface EmailMessage {
   to: string;
   subject: string;
   text: string;
+  /** Files sent with the message (a confirmation's PDF tickets). */
+  attachments?: readonly EmailAttachment[];
   /** Stable per message, so a provider that deduplicates (or a mailbox that threads by Message-ID) can. */
   idempotencyKey: string;
 }
@@ -36,4 +44,15 @@ export interface SmsSender {
  */
 export class PermanentDeliveryError extends Error {
   override name = 'PermanentDeliveryError';
+}
+
+/** The attachments as nodemailer takes them. */
+export function mailAttachments(
+  attachments: readonly EmailAttachment[],
+): { filename: string; contentType: string; content: Buffer }[] {
+  return attachments.map((attachment) => ({
+    filename: attachment.fileName,
+    contentType: attachment.contentType,
+    content: attachment.content,
+  }));
 }

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type Koa from 'koa';
 import type { BoardingApplication } from '../../src/application/boarding';
 import type { BookingView } from '../../src/application/interface';
+import type { TicketApplication } from '../../src/application/tickets';
 import type { Actor } from '../../src/domain/actor';
 import type { IdentityProvider } from '../../src/identity/identity-provider';
 import { scopesForRoles } from '../../src/security/policy';
@@ -26,6 +27,8 @@ export interface MatrixEnvironment {
   identityProvider: IdentityProvider;
   /** The REST app's own verifier, for the gRPC server. */
   verifier: TokenVerifier;
+  /** The composed API's tickets, for the gRPC server. */
+  tickets: TicketApplication;
   /** The boarding application the REST app serves, for the gRPC server. */
   boarding: BoardingApplication;
   parties: MatrixParties;
@@ -76,6 +79,7 @@ export async function startMatrixEnvironment(): Promise<MatrixEnvironment> {
       app: full.app,
       identityProvider,
       verifier,
+      tickets: full.tickets,
       boarding: full.boarding,
       parties: {
         owner: { id: owner.id, ...ownerCredentials },

@@ -124,7 +124,7 @@ export function buildApp(options: {
       bookings: options.bookings,
       catalog: createCatalogApplication({ database }),
       users: createUserApplication({ database, cipher }),
-      tickets: createTicketApplication({ database, bookings: options.bookings, ticketKeys }),
+      tickets: createTicketApplication({ database, cipher, bookings: options.bookings, ticketKeys }),
       boarding: unexpectedBoarding,
       ...options.applications,
     },

@@ -54,6 +54,7 @@ describe('migrations', () => {
           'seat_layouts',
           'seats',
           'stops',
+          'tickets',
           'trip_fares',
           'trips',
           'users',

@@ -211,7 +211,13 @@ describe('seedDemoData', () => {
       }[]
     >();
     expect(users).toHaveLength(demoUsers.length);
-    expect(users.flatMap((user) => user.roles).sort()).toEqual(['admin', 'agent', 'customer', 'customer']);
+    expect(users.flatMap((user) => user.roles).sort()).toEqual([
+      'admin',
+      'agent',
+      'customer',
+      'customer',
+      'driver',
+    ]);
 
     for (const demoUser of demoUsers) {
       const stored = users.find((user) => user.email_lookup === emailLookup(cipher, demoUser.email))!;

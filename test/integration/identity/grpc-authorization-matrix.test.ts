@@ -184,6 +184,7 @@ beforeAll(async () => {
   server = await startTestServer({
     certificates,
     application: world.saga.application,
+    tickets: world.tickets,
     boarding: world.boarding,
     verifyAccessToken: (token) => world.verifier.verifyAccessToken(token),
   });

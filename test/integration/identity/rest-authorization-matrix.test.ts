@@ -118,6 +118,7 @@ const publicRequests: Record<string, RequestBuilder> = {
   getOpenIdConfiguration: () => Promise.resolve({}),
   getJsonWebKeySet: () => Promise.resolve({}),
   getTicketKeySet: () => Promise.resolve({}),
+  getTicketKeySetApi: () => Promise.resolve({}),
 };
 
 const guardedOperations = openApiOperations.filter((operation) => !operation.public);

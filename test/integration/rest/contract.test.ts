@@ -328,6 +328,54 @@ describe('every operation with its examples', () => {
     }
   });
 
+  it('lists the paid bookings’ tickets, serves each ticket as a PDF and the key set that verifies it', async () => {
+    for (const [operationId, target] of [
+      ['listBookingTickets', booking],
+      ['listBookingTicketsApi', apiBooking],
+    ] as const) {
+      const listed = await drive(operationId, { params: { booking_id: target.id } });
+      expect(listed.status).toBe(200);
+      expect(
+        (listed.body as { tickets: { status: string }[] }).tickets.map((ticket) => ticket.status),
+      ).toContain('VALID');
+    }
+    for (const [operationId, target] of [
+      ['getTicketPdf', booking],
+      ['getTicketPdfApi', apiBooking],
+    ] as const) {
+      const pdf = await drive(operationId, {
+        params: { booking_id: target.id, passenger_id: target.passengers[0].id },
+      });
+      expect([pdf.status, pdf.headers['content-type']]).toEqual([200, 'application/pdf']);
+    }
+    for (const operationId of twinsOf('getTicketKeySet')) {
+      const keySet = await drive(operationId, { token: null });
+      expect((keySet.body as { keys: { alg: string }[] }).keys[0].alg).toBe('ES256');
+    }
+  });
+
+  it('lists a trip’s revoked tickets to a driver, and refuses a customer', async () => {
+    const driver = { email: `driver-${randomUUID()}@contract.test`, password: `pw-${randomUUID()}` };
+    const driverUser = await insertLoginUser(database, saga.cipher, { ...driver, roles: ['driver'] });
+    try {
+      const login = await drive('login', { body: driver, token: null });
+      const token = (login.body as { access_token: string }).access_token;
+      for (const operationId of twinsOf('listTripTicketRevocations')) {
+        const listed = await drive(operationId, { params: { trip_id: trip.tripId }, token });
+        expect(listed.status).toBe(200);
+        const example = await drive(operationId, {
+          params: { trip_id: parameterExample(operationId, 'trip_id') },
+          token,
+        });
+        expect(example.status).toBe(404);
+      }
+      const asCustomer = await drive('listTripTicketRevocations', { params: { trip_id: trip.tripId } });
+      expect(asCustomer.status).toBe(403);
+    } finally {
+      await database('users').where({ id: driverUser.id }).delete();
+    }
+  });
+
   it('cancels with the cancel example', async () => {
     for (const [operationId, target] of [
       ['cancelBooking', booking],

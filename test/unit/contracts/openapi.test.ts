@@ -208,6 +208,22 @@ const schemaFields: Record<string, string[]> = {
   RefreshRequest: ['refresh_token'],
   TokenResponse: ['access_token', 'token_type', 'expires_in', 'refresh_token'],
   PayloadList: ['payloads'],
+  Ticket: [
+    'id',
+    'booking_id',
+    'passenger_id',
+    'passenger_name',
+    'trip_id',
+    'seat_number',
+    'segment',
+    'status',
+    'valid_from',
+    'valid_until',
+    'issued_at',
+    'revoked_at',
+    'revoked_reason',
+    'qr_payload',
+  ],
   Payload: ['metadata', 'data'],
 };
 
@@ -228,6 +244,7 @@ const sensitiveFields: Record<string, string[]> = {
   RefreshRequest: ['refresh_token'],
   TokenResponse: ['access_token', 'refresh_token'],
   PayloadList: ['payloads'],
+  Ticket: ['passenger_name', 'qr_payload'],
 };
 
 /** Server-owned booking fields a client must never be able to set. */

@@ -119,6 +119,8 @@ describe('sensitive field options', () => {
         'com.example.bookings.v1.PaymentSummary.method',
         'com.example.bookings.v1.User.display_name',
         'com.example.bookings.v1.ConfirmPaymentRequest.payment_token',
+        'com.example.bookings.v1.Ticket.passenger_name',
+        'com.example.bookings.v1.Ticket.qr_payload',
         'com.example.payments.v1.ProcessPaymentRequest.payment_token',
         'com.example.payments.v1.ProcessPaymentResponse.method',
         'com.example.notifications.v1.SendEmailNotificationRequest.recipient',
@@ -142,6 +144,8 @@ describe('sensitive field options', () => {
         'ticket',
         'recipient',
         'templateParameters',
+        'passengerName',
+        'qrPayload',
       ]),
     );
   });

@@ -851,7 +851,7 @@ export interface components {
             /** @description Why the ticket was revoked; null while valid. */
             revoked_reason: components["schemas"]["TicketRevocationReason"] | null;
             /**
-             * @description The compact JWS the QR code carries; null once revoked.
+             * @description The compact JWS the QR code carries, a credential whoever holds it can board with; null once revoked.
              * @example eyJhbGciOiJFUzI1NiIsImtpZCI6ImsxIiwidHlwIjoidGlja2V0K2p3dCJ9.eyJzdWIiOiJwMSJ9.c2lnbmF0dXJl
              */
             qr_payload: string | null;
