@@ -13,6 +13,7 @@ import * as oauthAuthorizationServer from './20261127_010_oauth_authorization_se
 import * as claimBookingHoldFunction from './20261127_011_claim_booking_hold_function';
 import * as seatAllocationLegs from './20261127_012_seat_allocation_legs';
 import * as tickets from './20261128_013_tickets';
+import * as passengerBoarding from './20261128_014_passenger_boarding';
 
 export interface NamedMigration {
   /** Recorded in knex_migrations; never rename an applied migration. */
@@ -34,4 +35,5 @@ export const migrations: readonly NamedMigration[] = [
   { name: '20261127_011_claim_booking_hold_function', migration: claimBookingHoldFunction },
   { name: '20261127_012_seat_allocation_legs', migration: seatAllocationLegs },
   { name: '20261128_013_tickets', migration: tickets },
+  { name: '20261128_014_passenger_boarding', migration: passengerBoarding },
 ];

@@ -18,6 +18,10 @@ export const notificationTemplateParameters: Readonly<
   },
   'booking-cancelled': { required: ['departureTime', 'refundAmountMinor', 'currency'], optional: ['reason'] },
   'booking-expired': { required: ['departureTime'], optional: ['holdExpiresAt'] },
+  'booking-no-show': {
+    required: ['departureTime', 'seatNumbers', 'refundAmountMinor', 'currency'],
+    optional: [],
+  },
 };
 
 export interface RenderedNotification {
@@ -184,6 +188,23 @@ export function renderNotification(
           'so the seats have been released. Nothing was charged. You are welcome to book again.' +
           signature,
         smsText: `Booking ${reference} expired before payment; the seats were released and nothing was charged.`,
+      };
+    }
+    case 'booking-no-show': {
+      const departure = read.instant('departureTime');
+      const seats = read.text('seatNumbers');
+      const refund = read.amount('refundAmountMinor');
+      const refundLine =
+        read.minor('refundAmountMinor') > 0
+          ? `Under the fare rules of this booking, ${refund} is on its way back to your original payment method.`
+          : 'Under the fare rules of this booking, no refund is due for a missed departure.';
+      return {
+        subject: `Booking ${reference}: missed departure`,
+        text:
+          `The bus of booking ${reference} left at ${departure} without the passengers of seats ${seats}, ` +
+          `who had not boarded by the end of boarding; they are recorded as no-shows.\n\n${refundLine}` +
+          signature,
+        smsText: `Booking ${reference}: seats ${seats} did not board the departure of ${departure} (no-show). Refund: ${refund}.`,
       };
     }
   }

@@ -16,6 +16,7 @@ import type { BookingApplication } from '../application/interface';
 import { createReadinessCheck, type ReadinessCheck } from '../application/readiness';
 import { createStartReconciler, scheduleStartReconciliation } from '../application/start-reconciler';
 import { createTicketApplication, type TicketApplication } from '../application/tickets';
+import { createBoardingApplication, type BoardingApplication } from '../application/boarding';
 import { createUserApplication } from '../application/users';
 import { createTicketKeyStore } from '../db/ticket-keys';
 import {
@@ -75,6 +76,7 @@ export interface ApiComposition {
   app: Koa;
   bookings: BookingApplication;
   tickets: TicketApplication;
+  boarding: BoardingApplication;
   checkReadiness: ReadinessCheck;
   verifier: TokenVerifier;
   /** Undefined when tokens come from an external issuer (`OIDC_ISSUER`). */
@@ -109,11 +111,14 @@ export async function composeApi(
     ...(options.taskQueues === undefined ? {} : { taskQueues: options.taskQueues }),
     ...(options.timings === undefined ? {} : { timings: options.timings }),
   });
-  const tickets = createTicketApplication({
+  const ticketKeys = createTicketKeyStore({ database, cipher });
+  const tickets = createTicketApplication({ database, cipher, bookings, ticketKeys });
+  // Scans verify against the key set this service publishes for its own tickets, and no other.
+  const boarding = createBoardingApplication({
     database,
+    temporal,
     cipher,
-    bookings,
-    ticketKeys: createTicketKeyStore({ database, cipher }),
+    ticketKeys: () => ticketKeys.publicKeySet(),
   });
   const checkReadiness = createReadinessCheck({ database, temporal: connection });
   const idempotency = createIdempotencyStore({ database, cipher, settings: config.idempotency });
@@ -154,6 +159,7 @@ export async function composeApi(
       }),
       users: createUserApplication({ database, cipher }),
       tickets,
+      boarding,
     },
     idempotency,
     operationGuard: createOperationGuard(verifier),
@@ -169,7 +175,17 @@ export async function composeApi(
             ),
           ],
   });
-  return { app, bookings, tickets, checkReadiness, verifier, identityProvider, idempotency, metrics };
+  return {
+    app,
+    bookings,
+    tickets,
+    boarding,
+    checkReadiness,
+    verifier,
+    identityProvider,
+    idempotency,
+    metrics,
+  };
 }
 
 /** The running API process: the ports it listens on (useful when configured as 0) and its orderly stop. */
@@ -209,18 +225,19 @@ export async function startApi(
       ? await listenForRouteAvailabilityChanges({ databaseUrl: config.database.url, logger })
       : undefined;
 
-  const { app, bookings, tickets, checkReadiness, verifier, idempotency, metrics } = await composeApi(
-    config,
-    logger,
-    {
-      database,
-      cipher,
-      connection,
-      temporal,
-      ...(availabilityChanges === undefined ? {} : { availabilityChanges }),
-    },
-    { metrics: createApiMetrics(createProcessMetricsRegistry()), ...options },
-  );
+  const { app, bookings, tickets, boarding, checkReadiness, verifier, idempotency, metrics } =
+    await composeApi(
+      config,
+      logger,
+      {
+        database,
+        cipher,
+        connection,
+        temporal,
+        ...(availabilityChanges === undefined ? {} : { availabilityChanges }),
+      },
+      { metrics: createApiMetrics(createProcessMetricsRegistry()), ...options },
+    );
   const stopPurge = schedulePurge(idempotency, config.idempotency.purgeIntervalSeconds * 1000, (error) =>
     logger.warn({ err: error }, 'purging expired idempotency keys failed'),
   );
@@ -246,6 +263,7 @@ export async function startApi(
   const grpcServer = await startGrpcServer(grpcSettings, {
     application: bookings,
     tickets,
+    boarding,
     verifyAccessToken: (token) => verifier.verifyAccessToken(token),
     checkReadiness,
     logger,

@@ -86,6 +86,7 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
   const timings: BookingTimings = {
     holdDurationMs: config.booking.holdDurationSeconds * 1000,
     changeCutoffMs: config.booking.changeCutoffSeconds * 1000,
+    noShowGraceMs: config.booking.noShowGraceSeconds * 1000,
     ...defaultActivityTimings,
     ...dependencies.timings,
   };

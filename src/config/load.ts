@@ -137,6 +137,7 @@ export function loadConfig(environment: Environment = process.env): Config {
       ),
       lapsedHoldGraceSeconds: values.BOOKING_LAPSED_HOLD_GRACE_SECONDS,
       startReconcileIntervalSeconds: values.BOOKING_START_RECONCILE_SECONDS,
+      noShowGraceSeconds: values.BOARDING_NO_SHOW_GRACE_SECONDS,
     },
     encryption: {
       keyring: values.ENCRYPTION_KEYS,

@@ -458,6 +458,13 @@ export const bookingSettings = {
     description:
       'how often each API process starts the bookings whose id a create gave out (201, 202, `BOOKING_PROCESSING`) but whose workflow start never reached Temporal (a failed start after the answer, an API process killed right after it)',
   }),
+  BOARDING_NO_SHOW_GRACE_SECONDS: integer({
+    default: 10 * 60,
+    min: 0,
+    max: day,
+    description:
+      "how long past the departure from a booking's boarding stop its passengers not yet boarded become no-shows (bookings started earlier keep the value they started with)",
+  }),
 } satisfies SettingTable;
 
 export const notificationSettings = {

@@ -98,6 +98,8 @@ export interface Config {
      * reached Temporal (a failed start after a 202, a crash), and starts them.
      */
     startReconcileIntervalSeconds: number;
+    /** How long past its departure from a boarding stop the bus waits before passengers not aboard are no-shows. */
+    noShowGraceSeconds: number;
   };
   encryption: {
     /** `keyId:base64key` pairs; old keys stay here after rotation so old rows still decrypt. */

@@ -9,6 +9,7 @@ import type {
   PriceBreakdown,
 } from '../domain/booking';
 import type { BookingSegment } from '../domain/segments';
+import { boardingOf, passengerBoardingStatus } from '../domain/boarding';
 import { DomainError } from '../domain/errors';
 import { isUuid } from '../domain/validation';
 import type { FieldCipher } from '../security/field-encryption';
@@ -16,7 +17,10 @@ import type { KeysetListing } from './paging';
 import { detachPassengers, linkSeatsToPassengers } from './seat-allocations';
 
 /** A booking as readers see it: the workflow's state without what only the workflow needs, decrypted. */
-export type BookingView = Omit<BookingState, 'paymentAttempts' | 'refundRule'>;
+export type BookingView = Omit<
+  BookingState,
+  'paymentAttempts' | 'refundRule' | 'boardings' | 'noShowsRecordedAt'
+>;
 
 /** A row of `bookings` as PostgreSQL returns it; personal fields hold `enc:` envelopes. */
 export interface BookingRow {
@@ -132,6 +136,29 @@ function bookingRowOf(snapshot: BookingState, cipher: FieldCipher): Record<Booki
   };
 }
 
+const boardingColumnNames = [
+  'boarding_status',
+  'boarded_at',
+  'boarded_stop',
+  'boarded_by',
+  'boarded_device',
+] as const;
+
+/** The passenger's day-of-travel status as the snapshot says it (domain/boarding). */
+function boardingColumnsOf(
+  snapshot: BookingState,
+  passengerId: string,
+): Record<(typeof boardingColumnNames)[number], Knex.Value> {
+  const boarding = boardingOf(snapshot, passengerId);
+  return {
+    boarding_status: passengerBoardingStatus(snapshot, passengerId),
+    boarded_at: boarding?.boardedAt ?? null,
+    boarded_stop: boarding?.stopCode ?? null,
+    boarded_by: boarding?.actorId ?? null,
+    boarded_device: boarding?.deviceId ?? null,
+  };
+}
+
 /**
  * Replaces the passenger rows with the snapshot's. Rows are updated in place where id and position still match,
  * because deleting a passenger would cascade to its seat allocations; a seat's passenger link is detached first.
@@ -165,11 +192,21 @@ async function replacePassengers(
           phone: cipher.encryptOptional(passenger.phone),
           seat_number: passenger.seatNumber,
           fare_class: passenger.fareClass,
+          ...boardingColumnsOf(snapshot, passenger.id),
           updated_at: snapshot.updatedAt,
         })),
       )
       .onConflict('id')
-      .merge(['first_name', 'last_name', 'email', 'phone', 'seat_number', 'fare_class', 'updated_at'])
+      .merge([
+        'first_name',
+        'last_name',
+        'email',
+        'phone',
+        'seat_number',
+        'fare_class',
+        ...boardingColumnNames,
+        'updated_at',
+      ])
       .where('passengers.booking_id', snapshot.id);
   }
   if (!newBooking) await linkSeatsToPassengers(transaction, snapshot.id);
@@ -398,6 +435,8 @@ export function bookingViewOfSnapshot(snapshot: BookingState): BookingView {
     paymentAttempts: _paymentAttempts,
     refundRule: _refundRule,
     confirmedAt: _confirmedAt,
+    boardings: _boardings,
+    noShowsRecordedAt: _noShowsRecordedAt,
     ...view
   } = snapshot;
   return view;

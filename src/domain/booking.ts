@@ -10,7 +10,7 @@ export const paymentStatuses = ['NONE', 'DECLINED', 'CAPTURED', 'PARTIALLY_REFUN
 export type PaymentStatus = (typeof paymentStatuses)[number];
 
 /** What a caller asks of a booking; names the action in BOOKING_STATE_CONFLICT errors. */
-export type BookingAction = 'confirm-payment' | 'cancel' | 'update' | 'expire' | 'complete';
+export type BookingAction = 'confirm-payment' | 'cancel' | 'update' | 'expire' | 'complete' | 'board';
 
 /** RFC 3339 instant as produced by `Date.prototype.toISOString()` (UTC). Strings survive JSON unchanged. */
 export type Timestamp = string;
@@ -66,6 +66,8 @@ export interface RefundRule {
   readonly name: string;
   readonly tiers: readonly RefundTier[];
   readonly afterDepartureRefundPercent: number;
+  /** Share of a no-show passenger's fare given back; absent means nothing, as under the standard rule. */
+  readonly noShowRefundPercent?: number;
 }
 
 export interface PaymentSummary {
@@ -114,6 +116,21 @@ export interface BookingState {
   readonly confirmedAt?: Timestamp;
   readonly cancelledAt?: Timestamp;
   readonly cancellationReason?: string;
+  /** Passengers who boarded, in scan order; absent until the first boarding. */
+  readonly boardings?: readonly Boarding[];
+  /** When the passengers not aboard by the end of the boarding grace period became no-shows. */
+  readonly noShowsRecordedAt?: Timestamp;
+}
+
+/** One passenger's boarding, as the workflow records it: when, at which stop, by whom and from which device. */
+export interface Boarding {
+  readonly passengerId: string;
+  readonly boardedAt: Timestamp;
+  readonly stopCode: string;
+  /** The user (driver, agent) who scanned the ticket. */
+  readonly actorId: string;
+  /** The scanning device, when it names itself. */
+  readonly deviceId?: string;
 }
 
 // ---- Segments: the rules are in segments.ts ----

@@ -20,6 +20,7 @@ export const errorCodes = [
   'BOOKING_PROCESSING',
   'TICKET_INVALID',
   'TICKET_REVOKED',
+  'ALREADY_BOARDED',
 ] as const;
 
 export type ErrorCode = (typeof errorCodes)[number];
@@ -138,6 +139,13 @@ export const errorCodeMappings: Readonly<Record<ErrorCode, ErrorCodeMapping>> = 
     httpStatus: 409,
     grpcStatus: 'FAILED_PRECONDITION',
     title: 'Ticket revoked',
+    retryable: false,
+  },
+  // A second scan of a passenger who has boarded; `details` name when and at which stop the first was.
+  ALREADY_BOARDED: {
+    httpStatus: 409,
+    grpcStatus: 'FAILED_PRECONDITION',
+    title: 'Passenger already boarded',
     retryable: false,
   },
 };
@@ -285,6 +293,7 @@ const actionPhrases: Readonly<Record<BookingAction, string>> = {
   update: 'change',
   expire: 'expire',
   complete: 'complete',
+  board: 'board a passenger of',
 };
 
 export function bookingStateConflict(

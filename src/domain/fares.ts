@@ -183,14 +183,48 @@ export function cancellationRefund(
   });
 }
 
+/** The rule's no-show share of the fares of the given passengers (nothing under the standard rule). */
+function noShowShare(
+  state: Pick<BookingState, 'price' | 'refundRule'>,
+  noShowPassengerIds: readonly string[],
+): Money {
+  const fares = state.price.lines.filter((line) => noShowPassengerIds.includes(line.passengerId));
+  return percentOf(
+    sumMoney(
+      fares.map((line) => line.amount),
+      state.price.total.currency,
+    ),
+    state.refundRule.noShowRefundPercent ?? 0,
+  );
+}
+
+/** What the booking's no-show passengers get back: their share under the fare's rule, never more than is paid. */
+export function noShowRefund(
+  state: Pick<BookingState, 'price' | 'amountPaid' | 'amountRefunded' | 'refundRule'>,
+  noShowPassengerIds: readonly string[],
+): Money {
+  const owed = noShowShare(state, noShowPassengerIds);
+  const netPaid = subtractMoney(state.amountPaid, state.amountRefunded);
+  return money(Math.max(0, Math.min(owed.amountMinor, netPaid.amountMinor)), owed.currency);
+}
+
+/** The no-shows' share a confirmed or completed booking gave back, once its no-shows were recorded. */
+function recordedNoShowShare(state: OwedState): Money {
+  if (state.noShowsRecordedAt === undefined) return zeroMoney(state.price.total.currency);
+  const boarded = new Set((state.boardings ?? []).map((boarding) => boarding.passengerId));
+  const noShows = state.price.lines.map((line) => line.passengerId).filter((id) => !boarded.has(id));
+  return noShowShare(state, noShows);
+}
+
 type OwedState = Pick<
   BookingState,
   'status' | 'price' | 'departureTime' | 'refundRule' | 'confirmedAt' | 'cancelledAt'
->;
+> &
+  Partial<Pick<BookingState, 'boardings' | 'noShowsRecordedAt'>>;
 
 /**
  * What captured − refunded must equal in each state (invariant 2): nothing while pending or expired, the
- * price once confirmed or completed, and for a cancelled booking that had been paid, the part of the price
+ * price once confirmed or completed (less what its no-shows got back), and for a cancelled booking that had been paid, the part of the price
  * its refund rule let the operator keep.
  */
 export function amountOwedByState(state: OwedState): Money {
@@ -201,7 +235,7 @@ export function amountOwedByState(state: OwedState): Money {
       return zeroMoney(currency);
     case 'CONFIRMED':
     case 'COMPLETED':
-      return state.price.total;
+      return subtractMoney(state.price.total, recordedNoShowShare(state));
     case 'CANCELLED': {
       if (state.confirmedAt === undefined) return zeroMoney(currency);
       if (state.cancelledAt === undefined) {

@@ -12,6 +12,8 @@ export const lifecycleEvents = [
   'CANCEL_REQUESTED',
   'UPDATE_REQUESTED',
   'DEPARTURE_PASSED',
+  'PASSENGER_BOARDED',
+  'BOARDING_CLOSED',
 ] as const;
 export type LifecycleEvent = (typeof lifecycleEvents)[number];
 
@@ -30,6 +32,8 @@ export const lifecycleTransitions: Readonly<
     CANCEL_REQUESTED: 'CANCELLED',
     UPDATE_REQUESTED: 'CONFIRMED',
     DEPARTURE_PASSED: 'COMPLETED',
+    PASSENGER_BOARDED: 'CONFIRMED',
+    BOARDING_CLOSED: 'CONFIRMED',
   },
   CANCELLED: {},
   EXPIRED: {},
@@ -43,6 +47,8 @@ const eventActions: Readonly<Record<LifecycleEvent, BookingAction>> = {
   CANCEL_REQUESTED: 'cancel',
   UPDATE_REQUESTED: 'update',
   DEPARTURE_PASSED: 'complete',
+  PASSENGER_BOARDED: 'board',
+  BOARDING_CLOSED: 'board',
 };
 
 export const terminalStatuses: readonly BookingStatus[] = ['CANCELLED', 'EXPIRED', 'COMPLETED'];

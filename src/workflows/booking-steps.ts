@@ -137,6 +137,15 @@ export class BookingSteps {
     });
   }
 
+  /** Sent once, when boarding closes with passengers not aboard. */
+  notifyNoShow(booking: BookingState, noShowSeatNumbers: string, refund: Money): Promise<void> {
+    return this.notify(booking, 'booking-no-show', 'no-show', {
+      seatNumbers: noShowSeatNumbers,
+      refundAmountMinor: refund.amountMinor,
+      currency: refund.currency,
+    });
+  }
+
   /** Sent once per change: its revision is the version the change produced. */
   notifyChanged(booking: BookingState, settlement: ChangeSettlement): Promise<void> {
     return this.notify(booking, 'booking-changed', `changed-${booking.version}`, {

@@ -5,6 +5,7 @@ import {
   condition,
   isCancellation,
   log,
+  patched,
   setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
@@ -12,9 +13,16 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { BookingState, BookingStatus, FarePrices, Money, Timestamp } from '../domain/booking';
+import {
+  assertCanBoard,
+  noShowDeadline,
+  passengersNotBoarded,
+  withBoarding,
+  type BoardingRequest,
+} from '../domain/boarding';
 import { planBookingChange, type BookingChangePlan } from '../domain/changes';
 import { bookingStateConflict, DomainError, toDomainError, versionMismatch } from '../domain/errors';
-import { cancellationRefund, netAmountPaid } from '../domain/fares';
+import { cancellationRefund, netAmountPaid, noShowRefund } from '../domain/fares';
 import {
   assertCanCancel,
   assertCanConfirmPayment,
@@ -28,7 +36,7 @@ import {
   type LifecycleEvent,
 } from '../domain/lifecycle';
 import { isZeroMoney, zeroMoney } from '../domain/money';
-import { assertUpdateSeatsOnBus } from '../domain/seat-layout';
+import { assertUpdateSeatsOnBus, seatNumberList } from '../domain/seat-layout';
 import { legRangeOf, type LegRange, type SegmentChangeTerms } from '../domain/segments';
 import { timestampMs, toTimestamp } from '../domain/time';
 import { validateUpdateBooking } from '../domain/validation';
@@ -56,6 +64,7 @@ import {
   confirmPaymentUpdate,
   createBookingUpdate,
   createRequestMemoKey,
+  recordBoardingUpdate,
   requestCancellationSignal,
   searchAttributes,
   updateBookingUpdate,
@@ -64,6 +73,7 @@ import {
   type CancelBookingRequest,
   type ConfirmPaymentRequest,
   type CreateBookingRequest,
+  type RecordBoardingRequest,
   type UpdateBookingRequest,
 } from './shared';
 
@@ -98,6 +108,12 @@ interface UndoContext {
 
 const releaseHeldSeats = 'release the booking seats';
 const refundCapturedPayments = 'refund captured payments';
+
+/** Patch marker of boarding's close: bookings started before it complete at the arrival without recording no-shows. */
+export const noShowsPatch = 'boarding-no-shows';
+
+/** The boarding grace of bookings started without one in their timings (the configuration's default). */
+const defaultNoShowGraceMs = 10 * 60_000;
 
 function now(): Date {
   return new Date();
@@ -424,9 +440,58 @@ class BookingSaga {
     }
   }
 
+  // ---- Day of travel: passengers board; at the departure plus the grace period the others become no-shows ----
+
+  private checkBoarding(request: RecordBoardingRequest): BoardingRequest {
+    assertCanBoard(this.booking, request, this.booking.segment?.boardingStopCode);
+    return request;
+  }
+
+  private async recordBoarding(request: RecordBoardingRequest): Promise<BookingState> {
+    const boarding = this.checkBoarding(request);
+    const { boardings } = withBoarding(this.booking, boarding);
+    await this.publish({ status: this.next('PASSENGER_BOARDED'), boardings });
+    return this.booking;
+  }
+
+  private get noShowDeadline(): Timestamp {
+    return noShowDeadline(
+      this.booking.departureTime,
+      this.input.timings.noShowGraceMs ?? defaultNoShowGraceMs,
+      this.arrivalTime,
+    );
+  }
+
+  /** Waits out the boarding grace; a booking cancelled or already closed meanwhile has nothing left to record. */
+  private async recordNoShowsAfterGrace(): Promise<void> {
+    const open = () => this.booking.status === 'CONFIRMED' && this.booking.noShowsRecordedAt === undefined;
+    await waitForDeadline(
+      open,
+      () => this.noShowDeadline,
+      () =>
+        this.customerRequests.inTurn(async () => {
+          if (open() && now().getTime() >= timestampMs(this.noShowDeadline)) await this.recordNoShows();
+        }),
+    );
+  }
+
+  /** Every passenger not aboard becomes a no-show: the fare's rule says what they get back, and they are told. */
+  private async recordNoShows(): Promise<void> {
+    const noShows = passengersNotBoarded(this.booking);
+    const refund = noShowRefund(
+      this.booking,
+      noShows.map((passenger) => passenger.id),
+    );
+    await this.refund(refund);
+    await this.publish({ status: this.next('BOARDING_CLOSED'), noShowsRecordedAt: toTimestamp(now()) });
+    if (noShows.length > 0) await this.steps.notifyNoShow(this.booking, seatNumberList(noShows), refund);
+  }
+
   // ---- Row 9: CONFIRMED → COMPLETED when the departure time passes ----
 
   async completeAfterDeparture(): Promise<void> {
+    // Bookings started before boarding existed complete at the arrival with no command before that timer.
+    if (this.booking.status === 'CONFIRMED' && patched(noShowsPatch)) await this.recordNoShowsAfterGrace();
     await this.waitForTimer(
       'DEPARTURE_PASSED',
       () => this.arrivalTime,
@@ -480,6 +545,9 @@ class BookingSaga {
     });
     setHandler(cancelBookingUpdate, (request) => requests.answer(() => this.cancelBooking(request)), {
       validator: (request: CancelBookingRequest) => requests.validate(() => this.checkCancel(request)),
+    });
+    setHandler(recordBoardingUpdate, (request) => requests.answer(() => this.recordBoarding(request)), {
+      validator: (request: RecordBoardingRequest) => requests.validate(() => this.checkBoarding(request)),
     });
     setHandler(requestCancellationSignal, (request) => this.cancelOnceBooked(request));
   }

@@ -9,6 +9,7 @@ import type {
   RefundRule,
   Timestamp,
 } from '../domain/booking';
+import type { BoardingRequest } from '../domain/boarding';
 import { idempotencyKeyReused, type DomainErrorData } from '../domain/errors';
 import { seatNumberList } from '../domain/seat-layout';
 import type { BookingSegment, SegmentChangeTerms } from '../domain/segments';
@@ -54,6 +55,8 @@ export interface BookingTimings {
   /** First retry delay of a transiently failing activity; later retries back off exponentially. */
   activityRetryInitialIntervalMs: number;
   activityRetryMaximumIntervalMs: number;
+  /** Boarding grace past the departure from the boarding stop; absent in bookings started before boarding. */
+  noShowGraceMs?: number;
 }
 
 /** Everything a booking workflow needs to run without reading the database itself. */
@@ -115,11 +118,15 @@ export interface UpdateBookingRequest {
 
 export type CancelBookingRequest = CancelBookingCommand;
 
+/** A scanned ticket's passenger boarding at a stop; the application checked the ticket itself. */
+export type RecordBoardingRequest = BoardingRequest;
+
 /** Sent with the start (update-with-start): answers once the seats are held, or fails with SEAT_UNAVAILABLE. */
 export const createBookingUpdate = defineUpdate<BookingState, [CreateBookingRequest]>('CreateBooking');
 export const confirmPaymentUpdate = defineUpdate<BookingState, [ConfirmPaymentRequest]>('ConfirmPayment');
 export const updateBookingUpdate = defineUpdate<BookingState, [UpdateBookingRequest]>('UpdateBooking');
 export const cancelBookingUpdate = defineUpdate<BookingState, [CancelBookingRequest]>('CancelBooking');
+export const recordBoardingUpdate = defineUpdate<BookingState, [RecordBoardingRequest]>('RecordBoarding');
 /**
  * A cancel that came while the booking was still being created (it had no row yet). A signal, not an update:
  * Temporal records it even while no worker runs the workflow, or with the workflow's start, and the workflow

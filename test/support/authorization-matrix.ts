@@ -1,12 +1,14 @@
 // The real world an authorization matrix runs against: saga workers, the full REST app, accounts, a trip, bookings.
 import { randomUUID } from 'node:crypto';
 import type Koa from 'koa';
+import type { BoardingApplication } from '../../src/application/boarding';
 import type { BookingView } from '../../src/application/interface';
 import type { TicketApplication } from '../../src/application/tickets';
 import type { Actor } from '../../src/domain/actor';
 import type { IdentityProvider } from '../../src/identity/identity-provider';
 import { scopesForRoles } from '../../src/security/policy';
 import type { TokenVerifier } from '../../src/security/token-verifier';
+import { eventually } from './outcomes';
 import { startSagaEnvironment, type SagaEnvironment } from './saga';
 import { bookingRequest, createTrip, type TestTrip } from './trips';
 import { composeTestApi } from './rest-app';
@@ -15,6 +17,8 @@ import type { MatrixParties } from './authorization-cells';
 
 /** Room for every booking a matrix file makes: one seat each, a few dozen in all. */
 const tripSeatCount = 64;
+/** Tickets open three hours before departure: a trip leaving in two lets the matrix's boarding scans be served. */
+const departureInMs = 2 * 3_600_000;
 
 export interface MatrixEnvironment {
   saga: SagaEnvironment;
@@ -25,6 +29,8 @@ export interface MatrixEnvironment {
   verifier: TokenVerifier;
   /** The composed API's tickets, for the gRPC server. */
   tickets: TicketApplication;
+  /** The boarding application the REST app serves, for the gRPC server. */
+  boarding: BoardingApplication;
   parties: MatrixParties;
   trip: TestTrip;
   /** The trip's departure date at its origin, as the availability operation takes it. */
@@ -35,6 +41,8 @@ export interface MatrixEnvironment {
   createOwnerBooking(): Promise<BookingView>;
   /** Pays for the owner's booking: CONFIRMED, its tickets issued. */
   confirmOwnerBooking(booking: BookingView): Promise<BookingView>;
+  /** The QR payload of the valid ticket of a confirmed booking's first passenger, once issued. */
+  ticketOf(booking: BookingView): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -51,7 +59,7 @@ export async function startMatrixEnvironment(): Promise<MatrixEnvironment> {
       insertUser(saga.database, saga.cipher, { roles: ['customer'] }),
       insertUser(saga.database, saga.cipher, { roles: ['agent'] }),
       insertUser(saga.database, saga.cipher, { roles: ['admin'] }),
-      createTrip(saga.database, { seatCount: tripSeatCount }),
+      createTrip(saga.database, { seatCount: tripSeatCount, departureInMs }),
     ]);
     const customer = (userId: string): Actor => ({
       userId,
@@ -72,6 +80,7 @@ export async function startMatrixEnvironment(): Promise<MatrixEnvironment> {
       identityProvider,
       verifier,
       tickets: full.tickets,
+      boarding: full.boarding,
       parties: {
         owner: { id: owner.id, ...ownerCredentials },
         anotherCustomer,
@@ -85,6 +94,18 @@ export async function startMatrixEnvironment(): Promise<MatrixEnvironment> {
         saga.application.createBooking(customer(owner.id), bookingRequest(trip, [nextSeat()])),
       confirmOwnerBooking: (booking) =>
         saga.application.confirmPayment(customer(owner.id), booking.id, { paymentToken: 'tok_visa' }),
+      async ticketOf(booking) {
+        const row = await eventually(
+          (): Promise<{ token: string } | undefined> =>
+            saga
+              .database('tickets')
+              .where({ booking_id: booking.id, passenger_id: booking.passengers[0].id })
+              .whereNull('revoked_at')
+              .first('token'),
+          (found) => found !== undefined,
+        );
+        return row!.token;
+      },
       async close() {
         await full.remove();
         await saga.stop();

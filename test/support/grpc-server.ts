@@ -7,6 +7,7 @@ import { startGrpcServer, type GrpcServerSettings, type RunningGrpcServer } from
 import type { AccessTokenVerifier } from '../../src/api/grpc/caller-authorization';
 import type { BookingApplication, BookingView } from '../../src/application/interface';
 import type { TicketApplication } from '../../src/application/tickets';
+import type { BoardingApplication } from '../../src/application/boarding';
 import type { Actor } from '../../src/domain/actor';
 import type { Readiness, ReadinessCheck } from '../../src/application/readiness';
 import { unauthenticated } from '../../src/domain/errors';
@@ -131,6 +132,17 @@ export function fakeTicketApplication(operations: Partial<TicketApplication> = {
   };
 }
 
+/** Boarding operations that fail loudly unless the test supplies them. */
+export function fakeBoardingApplication(operations: Partial<BoardingApplication> = {}): BoardingApplication {
+  const unexpected = (name: string) => () =>
+    Promise.reject(new Error(`BoardingApplication.${name} was not expected in this test`));
+  return {
+    recordBoarding: unexpected('recordBoarding'),
+    tripManifest: unexpected('tripManifest'),
+    ...operations,
+  };
+}
+
 const ready: Readiness = { ready: true, checks: { postgres: 'ok', temporal: 'ok' } };
 
 export const alwaysReady: ReadinessCheck = () => Promise.resolve(ready);
@@ -139,6 +151,7 @@ export interface TestServerOptions {
   readonly certificates: TestCertificates;
   readonly application?: BookingApplication;
   readonly tickets?: TicketApplication;
+  readonly boarding?: BoardingApplication;
   readonly verifyAccessToken?: AccessTokenVerifier;
   readonly checkReadiness?: ReadinessCheck;
   readonly settings?: Partial<GrpcServerSettings>;
@@ -168,6 +181,7 @@ export function startTestServer(options: TestServerOptions): Promise<RunningGrpc
     {
       application: options.application ?? fakeApplication(),
       tickets: options.tickets ?? fakeTicketApplication(),
+      boarding: options.boarding ?? fakeBoardingApplication(),
       verifyAccessToken: options.verifyAccessToken ?? verifyTestToken,
       checkReadiness: options.checkReadiness ?? alwaysReady,
       logger: createLogger({ level: 'silent', name: 'grpc-test' }),

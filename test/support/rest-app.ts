@@ -16,6 +16,7 @@ import type { BookingApplication } from '../../src/application/interface';
 import { createUserApplication } from '../../src/application/users';
 import { createTicketApplication } from '../../src/application/tickets';
 import { createTicketKeyStore } from '../../src/db/ticket-keys';
+import type { BoardingApplication } from '../../src/application/boarding';
 import { unavailable } from '../../src/domain/errors';
 import type { Role } from '../../src/domain/roles';
 import type { IdentityProvider } from '../../src/identity/identity-provider';
@@ -93,6 +94,12 @@ export function testSettings(overrides: Partial<RestSettings> = {}): RestSetting
   };
 }
 
+/** Apps built here serve no boarding unless the test supplies it (composeTestApi serves the real one). */
+const unexpectedBoarding: BoardingApplication = {
+  recordBoarding: () => Promise.reject(new Error('boarding was not expected in this test')),
+  tripManifest: () => Promise.reject(new Error('boarding was not expected in this test')),
+};
+
 export function buildApp(options: {
   database: Knex;
   cipher: FieldCipher;
@@ -108,6 +115,7 @@ export function buildApp(options: {
   metrics?: ApiMetrics;
 }): Koa {
   const { database, cipher } = options;
+  const ticketKeys = createTicketKeyStore({ database, cipher });
   return createRestApp({
     logger: options.logger ?? createLogger({ level: restTestLogLevel, name: 'rest-tests' }),
     checkReadiness: () => Promise.resolve({ ready: true, checks: { postgres: 'ok', temporal: 'ok' } }),
@@ -116,12 +124,8 @@ export function buildApp(options: {
       bookings: options.bookings,
       catalog: createCatalogApplication({ database }),
       users: createUserApplication({ database, cipher }),
-      tickets: createTicketApplication({
-        database,
-        cipher,
-        bookings: options.bookings,
-        ticketKeys: createTicketKeyStore({ database, cipher }),
-      }),
+      tickets: createTicketApplication({ database, cipher, bookings: options.bookings, ticketKeys }),
+      boarding: unexpectedBoarding,
       ...options.applications,
     },
     idempotency: createIdempotencyStore({

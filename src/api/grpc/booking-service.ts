@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { status, type sendUnaryData, type ServerUnaryCall } from '@grpc/grpc-js';
 import type { BookingApplication } from '../../application/interface';
 import type { TicketApplication } from '../../application/tickets';
+import type { BoardingApplication } from '../../application/boarding';
 import { bookingIdForRequest, paymentAttemptIdForRequest } from '../../application/admission';
 import type { Actor } from '../../domain/actor';
 import { isWellFormedRequestId } from '../../domain/request-correlation';
@@ -15,14 +16,18 @@ import {
   type ConfirmPaymentRequest,
   type CreateBookingRequest,
   type GetBookingRequest,
+  type GetTripManifestRequest,
+  type GetTripManifestResponse,
   type GetTicketPdfRequest,
   type ListTicketsRequest,
   type ListTripTicketRevocationsRequest,
   type ListBookingsRequest,
   type ListBookingsResponse,
   type PassengerInput,
+  type RecordBoardingRequest,
   type UpdateBookingRequest,
 } from '../../generated/com/example/bookings/v1/booking_service';
+import { toBoardingMessage, toManifestPassengerMessage } from './boarding-mapper';
 import type { Logger } from '../../logger';
 import {
   assertWellFormedRequest,
@@ -36,6 +41,7 @@ import { grpcStatusOf } from './status-details';
 export interface BookingServiceDependencies {
   readonly application: BookingApplication;
   readonly tickets: TicketApplication;
+  readonly boarding: BoardingApplication;
   readonly verifyAccessToken: AccessTokenVerifier;
   readonly logger: Logger;
   /** The allow-listed name of the call's client certificate; undefined on a plaintext server. */
@@ -314,6 +320,34 @@ export function createBookingServiceHandlers(dependencies: BookingServiceDepende
             revokedAt: revocation.revokedAt,
             reason: revocation.reason,
           })),
+        };
+      },
+    ),
+
+    recordBoarding: unary(
+      BookingServiceService.recordBoarding,
+      'change',
+      async (actor, request: RecordBoardingRequest) => {
+        const boarding = await dependencies.boarding.recordBoarding(actor, request.tripId, {
+          ticket: request.ticket,
+          stop: request.stop,
+          ...(request.deviceId === undefined ? {} : { deviceId: request.deviceId }),
+        });
+        return { boarding: toBoardingMessage(boarding) };
+      },
+    ),
+
+    getTripManifest: unary(
+      BookingServiceService.getTripManifest,
+      'read',
+      async (actor, request: GetTripManifestRequest): Promise<GetTripManifestResponse> => {
+        const page = await dependencies.boarding.tripManifest(actor, request.tripId, {
+          pageSize: given(request.pageSize),
+          pageToken: given(request.pageToken),
+        });
+        return {
+          passengers: page.items.map(toManifestPassengerMessage),
+          nextPageToken: page.nextPageToken ?? '',
         };
       },
     ),

@@ -11,6 +11,7 @@ import {
 } from '@grpc/grpc-js';
 import type { BookingApplication } from '../../application/interface';
 import type { TicketApplication } from '../../application/tickets';
+import type { BoardingApplication } from '../../application/boarding';
 import type { ReadinessCheck } from '../../application/readiness';
 import { ConfigError, type Config } from '../../config';
 import { permissionDenied, unauthenticated } from '../../domain/errors';
@@ -55,6 +56,7 @@ export interface GrpcServerSettings {
 export interface GrpcServerDependencies {
   readonly application: BookingApplication;
   readonly tickets: TicketApplication;
+  readonly boarding: BoardingApplication;
   readonly verifyAccessToken: AccessTokenVerifier;
   readonly checkReadiness: ReadinessCheck;
   readonly logger: Logger;
@@ -210,6 +212,7 @@ export async function startGrpcServer(
     createBookingServiceHandlers({
       application: dependencies.application,
       tickets: dependencies.tickets,
+      boarding: dependencies.boarding,
       verifyAccessToken: dependencies.verifyAccessToken,
       logger,
       serviceIdentityOf,

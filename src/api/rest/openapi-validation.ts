@@ -187,6 +187,14 @@ const ruleMessageSources: readonly [pointer: string, message: RuleMessage][] = [
     '#/components/schemas/CancelBookingRequest/properties/reason',
     onlyFor(['pattern'], fieldMessages.controlCharacters),
   ],
+  [
+    '#/components/schemas/RecordBoardingRequest/properties/ticket',
+    always('must be the scanned ticket: 1 to 4096 characters of a compact JWS'),
+  ],
+  [
+    '#/components/schemas/RecordBoardingRequest/properties/device_id',
+    always('must be 1 to 64 letters, digits or . _ : -'),
+  ],
   ['#/components/schemas/UpdateBookingRequest', onlyFor(['minProperties'], fieldMessages.emptyUpdate)],
   [
     '#/components/schemas/PassengerUpdate',

@@ -6,6 +6,7 @@ import type {
   UserApplication,
 } from '../../application/interface';
 import type { TicketApplication } from '../../application/tickets';
+import type { BoardingApplication } from '../../application/boarding';
 import { currentUserAlias } from '../../application/users';
 import type { Actor } from '../../domain/actor';
 import type { BookingStatus } from '../../domain/booking';
@@ -23,6 +24,7 @@ import {
   updateBookingInput,
   userJson,
 } from './contract-mapping';
+import { boardingJson, manifestPassengerJson, recordBoardingInput } from './boarding-mapping';
 import { serializedOnce, type RestResponse } from './responses';
 
 /** A request that passed authentication, authorization and validation against the document. */
@@ -51,6 +53,7 @@ export interface Applications {
   catalog: CatalogApplication;
   users: UserApplication;
   tickets: TicketApplication;
+  boarding: BoardingApplication;
 }
 
 const jsonType = 'application/json; charset=utf-8';
@@ -90,7 +93,7 @@ function versionFromEntityTag(value: unknown): number | undefined {
 
 /** Handlers by canonical operationId; an `/api` twin runs its canonical operation's handler. */
 export function createOperationHandlers(applications: Applications): Record<string, OperationHandler> {
-  const { bookings, catalog, users, tickets } = applications;
+  const { bookings, catalog, users, tickets, boarding } = applications;
   return {
     async createBooking({ actor, body, prefix, reservedId, receivedAt }) {
       // The key's reserved id is the booking's: a retry whose first answer was lost (the process died, or the
@@ -205,6 +208,23 @@ export function createOperationHandlers(applications: Applications): Record<stri
       return ok(tripRevocationsJson(await tickets.tripRevocations(actor, String(path.trip_id))), {
         'cache-control': 'no-store',
       });
+    },
+
+    async recordBoarding({ actor, path, body }) {
+      return ok(
+        boardingJson(await boarding.recordBoarding(actor, String(path.trip_id), recordBoardingInput(body))),
+      );
+    },
+
+    async getTripManifest({ actor, path, query }) {
+      const page = await boarding.tripManifest(actor, String(path.trip_id), {
+        pageSize: optionalNumber(query.page_size),
+        pageToken: optionalString(query.page_token),
+      });
+      return ok(
+        { passengers: page.items.map(manifestPassengerJson), next_page_token: page.nextPageToken ?? null },
+        { 'cache-control': 'no-store' },
+      );
     },
   };
 }

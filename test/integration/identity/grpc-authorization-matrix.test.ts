@@ -17,9 +17,11 @@ import {
   CreateBookingRequest,
   GetBookingRequest,
   GetTicketPdfRequest,
+  GetTripManifestRequest,
   ListBookingsRequest,
   ListTicketsRequest,
   ListTripTicketRevocationsRequest,
+  RecordBoardingRequest,
   UpdateBookingRequest,
 } from '../../../src/generated/com/example/bookings/v1/booking_service';
 import { bookingServiceHttpBindings, grpcMethodAuthorization } from '../../../src/security/policy';
@@ -90,6 +92,18 @@ const methodRequests: Record<MethodKey, (context: RequestContext) => Promise<unk
   },
   listTripTicketRevocations: ({ world }) =>
     Promise.resolve(ListTripTicketRevocationsRequest.fromPartial({ tripId: world.trip.tripId })),
+  // A cell that is served boards a fresh confirmed booking's passenger: a second scan would be ALREADY_BOARDED.
+  recordBoarding: async ({ world, booking }) => {
+    const target = await booking();
+    const confirmed = target.status === 'CONFIRMED' ? target : await world.confirmOwnerBooking(target);
+    return RecordBoardingRequest.fromPartial({
+      tripId: world.trip.tripId,
+      ticket: await world.ticketOf(confirmed),
+      stop: world.trip.stopCodes[0],
+    });
+  },
+  getTripManifest: ({ world }) =>
+    Promise.resolve(GetTripManifestRequest.fromPartial({ tripId: world.trip.tripId })),
 };
 
 const methodKeys = Object.keys(BookingServiceService) as MethodKey[];
@@ -132,6 +146,17 @@ function wrongParty(
     const { content } = response as { content: Buffer };
     return content.subarray(0, 5).toString() === '%PDF-' ? undefined : 'no PDF';
   }
+  if (key === 'recordBoarding') {
+    return (response as { boarding?: { stop: string } }).boarding?.stop === world.trip.stopCodes[0]
+      ? undefined
+      : 'no boarding';
+  }
+  if (key === 'getTripManifest') {
+    const { passengers } = response as { passengers: { bookingId: string }[] };
+    return passengers.some((passenger) => passenger.bookingId === sharedBooking.id)
+      ? undefined
+      : 'a manifest without the trip’s passengers';
+  }
   if (key === 'listTripTicketRevocations') {
     return (response as { tripId: string }).tripId === world.trip.tripId ? undefined : 'another trip';
   }
@@ -160,6 +185,7 @@ beforeAll(async () => {
     certificates,
     application: world.saga.application,
     tickets: world.tickets,
+    boarding: world.boarding,
     verifyAccessToken: (token) => world.verifier.verifyAccessToken(token),
   });
   // The allow-listed client certificate: only the user token in the metadata varies from cell to cell.

@@ -84,6 +84,16 @@ const guardedRequests: Record<string, RequestBuilder> = {
   },
   listTripTicketRevocations: ({ world }) =>
     Promise.resolve({ pathParameters: { trip_id: world.trip.tripId } }),
+  // A cell that is served boards a fresh confirmed booking's passenger: a second scan would be ALREADY_BOARDED.
+  recordBoarding: async ({ world, booking }) => {
+    const target = await booking();
+    const confirmed = target.status === 'CONFIRMED' ? target : await world.confirmOwnerBooking(target);
+    return {
+      pathParameters: { trip_id: world.trip.tripId },
+      body: { ticket: await world.ticketOf(confirmed), stop: world.trip.stopCodes[0] },
+    };
+  },
+  getTripManifest: ({ world }) => Promise.resolve({ pathParameters: { trip_id: world.trip.tripId } }),
   getCurrentUser: () => Promise.resolve({}),
   getUser: ({ world }) => Promise.resolve({ pathParameters: { user_id: world.parties.owner.id } }),
   // A plain JSON payload: decoding passes it through, encoding encrypts it.
@@ -170,6 +180,15 @@ function wrongParty(
     },
     listTripTicketRevocations: () =>
       (body as { trip_id?: string }).trip_id === world.trip.tripId ? undefined : 'another trip',
+    recordBoarding: () =>
+      (body as { stop?: string }).stop === world.trip.stopCodes[0] ? undefined : 'no boarding',
+    // The owner's confirmed booking is on the trip: its passenger is on the manifest.
+    getTripManifest: () =>
+      (body as { passengers?: { booking_id: string }[] }).passengers?.some(
+        (passenger) => passenger.booking_id === sharedBooking.id,
+      )
+        ? undefined
+        : 'a manifest without the trip’s passengers',
     getUser: () => (served.id === ownerId ? undefined : `profile of ${served.id}`),
   };
   expectations.updateBooking = expectations.getBooking;

@@ -587,6 +587,24 @@ const contexts: Record<string, { token?: () => string; bases: (() => Promise<Req
     ],
   },
 };
+// The scan's own checks (the trip, then the ticket) answer after the document's: an unknown trip is a served 404.
+contexts.recordBoarding = {
+  token: () => tokens.agent,
+  bases: [
+    () =>
+      Promise.resolve({
+        ...empty(),
+        path: { trip_id: randomUUID() },
+        body: { ticket: 'header.payload.signature', stop: 'LIS', device_id: 'bus-17' },
+      }),
+  ],
+};
+contexts.getTripManifest = {
+  token: () => tokens.agent,
+  bases: [
+    () => Promise.resolve({ ...empty(), path: { trip_id: trips[0].tripId }, query: { page_size: '20' } }),
+  ],
+};
 contexts.encodePayloads = contexts.decodePayloads;
 
 function contextOf(operation: OpenApiOperation) {

@@ -14,11 +14,12 @@ import {
   resolveDocumentReference,
 } from '../../../src/api/rest/openapi-validation';
 import { startSagaEnvironment, type SagaEnvironment } from '../../support/saga';
-import { createTrip, type TestTrip } from '../../support/trips';
+import { bookingRequest, createTrip, type TestTrip } from '../../support/trips';
+import { eventually } from '../../support/outcomes';
 import { contractViolations, observe, type ObservedResponse } from '../../support/rest-contract';
 import { createNetworkFixture, type NetworkFixture } from '../../support/route-network';
 import { composeTestApi, startServer, type RunningServer } from '../../support/rest-app';
-import { insertLoginUser, insertUser, type TestUser } from '../../support/users';
+import { actorOf, insertLoginUser, insertUser, type TestUser } from '../../support/users';
 
 // Starting the saga's workers (a webpack bundle) and driving Temporal take longer than jest's default.
 jest.setTimeout(120_000);
@@ -422,6 +423,52 @@ describe('every operation with its examples', () => {
       expect([decoded.status, decoded.body]).toEqual([200, plaintext]);
       const asCustomer = await drive('decodePayloads', { body: encoded.body as object });
       expect(asCustomer.status).toBe(403);
+    } finally {
+      await database('users').where({ id: agentUser.id }).delete();
+    }
+  });
+
+  it('lets an agent board passengers by the tickets the service issued, over both twins, and read the manifest', async () => {
+    // Tickets open three hours before departure: this trip's are valid now.
+    const soon = await createTrip(database, { seatCount: 4, departureInMs: 3_600_000 });
+    const agent = { email: `agent-${randomUUID()}@contract.test`, password: `pw-${randomUUID()}` };
+    const agentUser = await insertLoginUser(database, saga.cipher, { ...agent, roles: ['agent'] });
+    try {
+      const login = await drive('login', { body: agent, token: null });
+      const token = (login.body as { access_token: string }).access_token;
+      for (const [index, operationId] of twinsOf('recordBoarding').entries()) {
+        const owner = actorOf(customer);
+        const pending = await saga.application.createBooking(
+          owner,
+          bookingRequest(soon, [soon.seatNumbers[index]]),
+        );
+        const confirmed = await saga.application.confirmPayment(owner, pending.id, {
+          paymentToken: 'tok_visa',
+        });
+        const ticket = await eventually(
+          (): Promise<{ token: string } | undefined> =>
+            database('tickets').where({ booking_id: confirmed.id }).whereNull('revoked_at').first('token'),
+          (row) => row !== undefined,
+        );
+        const boarded = await drive(operationId, {
+          params: { trip_id: soon.tripId },
+          body: { ticket: ticket!.token, stop: soon.stopCodes[0], device_id: 'bus-17' },
+          token,
+        });
+        expect(boarded.status).toBe(200);
+        const again = await drive(operationId, {
+          params: { trip_id: soon.tripId },
+          body: { ticket: ticket!.token, stop: soon.stopCodes[0] },
+          token,
+        });
+        expect([again.status, (again.body as { code?: string }).code]).toEqual([409, 'ALREADY_BOARDED']);
+      }
+      for (const operationId of twinsOf('getTripManifest')) {
+        const manifest = await drive(operationId, { params: { trip_id: soon.tripId }, token });
+        expect(manifest.status).toBe(200);
+        const { passengers } = manifest.body as { passengers: { status: string }[] };
+        expect(passengers.map((passenger) => passenger.status)).toEqual(['BOARDED', 'BOARDED']);
+      }
     } finally {
       await database('users').where({ id: agentUser.id }).delete();
     }

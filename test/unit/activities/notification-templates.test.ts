@@ -103,6 +103,23 @@ describe('renderNotification', () => {
     expect(expired.text).toContain('Nothing was charged');
   });
 
+  it('tells no-show passengers they missed the bus and what, if anything, comes back', () => {
+    const nothingBack = renderNotification(
+      'booking-no-show',
+      { departureTime, seatNumbers: '3B', refundAmountMinor: 0, currency: 'EUR' },
+      bookingId,
+    );
+    expect(nothingBack.subject).toBe('Booking 6F1C2A3B: missed departure');
+    expect(nothingBack.text).toContain('without the passengers of seats 3B');
+    expect(nothingBack.text).toContain('no refund is due for a missed departure');
+    const halfBack = renderNotification(
+      'booking-no-show',
+      { departureTime, seatNumbers: '3B', refundAmountMinor: 1250, currency: 'EUR' },
+      bookingId,
+    );
+    expect(halfBack.text).toContain('€12.50 is on its way back');
+  });
+
   it('renders every template from its required parameters alone', () => {
     const samples: Record<string, string | number> = {
       departureTime,

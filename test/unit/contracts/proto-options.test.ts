@@ -29,9 +29,11 @@ describe('BookingService authorization options', () => {
       'CreateBooking',
       'GetBooking',
       'GetTicketPdf',
+      'GetTripManifest',
       'ListBookings',
       'ListTickets',
       'ListTripTicketRevocations',
+      'RecordBoarding',
       'UpdateBooking',
     ]);
     for (const method of Object.values(BookingServiceService)) {
@@ -139,6 +141,7 @@ describe('sensitive field options', () => {
         'method',
         'displayName',
         'paymentToken',
+        'ticket',
         'recipient',
         'templateParameters',
         'passengerName',

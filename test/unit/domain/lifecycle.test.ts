@@ -41,6 +41,8 @@ const expectedTable: Record<BookingStatus, Record<LifecycleEvent, BookingStatus 
     CANCEL_REQUESTED: 'CANCELLED',
     UPDATE_REQUESTED: 'PENDING_PAYMENT',
     DEPARTURE_PASSED: undefined,
+    PASSENGER_BOARDED: undefined,
+    BOARDING_CLOSED: undefined,
   },
   CONFIRMED: {
     PAYMENT_APPROVED: undefined,
@@ -49,6 +51,8 @@ const expectedTable: Record<BookingStatus, Record<LifecycleEvent, BookingStatus 
     CANCEL_REQUESTED: 'CANCELLED',
     UPDATE_REQUESTED: 'CONFIRMED',
     DEPARTURE_PASSED: 'COMPLETED',
+    PASSENGER_BOARDED: 'CONFIRMED',
+    BOARDING_CLOSED: 'CONFIRMED',
   },
   CANCELLED: {
     PAYMENT_APPROVED: undefined,
@@ -57,6 +61,8 @@ const expectedTable: Record<BookingStatus, Record<LifecycleEvent, BookingStatus 
     CANCEL_REQUESTED: undefined,
     UPDATE_REQUESTED: undefined,
     DEPARTURE_PASSED: undefined,
+    PASSENGER_BOARDED: undefined,
+    BOARDING_CLOSED: undefined,
   },
   EXPIRED: {
     PAYMENT_APPROVED: undefined,
@@ -65,6 +71,8 @@ const expectedTable: Record<BookingStatus, Record<LifecycleEvent, BookingStatus 
     CANCEL_REQUESTED: undefined,
     UPDATE_REQUESTED: undefined,
     DEPARTURE_PASSED: undefined,
+    PASSENGER_BOARDED: undefined,
+    BOARDING_CLOSED: undefined,
   },
   COMPLETED: {
     PAYMENT_APPROVED: undefined,
@@ -73,6 +81,8 @@ const expectedTable: Record<BookingStatus, Record<LifecycleEvent, BookingStatus 
     CANCEL_REQUESTED: undefined,
     UPDATE_REQUESTED: undefined,
     DEPARTURE_PASSED: undefined,
+    PASSENGER_BOARDED: undefined,
+    BOARDING_CLOSED: undefined,
   },
 };
 
@@ -99,7 +109,13 @@ describe('lifecycle table', () => {
   );
 
   it('lists the allowed events per status', () => {
-    expect(allowedEvents('CONFIRMED')).toEqual(['CANCEL_REQUESTED', 'UPDATE_REQUESTED', 'DEPARTURE_PASSED']);
+    expect(allowedEvents('CONFIRMED')).toEqual([
+      'CANCEL_REQUESTED',
+      'UPDATE_REQUESTED',
+      'DEPARTURE_PASSED',
+      'PASSENGER_BOARDED',
+      'BOARDING_CLOSED',
+    ]);
     expect(allowedEvents('EXPIRED')).toEqual([]);
   });
 

@@ -13,6 +13,7 @@ import {
   alwaysReady,
   bookingView,
   fakeApplication,
+  fakeBoardingApplication,
   fakeTicketApplication,
   verifyTestToken,
 } from '../../support/grpc-server';
@@ -48,6 +49,7 @@ beforeAll(async () => {
     {
       application: fakeApplication({ createBooking: answer, getBooking: answer }),
       tickets: fakeTicketApplication(),
+      boarding: fakeBoardingApplication(),
       verifyAccessToken: verifyTestToken,
       checkReadiness: alwaysReady,
       logger: createLogger({ level: 'info', name: 'grpc-request-ids' }, destination),

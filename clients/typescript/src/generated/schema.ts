@@ -261,6 +261,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/trips/{trip_id}/boardings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Board a passenger by their scanned ticket
+         * @description Verifies the scanned ticket against the service's own ticket keys, checks that it is for this trip and for the stop the bus is at (the passenger's boarding stop), and that it was not revoked, then records the boarding on the booking and answers who boarded and in which seat. A second scan of the same passenger answers 409 ALREADY_BOARDED naming when and where the first was; a revoked ticket 409 TICKET_REVOKED; a malformed, forged, foreign or out-of-window ticket 422 TICKET_INVALID; a ticket for another trip or stop 400 VALIDATION_FAILED naming `ticket` or `stop`; a cancelled booking, or a passenger recorded as a no-show (at the departure from the boarding stop plus `BOARDING_NO_SHOW_GRACE_SECONDS`), 409 BOOKING_STATE_CONFLICT; an unknown trip 404.
+         */
+        post: operations["recordBoarding"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/trips/{trip_id}/manifest": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every passenger of a trip and where they stand
+         * @description The passengers of the trip's confirmed, completed and cancelled bookings, by boarding stop (in travel order), then seat, each with their status (EXPECTED, BOARDED with when and where, NO_SHOW, CANCELLED). Paged like the other lists. An unknown trip answers 404.
+         */
+        get: operations["getTripManifest"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/auth/login": {
         parameters: {
             query?: never;
@@ -536,7 +576,7 @@ export interface components {
          * @example SEAT_UNAVAILABLE
          * @enum {string}
          */
-        ErrorCode: "VALIDATION_FAILED" | "UNAUTHENTICATED" | "PERMISSION_DENIED" | "NOT_FOUND" | "SEAT_UNAVAILABLE" | "BOOKING_STATE_CONFLICT" | "HOLD_EXPIRED" | "PAYMENT_DECLINED" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_KEY_IN_USE" | "VERSION_MISMATCH" | "PAYLOAD_TOO_LARGE" | "RATE_LIMITED" | "UNAVAILABLE" | "INTERNAL" | "BOOKING_PROCESSING" | "TICKET_INVALID" | "TICKET_REVOKED";
+        ErrorCode: "VALIDATION_FAILED" | "UNAUTHENTICATED" | "PERMISSION_DENIED" | "NOT_FOUND" | "SEAT_UNAVAILABLE" | "BOOKING_STATE_CONFLICT" | "HOLD_EXPIRED" | "PAYMENT_DECLINED" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_KEY_IN_USE" | "VERSION_MISMATCH" | "PAYLOAD_TOO_LARGE" | "RATE_LIMITED" | "UNAVAILABLE" | "INTERNAL" | "BOOKING_PROCESSING" | "TICKET_INVALID" | "TICKET_REVOKED" | "ALREADY_BOARDED";
         FieldViolation: {
             /**
              * @description Path of the offending field (`passengers[0].email`), query parameter or header name.
@@ -976,6 +1016,58 @@ export interface components {
              */
             next_page_token: string | null;
         };
+        /**
+         * @description Where a passenger stands on the day of travel.
+         * @enum {string}
+         */
+        BoardingStatus: "EXPECTED" | "BOARDED" | "NO_SHOW" | "CANCELLED";
+        RecordBoardingRequest: {
+            /**
+             * @description The ticket's QR payload as scanned, a compact JWS signed by the service.
+             * @example eyJhbGciOiJFUzI1NiIsImtpZCI6InRpY2tldHMtMSIsInR5cCI6InRpY2tldCtqd3QifQ.eyJzdWIiOiJwIn0.c2ln
+             */
+            ticket: string;
+            stop: components["schemas"]["StopCode"];
+            /**
+             * @description The scanning device's own name, kept with the boarding.
+             * @example bus-17
+             */
+            device_id?: string;
+        };
+        Boarding: {
+            booking_id: components["schemas"]["Uuid"];
+            passenger_id: components["schemas"]["Uuid"];
+            first_name: components["schemas"]["PersonName"];
+            last_name: components["schemas"]["PersonName"];
+            seat_number: components["schemas"]["SeatNumber"];
+            stop: components["schemas"]["StopCode"];
+            boarded_at: components["schemas"]["Timestamp"];
+        };
+        ManifestPassenger: {
+            passenger_id: components["schemas"]["Uuid"];
+            booking_id: components["schemas"]["Uuid"];
+            first_name: components["schemas"]["PersonName"];
+            last_name: components["schemas"]["PersonName"];
+            seat_number: components["schemas"]["SeatNumber"];
+            boarding_stop: components["schemas"]["StopCode"];
+            alighting_stop: components["schemas"]["StopCode"];
+            status: components["schemas"]["BoardingStatus"];
+            boarded_at: components["schemas"]["NullableTimestamp"];
+            /**
+             * @description Where the passenger boarded; null until they have.
+             * @example LIS
+             */
+            boarded_stop: string | null;
+        };
+        /** @description One page of a trip's manifest (`getTripManifest`). */
+        TripManifest: {
+            passengers: components["schemas"]["ManifestPassenger"][];
+            /**
+             * @description Token of the next page, or null on the last page.
+             * @example null
+             */
+            next_page_token: string | null;
+        };
         /** @description One page of a route search (`listRoutes`). */
         RouteList: {
             routes: components["schemas"]["Route"][];
@@ -1383,6 +1475,50 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The passenger boarded, with their seat and when and where the boarding was recorded. */
+        Boarding: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Boarding"];
+            };
+        };
+        /** @description One page of the trip's passengers, by boarding stop and seat. */
+        TripManifest: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["TripManifest"];
+            };
+        };
+        /**
+         * @description ALREADY_BOARDED (the passenger boarded before; `details` names when and where), TICKET_REVOKED (a change
+         *     or a cancellation replaced the ticket), or BOOKING_STATE_CONFLICT (the booking was cancelled, or the
+         *     passenger was recorded as a no-show).
+         */
+        BoardingConflict: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description TICKET_INVALID — the ticket is malformed, forged, signed by a key the service does not publish, or outside its validity window; `details.reason` says which. */
+        TicketInvalid: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description PAYMENT_DECLINED — the gateway declined the payment; the hold stays and payment may be retried. */
         PaymentRequired: {
             headers: {
@@ -1621,6 +1757,11 @@ export interface components {
         ConfirmPayment: {
             content: {
                 "application/json": components["schemas"]["ConfirmPaymentRequest"];
+            };
+        };
+        RecordBoarding: {
+            content: {
+                "application/json": components["schemas"]["RecordBoardingRequest"];
             };
         };
         Login: {
@@ -2255,6 +2396,90 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["User"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    recordBoarding: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id for logs and traces, echoed in the response and in problem documents. When absent the
+                 *     server generates one. A value that breaks the pattern (1 to 128 printable ASCII characters, no spaces)
+                 *     answers 400 VALIDATION_FAILED naming `X-Request-Id`; that answer carries an id the server generated. No
+                 *     example is given: a fixed one would make every request sent from the documentation share one id.
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description Trip id.
+                 * @example 9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d
+                 */
+                trip_id: components["parameters"]["TripId"];
+            };
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["RecordBoarding"];
+        responses: {
+            200: components["responses"]["Boarding"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["BoardingConflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["TicketInvalid"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getTripManifest: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Items per page; more than 100 answers 400.
+                 * @example 20
+                 */
+                page_size?: components["parameters"]["PageSize"];
+                /**
+                 * @description Opaque `next_page_token` of the previous page; other query parameters must stay the same. A token this
+                 *     listing did not issue, or one sent with other parameters, answers 400 VALIDATION_FAILED naming it. No
+                 *     example is given: only the previous page's `next_page_token` is a page token.
+                 */
+                page_token?: components["parameters"]["PageToken"];
+            };
+            header?: {
+                /**
+                 * @description Correlation id for logs and traces, echoed in the response and in problem documents. When absent the
+                 *     server generates one. A value that breaks the pattern (1 to 128 printable ASCII characters, no spaces)
+                 *     answers 400 VALIDATION_FAILED naming `X-Request-Id`; that answer carries an id the server generated. No
+                 *     example is given: a fixed one would make every request sent from the documentation share one id.
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description Trip id.
+                 * @example 9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d
+                 */
+                trip_id: components["parameters"]["TripId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["TripManifest"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];

@@ -18,6 +18,7 @@ import {
   type ServiceError,
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
+import { Boarding, ManifestPassenger } from "./boarding";
 import { Booking, BookingStatus, bookingStatusFromJSON, bookingStatusToJSON } from "./booking";
 import { Ticket, TicketRevocation } from "./ticket";
 
@@ -139,6 +140,28 @@ export interface ListTripTicketRevocationsRequest {
 export interface ListTripTicketRevocationsResponse {
   tripId: string;
   revocations: TicketRevocation[];
+}
+
+export interface RecordBoardingRequest {
+  tripId: string;
+  ticket: string;
+  stop: string;
+  deviceId?: string | undefined;
+}
+
+export interface RecordBoardingResponse {
+  boarding?: Boarding | undefined;
+}
+
+export interface GetTripManifestRequest {
+  tripId: string;
+  pageSize: number;
+  pageToken: string;
+}
+
+export interface GetTripManifestResponse {
+  passengers: ManifestPassenger[];
+  nextPageToken: string;
 }
 
 function createBasePassengerInput(): PassengerInput {
@@ -2278,6 +2301,404 @@ export const ListTripTicketRevocationsResponse: MessageFns<ListTripTicketRevocat
   },
 };
 
+function createBaseRecordBoardingRequest(): RecordBoardingRequest {
+  return { tripId: "", ticket: "", stop: "", deviceId: undefined };
+}
+
+export const RecordBoardingRequest: MessageFns<RecordBoardingRequest> = {
+  encode(message: RecordBoardingRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.tripId !== "") {
+      writer.uint32(10).string(message.tripId);
+    }
+    if (message.ticket !== "") {
+      writer.uint32(18).string(message.ticket);
+    }
+    if (message.stop !== "") {
+      writer.uint32(26).string(message.stop);
+    }
+    if (message.deviceId !== undefined) {
+      writer.uint32(34).string(message.deviceId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RecordBoardingRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRecordBoardingRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.tripId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.ticket = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.stop = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.deviceId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RecordBoardingRequest {
+    return {
+      tripId: isSet(object.tripId)
+        ? globalThis.String(object.tripId)
+        : isSet(object.trip_id)
+        ? globalThis.String(object.trip_id)
+        : "",
+      ticket: isSet(object.ticket) ? globalThis.String(object.ticket) : "",
+      stop: isSet(object.stop) ? globalThis.String(object.stop) : "",
+      deviceId: isSet(object.deviceId)
+        ? globalThis.String(object.deviceId)
+        : isSet(object.device_id)
+        ? globalThis.String(object.device_id)
+        : undefined,
+    };
+  },
+
+  toJSON(message: RecordBoardingRequest): unknown {
+    const obj: any = {};
+    if (message.tripId !== "") {
+      obj.tripId = message.tripId;
+    }
+    if (message.ticket !== "") {
+      obj.ticket = message.ticket;
+    }
+    if (message.stop !== "") {
+      obj.stop = message.stop;
+    }
+    if (message.deviceId !== undefined) {
+      obj.deviceId = message.deviceId;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RecordBoardingRequest>, I>>(base?: I): RecordBoardingRequest {
+    return RecordBoardingRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RecordBoardingRequest>, I>>(object: I): RecordBoardingRequest {
+    const message = createBaseRecordBoardingRequest();
+    message.tripId = object.tripId ?? "";
+    message.ticket = object.ticket ?? "";
+    message.stop = object.stop ?? "";
+    message.deviceId = object.deviceId ?? undefined;
+    return message;
+  },
+};
+
+function createBaseRecordBoardingResponse(): RecordBoardingResponse {
+  return { boarding: undefined };
+}
+
+export const RecordBoardingResponse: MessageFns<RecordBoardingResponse> = {
+  encode(message: RecordBoardingResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.boarding !== undefined) {
+      Boarding.encode(message.boarding, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RecordBoardingResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRecordBoardingResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.boarding = Boarding.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RecordBoardingResponse {
+    return { boarding: isSet(object.boarding) ? Boarding.fromJSON(object.boarding) : undefined };
+  },
+
+  toJSON(message: RecordBoardingResponse): unknown {
+    const obj: any = {};
+    if (message.boarding !== undefined) {
+      obj.boarding = Boarding.toJSON(message.boarding);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RecordBoardingResponse>, I>>(base?: I): RecordBoardingResponse {
+    return RecordBoardingResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RecordBoardingResponse>, I>>(object: I): RecordBoardingResponse {
+    const message = createBaseRecordBoardingResponse();
+    message.boarding = (object.boarding !== undefined && object.boarding !== null)
+      ? Boarding.fromPartial(object.boarding)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseGetTripManifestRequest(): GetTripManifestRequest {
+  return { tripId: "", pageSize: 0, pageToken: "" };
+}
+
+export const GetTripManifestRequest: MessageFns<GetTripManifestRequest> = {
+  encode(message: GetTripManifestRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.tripId !== "") {
+      writer.uint32(10).string(message.tripId);
+    }
+    if (message.pageSize !== 0) {
+      writer.uint32(16).int32(message.pageSize);
+    }
+    if (message.pageToken !== "") {
+      writer.uint32(26).string(message.pageToken);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetTripManifestRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetTripManifestRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.tripId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.pageSize = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.pageToken = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetTripManifestRequest {
+    return {
+      tripId: isSet(object.tripId)
+        ? globalThis.String(object.tripId)
+        : isSet(object.trip_id)
+        ? globalThis.String(object.trip_id)
+        : "",
+      pageSize: isSet(object.pageSize)
+        ? globalThis.Number(object.pageSize)
+        : isSet(object.page_size)
+        ? globalThis.Number(object.page_size)
+        : 0,
+      pageToken: isSet(object.pageToken)
+        ? globalThis.String(object.pageToken)
+        : isSet(object.page_token)
+        ? globalThis.String(object.page_token)
+        : "",
+    };
+  },
+
+  toJSON(message: GetTripManifestRequest): unknown {
+    const obj: any = {};
+    if (message.tripId !== "") {
+      obj.tripId = message.tripId;
+    }
+    if (message.pageSize !== 0) {
+      obj.pageSize = Math.round(message.pageSize);
+    }
+    if (message.pageToken !== "") {
+      obj.pageToken = message.pageToken;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<GetTripManifestRequest>, I>>(base?: I): GetTripManifestRequest {
+    return GetTripManifestRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<GetTripManifestRequest>, I>>(object: I): GetTripManifestRequest {
+    const message = createBaseGetTripManifestRequest();
+    message.tripId = object.tripId ?? "";
+    message.pageSize = object.pageSize ?? 0;
+    message.pageToken = object.pageToken ?? "";
+    return message;
+  },
+};
+
+function createBaseGetTripManifestResponse(): GetTripManifestResponse {
+  return { passengers: [], nextPageToken: "" };
+}
+
+export const GetTripManifestResponse: MessageFns<GetTripManifestResponse> = {
+  encode(message: GetTripManifestResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.passengers) {
+      ManifestPassenger.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.nextPageToken !== "") {
+      writer.uint32(18).string(message.nextPageToken);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetTripManifestResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetTripManifestResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.passengers.push(ManifestPassenger.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.nextPageToken = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetTripManifestResponse {
+    return {
+      passengers: globalThis.Array.isArray(object?.passengers)
+        ? object.passengers.map((e: any) => ManifestPassenger.fromJSON(e))
+        : [],
+      nextPageToken: isSet(object.nextPageToken)
+        ? globalThis.String(object.nextPageToken)
+        : isSet(object.next_page_token)
+        ? globalThis.String(object.next_page_token)
+        : "",
+    };
+  },
+
+  toJSON(message: GetTripManifestResponse): unknown {
+    const obj: any = {};
+    if (message.passengers?.length) {
+      obj.passengers = message.passengers.map((e) => ManifestPassenger.toJSON(e));
+    }
+    if (message.nextPageToken !== "") {
+      obj.nextPageToken = message.nextPageToken;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<GetTripManifestResponse>, I>>(base?: I): GetTripManifestResponse {
+    return GetTripManifestResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<GetTripManifestResponse>, I>>(object: I): GetTripManifestResponse {
+    const message = createBaseGetTripManifestResponse();
+    message.passengers = object.passengers?.map((e) => ManifestPassenger.fromPartial(e)) || [];
+    message.nextPageToken = object.nextPageToken ?? "";
+    return message;
+  },
+};
+
 export type BookingServiceService = typeof BookingServiceService;
 export const BookingServiceService = {
   createBooking: {
@@ -2372,6 +2793,28 @@ export const BookingServiceService = {
     responseDeserialize: (value: Buffer): ListTripTicketRevocationsResponse =>
       ListTripTicketRevocationsResponse.decode(value),
   },
+  recordBoarding: {
+    path: "/com.example.bookings.v1.BookingService/RecordBoarding" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: RecordBoardingRequest): Buffer =>
+      Buffer.from(RecordBoardingRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): RecordBoardingRequest => RecordBoardingRequest.decode(value),
+    responseSerialize: (value: RecordBoardingResponse): Buffer =>
+      Buffer.from(RecordBoardingResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): RecordBoardingResponse => RecordBoardingResponse.decode(value),
+  },
+  getTripManifest: {
+    path: "/com.example.bookings.v1.BookingService/GetTripManifest" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetTripManifestRequest): Buffer =>
+      Buffer.from(GetTripManifestRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetTripManifestRequest => GetTripManifestRequest.decode(value),
+    responseSerialize: (value: GetTripManifestResponse): Buffer =>
+      Buffer.from(GetTripManifestResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): GetTripManifestResponse => GetTripManifestResponse.decode(value),
+  },
 } as const;
 
 export interface BookingServiceServer extends UntypedServiceImplementation {
@@ -2384,6 +2827,8 @@ export interface BookingServiceServer extends UntypedServiceImplementation {
   listTickets: handleUnaryCall<ListTicketsRequest, ListTicketsResponse>;
   getTicketPdf: handleUnaryCall<GetTicketPdfRequest, GetTicketPdfResponse>;
   listTripTicketRevocations: handleUnaryCall<ListTripTicketRevocationsRequest, ListTripTicketRevocationsResponse>;
+  recordBoarding: handleUnaryCall<RecordBoardingRequest, RecordBoardingResponse>;
+  getTripManifest: handleUnaryCall<GetTripManifestRequest, GetTripManifestResponse>;
 }
 
 export interface BookingServiceClient extends Client {
@@ -2521,6 +2966,36 @@ export interface BookingServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ListTripTicketRevocationsResponse) => void,
+  ): ClientUnaryCall;
+  recordBoarding(
+    request: RecordBoardingRequest,
+    callback: (error: ServiceError | null, response: RecordBoardingResponse) => void,
+  ): ClientUnaryCall;
+  recordBoarding(
+    request: RecordBoardingRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: RecordBoardingResponse) => void,
+  ): ClientUnaryCall;
+  recordBoarding(
+    request: RecordBoardingRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: RecordBoardingResponse) => void,
+  ): ClientUnaryCall;
+  getTripManifest(
+    request: GetTripManifestRequest,
+    callback: (error: ServiceError | null, response: GetTripManifestResponse) => void,
+  ): ClientUnaryCall;
+  getTripManifest(
+    request: GetTripManifestRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: GetTripManifestResponse) => void,
+  ): ClientUnaryCall;
+  getTripManifest(
+    request: GetTripManifestRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: GetTripManifestResponse) => void,
   ): ClientUnaryCall;
 }
 
