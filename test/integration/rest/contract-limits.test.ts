@@ -605,6 +605,19 @@ contexts.getTripManifest = {
     () => Promise.resolve({ ...empty(), path: { trip_id: trips[0].tripId }, query: { page_size: '20' } }),
   ],
 };
+// A booking nobody holds: the ticket reads answer a served 404 once the document's limits pass.
+contexts.listBookingTickets = {
+  bases: [() => Promise.resolve({ ...empty(), path: { booking_id: randomUUID() } })],
+};
+contexts.getTicketPdf = {
+  bases: [
+    () => Promise.resolve({ ...empty(), path: { booking_id: randomUUID(), passenger_id: randomUUID() } }),
+  ],
+};
+contexts.listTripTicketRevocations = {
+  token: () => tokens.agent,
+  bases: [() => Promise.resolve({ ...empty(), path: { trip_id: trips[0].tripId } })],
+};
 contexts.encodePayloads = contexts.decodePayloads;
 
 function contextOf(operation: OpenApiOperation) {
