@@ -12,6 +12,7 @@ import * as bookingStartIntents from './20261127_009_booking_start_intents';
 import * as oauthAuthorizationServer from './20261127_010_oauth_authorization_server';
 import * as claimBookingHoldFunction from './20261127_011_claim_booking_hold_function';
 import * as seatAllocationLegs from './20261127_012_seat_allocation_legs';
+import * as tripCancellation from './20261128_015_trip_cancellation';
 
 export interface NamedMigration {
   /** Recorded in knex_migrations; never rename an applied migration. */
@@ -32,4 +33,5 @@ export const migrations: readonly NamedMigration[] = [
   { name: '20261127_010_oauth_authorization_server', migration: oauthAuthorizationServer },
   { name: '20261127_011_claim_booking_hold_function', migration: claimBookingHoldFunction },
   { name: '20261127_012_seat_allocation_legs', migration: seatAllocationLegs },
+  { name: '20261128_015_trip_cancellation', migration: tripCancellation },
 ];

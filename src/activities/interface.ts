@@ -93,7 +93,7 @@ export interface RefundPaymentResult {
  * amounts in minor units plus `currency`, instants as ISO 8601; a missing or unknown one is VALIDATION_FAILED.
  */
 export type NotificationTemplate =
-  'booking-confirmed' | 'booking-changed' | 'booking-cancelled' | 'booking-expired';
+  'booking-confirmed' | 'booking-changed' | 'booking-cancelled' | 'booking-expired' | 'trip-cancelled';
 
 export interface SendEmailNotificationInput {
   bookingId: string;
