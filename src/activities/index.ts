@@ -22,6 +22,7 @@ import { createNotificationActivities } from './notifications';
 import { createPaymentActivities } from './payments';
 import { createReadModelActivities } from './read-model';
 import { createSeatActivities } from './seats';
+import { createTripCancellationActivities } from './trip-cancellation';
 
 export interface ActivityDependencies {
   database: Knex;
@@ -51,6 +52,7 @@ export function createActivities(activityDependencies: ActivityDependencies): Bo
     ...createPaymentActivities(dependencies),
     ...createNotificationActivities(dependencies),
     ...createReadModelActivities(dependencies),
+    ...createTripCancellationActivities(dependencies),
   };
 }
 
@@ -59,7 +61,15 @@ export type TaskQueue = (typeof taskQueues)[keyof typeof taskQueues];
 /** Which activities each queue's workers register; the workflow proxies each family on its queue. */
 export const activityNamesByTaskQueue = {
   // ReserveSeats and ConfirmSeats run here too, as local activities of the workflow's own worker.
-  [taskQueues.bookings]: ['RecordBooking', 'ReserveSeats', 'ConfirmSeats'],
+  // The trip-cancellation workflow's scan and per-booking cancels run beside it, on the workflow queue.
+  [taskQueues.bookings]: [
+    'RecordBooking',
+    'ReserveSeats',
+    'ConfirmSeats',
+    'CountOpenTripBookings',
+    'ListOpenTripBookings',
+    'CancelTripBooking',
+  ],
   [taskQueues.seats]: ['ReserveSeats', 'ConfirmSeats', 'ReleaseSeats'],
   [taskQueues.payments]: ['ProcessPayment', 'RefundPayment'],
   [taskQueues.notifications]: ['SendEmailNotification', 'SendSMSNotification'],

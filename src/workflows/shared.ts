@@ -5,11 +5,15 @@ import type {
   BookingState,
   FareClass,
   FarePrices,
-  Money,
   PassengerInput,
   RefundRule,
   Timestamp,
 } from '../domain/booking';
+import {
+  cancelForTripUpdateName,
+  type TripCancellationAnswer,
+  type TripCancellationRequest,
+} from '../activities/interface';
 import { idempotencyKeyReused, type DomainErrorData } from '../domain/errors';
 import { seatNumberList } from '../domain/seat-layout';
 import type { BookingSegment, SegmentChangeTerms } from '../domain/segments';
@@ -127,28 +131,15 @@ export const cancelBookingUpdate = defineUpdate<BookingState, [CancelBookingRequ
  * applies it as soon as the seats are held.
  */
 export const requestCancellationSignal = defineSignal<[CancelBookingRequest]>('RequestCancellation');
-/** The operator cancelled the booking's trip: sent by the trip's cancellation workflow, once per booking. */
-export interface TripCancellationRequest {
-  tripId: string;
-  reason: string;
-}
-
-/** What the booking did about its trip's cancellation; a booking that had ended already changes nothing. */
-export interface TripCancellationAnswer {
-  outcome: 'CANCELLED' | 'ALREADY_ENDED';
-  /** The booking's status afterwards; NOT_BOOKED for a request that never became a booking. */
-  status: BookingState['status'] | 'NOT_BOOKED';
-  refunded: Money;
-}
-
 /**
  * Cancels the booking because its trip was cancelled, refunding everything captured. Accepted in any state, even
  * while the seats are still being held (it then waits for them): answering an ended booking is a no-op, so a
  * retried or repeated call never cancels or refunds twice.
  */
 export const cancelForTripUpdate = defineUpdate<TripCancellationAnswer, [TripCancellationRequest]>(
-  'CancelForTrip',
+  cancelForTripUpdateName,
 );
+export type { TripCancellationAnswer, TripCancellationRequest };
 /** The booking as the workflow holds it right now (before the read model catches up). */
 export const bookingStateQuery = defineQuery<BookingState | undefined>('BookingState');
 
