@@ -30,6 +30,10 @@ export interface MatrixEnvironment {
   nextSeat(): string;
   /** A new PENDING_PAYMENT booking of the owner's on a seat of its own, made through the application. */
   createOwnerBooking(): Promise<BookingView>;
+  /** A trip of its own, for a cell that cancels one (each served cancel needs a trip not cancelled yet). */
+  createSpareTrip(): Promise<string>;
+  /** A trip of its own marked cancelled, without bookings, for a cell that reads a cancellation. */
+  createCancelledTrip(): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -77,6 +81,16 @@ export async function startMatrixEnvironment(): Promise<MatrixEnvironment> {
       nextSeat,
       createOwnerBooking: () =>
         saga.application.createBooking(customer(owner.id), bookingRequest(trip, [nextSeat()])),
+      createSpareTrip: async () => (await createTrip(saga.database, { seatCount: 4 })).tripId,
+      async createCancelledTrip() {
+        const { tripId } = await createTrip(saga.database, { seatCount: 4 });
+        await saga.database('trips').where({ id: tripId }).update({
+          status: 'CANCELLED',
+          cancelled_at: new Date(),
+          cancellation_reason: 'The bus broke down',
+        });
+        return tripId;
+      },
       async close() {
         await full.remove();
         await saga.stop();

@@ -1,5 +1,5 @@
 // Maps BookingView onto the proto Booking and proto enums onto domain values; checks what every request carries.
-import type { BookingView } from '../../application/interface';
+import type { BookingView, TripCancellationView } from '../../application/interface';
 import type { SegmentStopTime } from '../../domain/booking';
 import type {
   BookingStatus,
@@ -12,7 +12,9 @@ import {
   Booking,
   BookingStatus as BookingStatusMessage,
   PaymentStatus as PaymentStatusMessage,
+  TripCancellationStatus,
   type PaymentSummary,
+  type TripCancellation,
 } from '../../generated/com/example/bookings/v1/booking';
 import type { Money as MoneyMessage } from '../../generated/com/example/common/v1/money';
 import { validationFailed } from '../../domain/errors';
@@ -139,4 +141,28 @@ export function toBookingMessage(view: BookingView): Booking {
 
 function segmentStop(stop: SegmentStopTime) {
   return { code: stop.code, name: stop.name, city: stop.city, timeZone: stop.timeZone };
+}
+
+/** The proto TripCancellation for a view. */
+export function toTripCancellationMessage(view: TripCancellationView): TripCancellation {
+  const { counts } = view;
+  return {
+    tripId: view.tripId,
+    reason: view.reason,
+    cancelledAt: new Date(view.cancelledAt),
+    status:
+      view.status === 'FINISHED'
+        ? TripCancellationStatus.TRIP_CANCELLATION_STATUS_FINISHED
+        : TripCancellationStatus.TRIP_CANCELLATION_STATUS_RUNNING,
+    openAtStart: counts.openAtStart,
+    cancelled: counts.cancelled,
+    alreadyEnded: counts.alreadyEnded,
+    done: counts.done,
+    failed: counts.failed,
+    remaining: counts.remaining,
+    failedBookings: view.failedBookings.map((failure) => ({
+      bookingId: failure.bookingId,
+      reason: failure.reason,
+    })),
+  };
 }

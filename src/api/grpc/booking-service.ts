@@ -11,16 +11,23 @@ import {
   BookingServiceService,
   type BookingServiceServer,
   type CancelBookingRequest,
+  type CancelTripRequest,
   type ConfirmPaymentRequest,
   type CreateBookingRequest,
   type GetBookingRequest,
+  type GetTripCancellationRequest,
   type ListBookingsRequest,
   type ListBookingsResponse,
   type PassengerInput,
   type UpdateBookingRequest,
 } from '../../generated/com/example/bookings/v1/booking_service';
 import type { Logger } from '../../logger';
-import { assertWellFormedRequest, bookingStatusFilter, toBookingMessage } from './booking-mapper';
+import {
+  assertWellFormedRequest,
+  bookingStatusFilter,
+  toBookingMessage,
+  toTripCancellationMessage,
+} from './booking-mapper';
 import { authorizeCaller, type AccessTokenVerifier } from './caller-authorization';
 import { grpcStatusOf } from './status-details';
 
@@ -240,6 +247,26 @@ export function createBookingServiceHandlers(dependencies: BookingServiceDepende
         const booking = await application.cancelBooking(actor, request.bookingId, { reason: request.reason });
         return { booking: toBookingMessage(booking) };
       },
+    ),
+
+    cancelTrip: unary(
+      BookingServiceService.cancelTrip,
+      'change',
+      async (actor, request: CancelTripRequest) => {
+        // proto3 has no unset string: an empty reason is a missing one, refused by the same rule as REST's.
+        const cancellation = await application.cancelTrip(actor, request.tripId, {
+          reason: given(request.reason),
+        });
+        return { cancellation: toTripCancellationMessage(cancellation) };
+      },
+    ),
+
+    getTripCancellation: unary(
+      BookingServiceService.getTripCancellation,
+      'read',
+      async (actor, request: GetTripCancellationRequest) => ({
+        cancellation: toTripCancellationMessage(await application.getTripCancellation(actor, request.tripId)),
+      }),
     ),
 
     confirmPayment: unary(

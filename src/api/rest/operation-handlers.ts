@@ -13,10 +13,12 @@ import {
   bookingEntityTag,
   bookingJson,
   cancelBookingInput,
+  cancelTripInput,
   confirmPaymentInput,
   createBookingInput,
   routeAvailabilityJson,
   routeJson,
+  tripCancellationJson,
   updateBookingInput,
   userJson,
 } from './contract-mapping';
@@ -137,6 +139,20 @@ export function createOperationHandlers(applications: Applications): Record<stri
           reservedId === undefined ? {} : { attemptId: reservedId },
         ),
       );
+    },
+
+    async cancelTrip({ actor, path, body, prefix }) {
+      const tripId = String(path.trip_id);
+      const cancellation = await bookings.cancelTrip(actor, tripId, cancelTripInput(body));
+      return {
+        status: 202,
+        headers: { 'content-type': jsonType, location: `${prefix}/trips/${tripId}/cancellation` },
+        body: tripCancellationJson(cancellation),
+      };
+    },
+
+    async getTripCancellation({ actor, path }) {
+      return ok(tripCancellationJson(await bookings.getTripCancellation(actor, String(path.trip_id))));
     },
 
     async listRoutes({ query }) {

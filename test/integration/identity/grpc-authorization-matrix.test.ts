@@ -13,9 +13,11 @@ import type { Booking } from '../../../src/generated/com/example/bookings/v1/boo
 import {
   BookingServiceService,
   CancelBookingRequest,
+  CancelTripRequest,
   ConfirmPaymentRequest,
   CreateBookingRequest,
   GetBookingRequest,
+  GetTripCancellationRequest,
   ListBookingsRequest,
   UpdateBookingRequest,
 } from '../../../src/generated/com/example/bookings/v1/booking_service';
@@ -80,6 +82,10 @@ const methodRequests: Record<MethodKey, (context: RequestContext) => Promise<unk
       requestId: randomUUID(),
     }),
   listBookings: () => Promise.resolve(ListBookingsRequest.fromPartial({})),
+  cancelTrip: async ({ world }) =>
+    CancelTripRequest.fromPartial({ tripId: await world.createSpareTrip(), reason: 'The bus broke down' }),
+  getTripCancellation: async ({ world }) =>
+    GetTripCancellationRequest.fromPartial({ tripId: await world.createCancelledTrip() }),
 };
 
 const methodKeys = Object.keys(BookingServiceService) as MethodKey[];
@@ -111,6 +117,8 @@ function wrongParty(
   response: unknown,
 ): string | undefined {
   const { booking, bookings } = response as { booking?: Booking; bookings?: Booking[] };
+  // A trip's cancellation shows no customer's booking.
+  if (key === 'cancelTrip' || key === 'getTripCancellation') return undefined;
   if (key === 'listBookings') {
     // Every customer of the matrix has a booking of their own to list.
     if (parties.staff) return undefined;
