@@ -187,6 +187,10 @@ const ruleMessageSources: readonly [pointer: string, message: RuleMessage][] = [
     '#/components/schemas/CancelBookingRequest/properties/reason',
     onlyFor(['pattern'], fieldMessages.controlCharacters),
   ],
+  [
+    '#/components/schemas/CancelTripRequest/properties/reason',
+    onlyFor(['pattern'], fieldMessages.controlCharacters),
+  ],
   ['#/components/schemas/UpdateBookingRequest', onlyFor(['minProperties'], fieldMessages.emptyUpdate)],
   [
     '#/components/schemas/PassengerUpdate',

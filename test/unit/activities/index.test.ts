@@ -55,9 +55,13 @@ describe('activitiesForTaskQueue', () => {
       'SendEmailNotification',
       'SendSMSNotification',
     ]);
-    // The seat hold of a new booking and seat confirmations are local activities, run by the workflow's worker.
+    // The seat hold of a new booking and seat confirmations are local activities, run by the workflow's worker;
+    // the trip-cancellation workflow's scan and per-booking cancels run beside it.
     expect(Object.keys(activitiesForTaskQueue(activities, taskQueues.bookings)).sort()).toEqual([
+      'CancelTripBooking',
       'ConfirmSeats',
+      'CountOpenTripBookings',
+      'ListOpenTripBookings',
       'RecordBooking',
       'ReserveSeats',
     ]);

@@ -25,9 +25,11 @@ describe('BookingService authorization options', () => {
   it('has a policy for every RPC of the generated service definition', () => {
     expect([...bookingServiceAuthorization.keys()].sort()).toEqual([
       'CancelBooking',
+      'CancelTrip',
       'ConfirmPayment',
       'CreateBooking',
       'GetBooking',
+      'GetTripCancellation',
       'ListBookings',
       'UpdateBooking',
     ]);

@@ -68,7 +68,10 @@ describe('compileRequestValidator', () => {
     for (const { operation, body } of examples) {
       const validator = compileRequestValidator(operation, ajvs);
       const headers = operation.canonicalOperationId === 'updateBooking' ? { 'if-match': '"3"' } : {};
-      const path = operation.path.includes('{booking_id}') ? { booking_id: bookingId } : {};
+      const path = {
+        ...(operation.path.includes('{booking_id}') ? { booking_id: bookingId } : {}),
+        ...(operation.path.includes('{trip_id}') ? { trip_id: bookingId } : {}),
+      };
       expect(validator.validate(request({ path, headers, body })).violations).toEqual([]);
     }
   });
