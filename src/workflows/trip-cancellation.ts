@@ -71,8 +71,11 @@ export async function tripCancellationWorkflow(
     failures,
   });
   setHandler(tripCancellationProgressQuery, progress);
+  // The current details follow every booking (they are not history); the memo, a history event each time, follows
+  // every page.
+  const showDetails = () => setCurrentDetails(progressLine(counts, finished));
   const show = () => {
-    setCurrentDetails(progressLine(counts, finished));
+    showDetails();
     upsertMemo({
       [tripCancellationProgressMemoKey]: {
         status: finished ? 'FINISHED' : 'RUNNING',
@@ -116,8 +119,9 @@ export async function tripCancellationWorkflow(
     if (page.length === 0) break;
     await inBatches(page, tuning.parallelism, async (bookingId) => {
       await cancelOne(bookingId);
-      show();
+      showDetails();
     });
+    show();
     afterBookingId = page[page.length - 1];
     handledThisRun += page.length;
     if (workflowInfo().continueAsNewSuggested || handledThisRun >= tuning.bookingsPerRun) {
