@@ -48,6 +48,29 @@ export async function markTripCancelled(
   database: Knex,
   input: { tripId: string; reason: string; at: Date; refuse: (trip: TripStanding) => void },
 ): Promise<{ mark: TripCancellationMark; newlyCancelled: boolean } | undefined> {
+  // A reservation that holds the trip row FOR KEY SHARE (its booking row's foreign key) and then asks FOR SHARE
+  // (the trigger) can deadlock with the mark waiting between the two; PostgreSQL aborts one of them, and the mark
+  // tries again (the reservation's activity retries in its turn).
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await markInTransaction(database, input);
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      if (attempt >= maximumMarkAttempts || (code !== deadlockDetected && code !== serializationFailure)) {
+        throw error;
+      }
+    }
+  }
+}
+
+const maximumMarkAttempts = 5;
+const deadlockDetected = '40P01';
+const serializationFailure = '40001';
+
+function markInTransaction(
+  database: Knex,
+  input: { tripId: string; reason: string; at: Date; refuse: (trip: TripStanding) => void },
+): Promise<{ mark: TripCancellationMark; newlyCancelled: boolean } | undefined> {
   return database.transaction(async (transaction) => {
     const row: TripRow | undefined = await transaction('trips')
       .where({ id: input.tripId })
