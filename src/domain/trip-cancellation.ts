@@ -4,6 +4,9 @@ import { DomainError, validationFailed } from './errors';
 import { netAmountPaid } from './fares';
 import { maxCancellationReasonLength } from './validation';
 
+/** A reason of spaces only: no reason at all. */
+export const blankTripCancellationReason = 'must not be blank: passengers are told why';
+
 /** What the operator sends: why the trip does not run (passengers read it). */
 export interface CancelTripCommand {
   readonly reason: string;
@@ -17,7 +20,7 @@ export function validateCancelTrip(input: { readonly reason?: unknown } | undefi
   if (typeof raw !== 'string') throw validationFailed([{ field: 'reason', message: 'must be a string' }]);
   const reason = raw.trim();
   if (reason.length === 0) {
-    throw validationFailed([{ field: 'reason', message: 'must not be blank: passengers are told why' }]);
+    throw validationFailed([{ field: 'reason', message: blankTripCancellationReason }]);
   }
   if ([...reason].length > maxCancellationReasonLength) {
     throw validationFailed([

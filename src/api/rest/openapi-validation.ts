@@ -1,6 +1,7 @@
 // Request validators compiled once from the OpenAPI document's own parameters, bodies and schemas (ajv, JSON Schema 2020-12).
 import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
+import { blankTripCancellationReason } from '../../domain/trip-cancellation';
 import {
   documentNodeAt,
   openApiDocument,
@@ -189,7 +190,11 @@ const ruleMessageSources: readonly [pointer: string, message: RuleMessage][] = [
   ],
   [
     '#/components/schemas/CancelTripRequest/properties/reason',
-    onlyFor(['pattern'], fieldMessages.controlCharacters),
+    (error) => {
+      if (error.keyword !== 'pattern') return undefined;
+      const spacesOnly = typeof error.data === 'string' && error.data.trim() === '';
+      return spacesOnly ? blankTripCancellationReason : fieldMessages.controlCharacters;
+    },
   ],
   ['#/components/schemas/UpdateBookingRequest', onlyFor(['minProperties'], fieldMessages.emptyUpdate)],
   [

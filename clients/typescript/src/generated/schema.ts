@@ -820,8 +820,8 @@ export interface components {
         };
         CancelTripRequest: {
             /**
-             * @description Why the trip does not run; passengers are told. Surrounding spaces are dropped (a reason of spaces only
-             *     is no reason). Line breaks and tabs are allowed, other control characters are not.
+             * @description Why the trip does not run; passengers are told. Surrounding spaces are dropped, so it needs a character
+             *     other than a space. Line breaks and tabs are allowed, other control characters are not.
              * @example The bus broke down and no replacement is available
              */
             reason: string;
