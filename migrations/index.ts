@@ -14,6 +14,7 @@ import * as claimBookingHoldFunction from './20261127_011_claim_booking_hold_fun
 import * as seatAllocationLegs from './20261127_012_seat_allocation_legs';
 import * as tickets from './20261128_013_tickets';
 import * as passengerBoarding from './20261128_014_passenger_boarding';
+import * as tripCancellation from './20261128_015_trip_cancellation';
 
 export interface NamedMigration {
   /** Recorded in knex_migrations; never rename an applied migration. */
@@ -36,4 +37,5 @@ export const migrations: readonly NamedMigration[] = [
   { name: '20261127_012_seat_allocation_legs', migration: seatAllocationLegs },
   { name: '20261128_013_tickets', migration: tickets },
   { name: '20261128_014_passenger_boarding', migration: passengerBoarding },
+  { name: '20261128_015_trip_cancellation', migration: tripCancellation },
 ];

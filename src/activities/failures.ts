@@ -37,4 +37,5 @@ export const postgresErrorCodes = {
   uniqueViolation: '23505',
   exclusionViolation: '23P01',
   foreignKeyViolation: '23503',
+  checkViolation: '23514',
 } as const;

@@ -26,6 +26,7 @@ import { createTicketActivities } from './tickets';
 import { readTicketDocuments, renderTicketDocuments } from '../tickets/ticket-documents';
 import { createTicketKeyStore } from '../db/ticket-keys';
 import type { SigningKeyStore } from '../db/signing-key-store';
+import { createTripCancellationActivities } from './trip-cancellation';
 
 export interface ActivityDependencies {
   database: Knex;
@@ -74,6 +75,7 @@ export function createActivities(activityDependencies: ActivityDependencies): Bo
         dependencies.ticketKeys ??
         createTicketKeyStore({ database: dependencies.database, cipher: dependencies.cipher }),
     }),
+    ...createTripCancellationActivities(dependencies),
   };
 }
 
@@ -82,7 +84,16 @@ export type TaskQueue = (typeof taskQueues)[keyof typeof taskQueues];
 /** Which activities each queue's workers register; the workflow proxies each family on its queue. */
 export const activityNamesByTaskQueue = {
   // ReserveSeats and ConfirmSeats run here too, as local activities of the workflow's own worker.
-  [taskQueues.bookings]: ['RecordBooking', 'ReserveSeats', 'ConfirmSeats', 'IssueTickets'],
+  // The trip-cancellation workflow's scan and per-booking cancels run beside it, on the workflow queue.
+  [taskQueues.bookings]: [
+    'RecordBooking',
+    'ReserveSeats',
+    'ConfirmSeats',
+    'IssueTickets',
+    'CountOpenTripBookings',
+    'ListOpenTripBookings',
+    'CancelTripBooking',
+  ],
   [taskQueues.seats]: ['ReserveSeats', 'ConfirmSeats', 'ReleaseSeats'],
   [taskQueues.payments]: ['ProcessPayment', 'RefundPayment'],
   [taskQueues.notifications]: ['SendEmailNotification', 'SendSMSNotification'],

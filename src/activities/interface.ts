@@ -1,7 +1,7 @@
 // The activity contract between the booking workflow and the workers: names, inputs and results (all plain data),
 // and how a business outcome crosses. The workflow imports this module, so it loads nothing but domain types.
 import { ApplicationFailure } from '@temporalio/common';
-import type { BookingState, Money } from '../domain/booking';
+import type { BookingState, BookingStatus, Money } from '../domain/booking';
 import type { DomainError } from '../domain/errors';
 import type { LegRange } from '../domain/segments';
 
@@ -93,7 +93,12 @@ export interface RefundPaymentResult {
  * amounts in minor units plus `currency`, instants as ISO 8601; a missing or unknown one is VALIDATION_FAILED.
  */
 export type NotificationTemplate =
-  'booking-confirmed' | 'booking-changed' | 'booking-cancelled' | 'booking-expired' | 'booking-no-show';
+  | 'booking-confirmed'
+  | 'booking-changed'
+  | 'booking-cancelled'
+  | 'booking-expired'
+  | 'booking-no-show'
+  | 'trip-cancelled';
 
 export interface SendEmailNotificationInput {
   bookingId: string;
@@ -144,8 +149,52 @@ export interface TicketActivities {
   IssueTickets: (snapshot: BookingState) => Promise<void>;
 }
 
+export interface CancelTripBookingInput {
+  tripId: string;
+  bookingId: string;
+  reason: string;
+  /** The booking's workflow, and the update id that makes a retried activity join the update already sent. */
+  bookingWorkflowId: string;
+  updateId: string;
+}
+
+/** The booking workflow's update a trip's cancellation sends (defined as cancelForTripUpdate in workflows/shared). */
+export const cancelForTripUpdateName = 'CancelForTrip';
+
+/** The operator cancelled the booking's trip: sent by the trip's cancellation workflow, once per booking. */
+export interface TripCancellationRequest {
+  tripId: string;
+  reason: string;
+}
+
+/** What the booking did about its trip's cancellation; a booking that had ended already changes nothing. */
+export interface TripCancellationAnswer {
+  outcome: 'CANCELLED' | 'ALREADY_ENDED';
+  /** The booking's status afterwards; NOT_BOOKED for a request that never became a booking. */
+  status: BookingStatus | 'NOT_BOOKED';
+  refunded: Money;
+}
+
+export interface CancelTripBookingResult {
+  outcome: 'CANCELLED' | 'ALREADY_ENDED';
+  status: string;
+  refundedMinor: number;
+}
+
+/** Runs on the workflow queue: the trip-cancellation workflow's scan of a trip and its per-booking cancel. */
+export interface TripCancellationActivities {
+  CountOpenTripBookings: (input: { tripId: string }) => Promise<number>;
+  ListOpenTripBookings: (input: {
+    tripId: string;
+    afterBookingId?: string;
+    limit: number;
+  }) => Promise<string[]>;
+  CancelTripBooking: (input: CancelTripBookingInput) => Promise<CancelTripBookingResult>;
+}
+
 export type BookingActivities = SeatActivities &
   PaymentActivities &
   NotificationActivities &
   ReadModelActivities &
-  TicketActivities;
+  TicketActivities &
+  TripCancellationActivities;

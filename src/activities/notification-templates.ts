@@ -22,6 +22,7 @@ export const notificationTemplateParameters: Readonly<
     required: ['departureTime', 'seatNumbers', 'refundAmountMinor', 'currency'],
     optional: [],
   },
+  'trip-cancelled': { required: ['departureTime', 'refundAmountMinor', 'currency', 'reason'], optional: [] },
 };
 
 export interface RenderedNotification {
@@ -176,6 +177,23 @@ export function renderNotification(
           `${refundLine}` +
           signature,
         smsText: `Booking ${reference} cancelled. Refund: ${refund}.`,
+      };
+    }
+    case 'trip-cancelled': {
+      const departure = read.instant('departureTime');
+      const refundMinor = read.minor('refundAmountMinor');
+      const refund = read.amount('refundAmountMinor');
+      const refundLine =
+        refundMinor > 0
+          ? `Everything you paid, ${refund}, is being refunded to your original payment method.`
+          : 'Nothing was charged for this booking.';
+      return {
+        subject: `Your trip was cancelled: booking ${reference}`,
+        text:
+          `We are sorry: the bus departing ${departure} was cancelled by the operator, and your booking ` +
+          `${reference} with it.\n\nReason: ${read.text('reason')}\n${refundLine}` +
+          signature,
+        smsText: `Your bus departing ${departure} was cancelled; booking ${reference} is cancelled. Refund: ${refund}.`,
       };
     }
     case 'booking-expired': {

@@ -22,7 +22,9 @@ import {
   seatInLayoutKey,
   seatNamedByLayoutViolation,
   seatsTakenByOthers,
+  tripNotCancelledCheck,
 } from '../db/seat-allocations';
+import { tripCancelledRefusal } from '../domain/trip-cancellation';
 import { seatsTakenOnLegs, uncoveredLegs, type LegRange, type TakenLegs } from '../domain/segments';
 import { createBusinessMetrics, type BusinessMetrics } from '../observability/metrics';
 import { notBookedReasonOf } from '../observability/metrics-labels';
@@ -174,6 +176,9 @@ function reservationRefusal(input: ReserveSeatsInput, error: unknown): DomainErr
   if (isPostgresError(error, postgresErrorCodes.foreignKeyViolation, bookingTripKey)) {
     return notFound('Trip', input.tripId);
   }
+  if (isPostgresError(error, postgresErrorCodes.checkViolation, tripNotCancelledCheck)) {
+    return tripCancelledRefusal(input.tripId);
+  }
   return undefined;
 }
 
@@ -236,7 +241,16 @@ export function createSeatActivities(dependencies: SeatActivityDependencies): Se
   /** HELD seats of the booking become BOOKED; fails HOLD_EXPIRED when the booking holds no seat any more. */
   async function ConfirmSeats(input: ConfirmSeatsInput): Promise<void> {
     // One statement in the usual case: seats it booked show that the booking still held them.
-    if ((await bookHeldSeats(database, input)) > 0) return;
+    let booked: number;
+    try {
+      booked = await bookHeldSeats(database, input);
+    } catch (error) {
+      if (isPostgresError(error, postgresErrorCodes.checkViolation, tripNotCancelledCheck)) {
+        throw businessFailure(tripCancelledRefusal(input.tripId));
+      }
+      throw error;
+    }
+    if (booked > 0) return;
     // None was HELD: a retry finds them BOOKED already, or the hold lapsed and the seats went back.
     const standing = await seatHoldStanding(database, input);
     if (standing.active) return;

@@ -56,6 +56,7 @@ import { createBookingStarts, type StartOutcome } from './booking-starts';
 import { createBooking } from './create-booking';
 import type { BookingApplication, ConfirmPaymentOptions, Page, PageRequest } from './interface';
 import { domainErrorFromTemporal, isTemporalUnreachable, isWorkflowGone } from './temporal-outcomes';
+import { createTripCancellationApplication } from './trip-cancellations';
 
 /** Activity timings not in Config; tests shorten the retry interval to keep transient-failure cases fast. */
 export const defaultActivityTimings = {
@@ -344,6 +345,12 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
   }
 
   return {
+    ...createTripCancellationApplication({
+      database: dependencies.database,
+      temporal: dependencies.temporal,
+      ...(dependencies.taskQueues === undefined ? {} : { taskQueues: dependencies.taskQueues }),
+      ...(dependencies.now === undefined ? {} : { now: dependencies.now }),
+    }),
     createBooking: (actor, input, options) => createBooking(context, actor, input, options),
     getBooking,
     listBookings,

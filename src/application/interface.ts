@@ -7,7 +7,9 @@ import type { BookingStatus, FareClass, Money } from '../domain/booking';
 import type { Role } from '../domain/roles';
 import type { CreateBookingInput, UpdateBookingInput } from '../domain/validation';
 
-export type { BookingView, PageRequest };
+import type { TripCancellationApplication, TripCancellationView } from './trip-cancellations';
+
+export type { BookingView, PageRequest, TripCancellationView };
 
 export interface Page<T> {
   items: T[];
@@ -31,7 +33,8 @@ export interface CreateBookingOptions {
   receivedAt?: number;
 }
 
-export interface BookingApplication {
+/** Bookings, and the operator's cancellation of a whole trip with every booking on it. */
+export interface BookingApplication extends TripCancellationApplication {
   /**
    * Resolves once the seats are held (PENDING_PAYMENT), or throws SEAT_UNAVAILABLE with nothing held, or
    * RATE_LIMITED when the customer's open holds are at the cap. When the answer is due (the configured create

@@ -15,6 +15,8 @@ export const noOverlappingLegsConstraint = 'seat_allocations_no_overlapping_legs
 function legRangeSql(legs: LegRange): [string, number[]] {
   return ['int4range(?::integer, ?::integer)', [legs.from, legs.to]];
 }
+/** Raised by the seat_allocations triggers: no seat of a cancelled trip is held or booked. */
+export const tripNotCancelledCheck = 'seat_allocations_trip_not_cancelled';
 /** Foreign key: an allocated seat exists in its trip's layout. */
 export const seatInLayoutKey = 'seat_allocations_seat_in_layout_fk';
 

@@ -146,6 +146,15 @@ export class BookingSteps {
     });
   }
 
+  /** The operator cancelled the whole trip: the passenger hears why and that everything paid comes back. */
+  notifyTripCancelled(booking: BookingState, refund: Money, reason: string): Promise<void> {
+    return this.notify(booking, 'trip-cancelled', 'trip-cancelled', {
+      refundAmountMinor: refund.amountMinor,
+      currency: refund.currency,
+      reason,
+    });
+  }
+
   /** Sent once per change: its revision is the version the change produced. */
   notifyChanged(booking: BookingState, settlement: ChangeSettlement): Promise<void> {
     return this.notify(booking, 'booking-changed', `changed-${booking.version}`, {

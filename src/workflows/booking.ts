@@ -39,6 +39,7 @@ import { isZeroMoney, zeroMoney } from '../domain/money';
 import { assertUpdateSeatsOnBus, seatNumberList } from '../domain/seat-layout';
 import { legRangeOf, type LegRange, type SegmentChangeTerms } from '../domain/segments';
 import { timestampMs, toTimestamp } from '../domain/time';
+import { isTripCancelledRefusal, tripCancellationRefund } from '../domain/trip-cancellation';
 import { validateUpdateBooking } from '../domain/validation';
 import { proxyBookingActivities } from './booking-activities';
 import { bookingDetails, notBookedDetails } from './booking-details';
@@ -61,6 +62,7 @@ import {
   bookingSearchAttributes,
   bookingStateQuery,
   cancelBookingUpdate,
+  cancelForTripUpdate,
   confirmPaymentUpdate,
   createBookingUpdate,
   createRequestMemoKey,
@@ -74,6 +76,8 @@ import {
   type ConfirmPaymentRequest,
   type CreateBookingRequest,
   type RecordBoardingRequest,
+  type TripCancellationAnswer,
+  type TripCancellationRequest,
   type UpdateBookingRequest,
 } from './shared';
 
@@ -107,6 +111,11 @@ interface UndoContext {
 }
 
 const releaseHeldSeats = 'release the booking seats';
+/**
+ * Patch marker: a payment whose seats the database refuses because the trip was cancelled cancels the booking
+ * (full refund, the trip's notice) instead of expiring it. Histories recorded before it expire as they did.
+ */
+const tripCancelledPaymentPatch = 'trip-cancelled-payment-cancels';
 const refundCapturedPayments = 'refund captured payments';
 
 /** Patch marker of boarding's close: bookings started before it complete at the arrival without recording no-shows. */
@@ -210,7 +219,11 @@ class BookingSaga {
     } catch (error) {
       // The hold lapsed and the seats went to someone else: nothing may stay charged without a seat.
       const reason = toDomainError(error);
-      await this.expireUnpaidHold();
+      if (isTripCancelledRefusal(reason) && patched(tripCancelledPaymentPatch)) {
+        await this.cancelBecauseTripCancelled(this.booking.tripId, reason.message);
+      } else {
+        await this.expireUnpaidHold();
+      }
       throw reason;
     }
     await this.publish({ status: this.next('PAYMENT_APPROVED'), confirmedAt: toTimestamp(now()) });
@@ -279,6 +292,51 @@ class BookingSaga {
         }
       });
     });
+  }
+
+  // ---- The operator cancelled the trip: CANCELLED with everything captured refunded, whatever the fare ----
+
+  /**
+   * Waits, like a cancel sent during the create, for the seats to be held (the trip's scan may find the booking
+   * row a moment before this workflow hears its reservation back), then cancels in turn with other requests. A
+   * booking that has ended, or never came to be, answers so and changes nothing: the trip's cancellation may ask
+   * again after a restart.
+   */
+  private async cancelForTrip(request: TripCancellationRequest): Promise<TripCancellationAnswer> {
+    return CancellationScope.nonCancellable(async () => {
+      await condition(() => this.seatsHeld || this.notBooked !== undefined);
+      if (this.notBooked !== undefined) {
+        return { outcome: 'ALREADY_ENDED', status: notBookedStatus, refunded: zeroMoney(this.currency) };
+      }
+      return this.customerRequests.inTurn(async (): Promise<TripCancellationAnswer> => {
+        if (isTerminal(this.booking.status)) {
+          return {
+            outcome: 'ALREADY_ENDED',
+            status: this.booking.status,
+            refunded: zeroMoney(this.currency),
+          };
+        }
+        const refunded = await this.cancelBecauseTripCancelled(request.tripId, request.reason);
+        return { outcome: 'CANCELLED', status: this.booking.status, refunded };
+      });
+    });
+  }
+
+  private async cancelBecauseTripCancelled(tripId: string, reason: string): Promise<Money> {
+    const refund = tripCancellationRefund(this.booking);
+    await this.releaseSeatsAndRefund(refund, 'trip-cancelled');
+    await this.publish({
+      status: this.next('CANCEL_REQUESTED'),
+      cancelledAt: toTimestamp(now()),
+      cancellationReason: reason,
+    });
+    log.info('booking cancelled with its trip', { bookingId: this.input.bookingId, tripId });
+    await this.steps.notifyTripCancelled(this.booking, refund, reason);
+    return refund;
+  }
+
+  private get currency(): string {
+    return this.booking.price.total.currency;
   }
 
   // ---- Row 8: UpdateBooking (change seat, add passenger, edit details) keeps the status ----
@@ -550,6 +608,15 @@ class BookingSaga {
       validator: (request: RecordBoardingRequest) => requests.validate(() => this.checkBoarding(request)),
     });
     setHandler(requestCancellationSignal, (request) => this.cancelOnceBooked(request));
+    setHandler(cancelForTripUpdate, (request) => this.cancelForTrip(request), {
+      validator: (request: TripCancellationRequest) => {
+        if (typeof request?.reason !== 'string' || typeof request.tripId !== 'string') {
+          throw asValidationFailure(
+            new DomainError('VALIDATION_FAILED', 'A trip cancellation names its trip and reason'),
+          );
+        }
+      },
+    });
   }
 
   /** A repeated create (same request id) gets the same answer as the first one. */

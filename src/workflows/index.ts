@@ -1,2 +1,3 @@
 // The workflow bundle's entry point: every workflow function the `bookings` task queue runs.
 export { bookingWorkflow } from './booking';
+export { tripCancellationWorkflow } from './trip-cancellation';

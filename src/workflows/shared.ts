@@ -10,6 +10,11 @@ import type {
   Timestamp,
 } from '../domain/booking';
 import type { BoardingRequest } from '../domain/boarding';
+import {
+  cancelForTripUpdateName,
+  type TripCancellationAnswer,
+  type TripCancellationRequest,
+} from '../activities/interface';
 import { idempotencyKeyReused, type DomainErrorData } from '../domain/errors';
 import { seatNumberList } from '../domain/seat-layout';
 import type { BookingSegment, SegmentChangeTerms } from '../domain/segments';
@@ -133,6 +138,15 @@ export const recordBoardingUpdate = defineUpdate<BookingState, [RecordBoardingRe
  * applies it as soon as the seats are held.
  */
 export const requestCancellationSignal = defineSignal<[CancelBookingRequest]>('RequestCancellation');
+/**
+ * Cancels the booking because its trip was cancelled, refunding everything captured. Accepted in any state, even
+ * while the seats are still being held (it then waits for them): answering an ended booking is a no-op, so a
+ * retried or repeated call never cancels or refunds twice.
+ */
+export const cancelForTripUpdate = defineUpdate<TripCancellationAnswer, [TripCancellationRequest]>(
+  cancelForTripUpdateName,
+);
+export type { TripCancellationAnswer, TripCancellationRequest };
 /** The booking as the workflow holds it right now (before the read model catches up). */
 export const bookingStateQuery = defineQuery<BookingState | undefined>('BookingState');
 

@@ -43,6 +43,10 @@ export interface MatrixEnvironment {
   confirmOwnerBooking(booking: BookingView): Promise<BookingView>;
   /** The QR payload of the valid ticket of a confirmed booking's first passenger, once issued. */
   ticketOf(booking: BookingView): Promise<string>;
+  /** A trip of its own, for a cell that cancels one (each served cancel needs a trip not cancelled yet). */
+  createSpareTrip(): Promise<string>;
+  /** A trip of its own marked cancelled, without bookings, for a cell that reads a cancellation. */
+  createCancelledTrip(): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -105,6 +109,16 @@ export async function startMatrixEnvironment(): Promise<MatrixEnvironment> {
           (found) => found !== undefined,
         );
         return row!.token;
+      },
+      createSpareTrip: async () => (await createTrip(saga.database, { seatCount: 4 })).tripId,
+      async createCancelledTrip() {
+        const { tripId } = await createTrip(saga.database, { seatCount: 4 });
+        await saga.database('trips').where({ id: tripId }).update({
+          status: 'CANCELLED',
+          cancelled_at: new Date(),
+          cancellation_reason: 'The bus broke down',
+        });
+        return tripId;
       },
       async close() {
         await full.remove();

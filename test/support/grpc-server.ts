@@ -115,6 +115,8 @@ export function fakeApplication(operations: Partial<BookingApplication> = {}): B
     updateBooking: unexpected('updateBooking'),
     cancelBooking: unexpected('cancelBooking'),
     confirmPayment: unexpected('confirmPayment'),
+    cancelTrip: unexpected('cancelTrip'),
+    getTripCancellation: unexpected('getTripCancellation'),
     ...operations,
   };
 }

@@ -80,6 +80,8 @@ export const bookingsOutOfScope: BookingApplication = {
   updateBooking: () => Promise.reject(unavailable('booking operations are outside this suite')),
   cancelBooking: () => Promise.reject(unavailable('booking operations are outside this suite')),
   confirmPayment: () => Promise.reject(unavailable('booking operations are outside this suite')),
+  cancelTrip: () => Promise.reject(unavailable('booking operations are outside this suite')),
+  getTripCancellation: () => Promise.reject(unavailable('booking operations are outside this suite')),
 };
 
 export const generousRateLimits = { windowSeconds: 60, perUser: 100_000, perAddress: 100_000 };

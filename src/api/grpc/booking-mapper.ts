@@ -1,7 +1,7 @@
 // Maps BookingView onto the proto Booking and proto enums onto domain values; checks what every request carries.
-import type { BookingView } from '../../application/interface';
 import type { TicketView } from '../../application/tickets';
 import { TicketStatus, type Ticket } from '../../generated/com/example/bookings/v1/ticket';
+import type { BookingView, TripCancellationView } from '../../application/interface';
 import type { SegmentStopTime } from '../../domain/booking';
 import type {
   BookingStatus,
@@ -14,7 +14,9 @@ import {
   Booking,
   BookingStatus as BookingStatusMessage,
   PaymentStatus as PaymentStatusMessage,
+  TripCancellationStatus,
   type PaymentSummary,
+  type TripCancellation,
 } from '../../generated/com/example/bookings/v1/booking';
 import type { Money as MoneyMessage } from '../../generated/com/example/common/v1/money';
 import { validationFailed } from '../../domain/errors';
@@ -164,5 +166,29 @@ export function toTicketMessage(ticket: TicketView): Ticket {
     revokedAt: ticket.revokedAt === undefined ? undefined : toDate(ticket.revokedAt),
     revokedReason: ticket.revokedReason,
     qrPayload: ticket.qrPayload,
+  };
+}
+
+/** The proto TripCancellation for a view. */
+export function toTripCancellationMessage(view: TripCancellationView): TripCancellation {
+  const { counts } = view;
+  return {
+    tripId: view.tripId,
+    reason: view.reason,
+    cancelledAt: new Date(view.cancelledAt),
+    status:
+      view.status === 'FINISHED'
+        ? TripCancellationStatus.TRIP_CANCELLATION_STATUS_FINISHED
+        : TripCancellationStatus.TRIP_CANCELLATION_STATUS_RUNNING,
+    openAtStart: counts.openAtStart,
+    cancelled: counts.cancelled,
+    alreadyEnded: counts.alreadyEnded,
+    done: counts.done,
+    failed: counts.failed,
+    remaining: counts.remaining,
+    failedBookings: view.failedBookings.map((failure) => ({
+      bookingId: failure.bookingId,
+      reason: failure.reason,
+    })),
   };
 }

@@ -13,6 +13,7 @@ import {
   BookingServiceService,
   type BookingServiceServer,
   type CancelBookingRequest,
+  type CancelTripRequest,
   type ConfirmPaymentRequest,
   type CreateBookingRequest,
   type GetBookingRequest,
@@ -21,6 +22,7 @@ import {
   type GetTicketPdfRequest,
   type ListTicketsRequest,
   type ListTripTicketRevocationsRequest,
+  type GetTripCancellationRequest,
   type ListBookingsRequest,
   type ListBookingsResponse,
   type PassengerInput,
@@ -34,6 +36,7 @@ import {
   bookingStatusFilter,
   toBookingMessage,
   toTicketMessage,
+  toTripCancellationMessage,
 } from './booking-mapper';
 import { authorizeCaller, type AccessTokenVerifier } from './caller-authorization';
 import { grpcStatusOf } from './status-details';
@@ -256,6 +259,26 @@ export function createBookingServiceHandlers(dependencies: BookingServiceDepende
         const booking = await application.cancelBooking(actor, request.bookingId, { reason: request.reason });
         return { booking: toBookingMessage(booking) };
       },
+    ),
+
+    cancelTrip: unary(
+      BookingServiceService.cancelTrip,
+      'change',
+      async (actor, request: CancelTripRequest) => {
+        // proto3 has no unset string: an empty reason is a missing one, refused by the same rule as REST's.
+        const cancellation = await application.cancelTrip(actor, request.tripId, {
+          reason: given(request.reason),
+        });
+        return { cancellation: toTripCancellationMessage(cancellation) };
+      },
+    ),
+
+    getTripCancellation: unary(
+      BookingServiceService.getTripCancellation,
+      'read',
+      async (actor, request: GetTripCancellationRequest) => ({
+        cancellation: toTripCancellationMessage(await application.getTripCancellation(actor, request.tripId)),
+      }),
     ),
 
     confirmPayment: unary(

@@ -3,6 +3,7 @@ import type { TicketView, TripRevocationsView } from '../../application/tickets'
 import type { BookingSegment, Money, SegmentStopTime } from '../../domain/booking';
 import { minutesToIsoDuration } from '../../application/catalog';
 import type {
+  TripCancellationView,
   BookingView,
   RouteAvailabilityView,
   RouteView,
@@ -81,6 +82,31 @@ export function updateBookingInput(body: unknown): UpdateBookingInput {
 export function cancelBookingInput(body: unknown): { reason?: unknown } {
   const request = asObject(body);
   return request.reason === undefined ? {} : { reason: request.reason };
+}
+
+export function cancelTripInput(body: unknown): { reason?: unknown } {
+  return { reason: asObject(body).reason };
+}
+
+/** The contract's TripCancellation. */
+export function tripCancellationJson(cancellation: TripCancellationView) {
+  const { counts } = cancellation;
+  return {
+    trip_id: cancellation.tripId,
+    reason: cancellation.reason,
+    cancelled_at: cancellation.cancelledAt,
+    status: cancellation.status,
+    open_at_start: counts.openAtStart,
+    cancelled: counts.cancelled,
+    already_ended: counts.alreadyEnded,
+    done: counts.done,
+    failed: counts.failed,
+    remaining: counts.remaining,
+    failed_bookings: cancellation.failedBookings.map((failure) => ({
+      booking_id: failure.bookingId,
+      reason: failure.reason,
+    })),
+  };
 }
 
 export function confirmPaymentInput(body: unknown): { paymentToken?: unknown } {

@@ -1,6 +1,7 @@
 // Request validators compiled once from the OpenAPI document's own parameters, bodies and schemas (ajv, JSON Schema 2020-12).
 import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
+import { blankTripCancellationReason } from '../../domain/trip-cancellation';
 import {
   documentNodeAt,
   openApiDocument,
@@ -194,6 +195,14 @@ const ruleMessageSources: readonly [pointer: string, message: RuleMessage][] = [
   [
     '#/components/schemas/RecordBoardingRequest/properties/device_id',
     always('must be 1 to 64 letters, digits or . _ : -'),
+  ],
+  [
+    '#/components/schemas/CancelTripRequest/properties/reason',
+    (error) => {
+      if (error.keyword !== 'pattern') return undefined;
+      const spacesOnly = typeof error.data === 'string' && error.data.trim() === '';
+      return spacesOnly ? blankTripCancellationReason : fieldMessages.controlCharacters;
+    },
   ],
   ['#/components/schemas/UpdateBookingRequest', onlyFor(['minProperties'], fieldMessages.emptyUpdate)],
   [

@@ -15,12 +15,14 @@ import {
   bookingEntityTag,
   bookingJson,
   cancelBookingInput,
+  cancelTripInput,
   confirmPaymentInput,
   createBookingInput,
   routeAvailabilityJson,
   routeJson,
   ticketJson,
   tripRevocationsJson,
+  tripCancellationJson,
   updateBookingInput,
   userJson,
 } from './contract-mapping';
@@ -144,6 +146,20 @@ export function createOperationHandlers(applications: Applications): Record<stri
           reservedId === undefined ? {} : { attemptId: reservedId },
         ),
       );
+    },
+
+    async cancelTrip({ actor, path, body, prefix }) {
+      const tripId = String(path.trip_id);
+      const cancellation = await bookings.cancelTrip(actor, tripId, cancelTripInput(body));
+      return {
+        status: 202,
+        headers: { 'content-type': jsonType, location: `${prefix}/trips/${tripId}/cancellation` },
+        body: tripCancellationJson(cancellation),
+      };
+    },
+
+    async getTripCancellation({ actor, path }) {
+      return ok(tripCancellationJson(await bookings.getTripCancellation(actor, String(path.trip_id))));
     },
 
     async listRoutes({ query }) {

@@ -46,6 +46,8 @@ const application: BookingApplication = {
   updateBooking: recorded('updateBooking'),
   cancelBooking: recorded('cancelBooking'),
   confirmPayment: recorded('confirmPayment'),
+  cancelTrip: recorded('cancelTrip'),
+  getTripCancellation: recorded('getTripCancellation'),
 };
 
 let certificates: TestCertificates;

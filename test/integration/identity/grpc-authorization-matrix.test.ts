@@ -13,11 +13,13 @@ import type { Booking } from '../../../src/generated/com/example/bookings/v1/boo
 import {
   BookingServiceService,
   CancelBookingRequest,
+  CancelTripRequest,
   ConfirmPaymentRequest,
   CreateBookingRequest,
   GetBookingRequest,
   GetTicketPdfRequest,
   GetTripManifestRequest,
+  GetTripCancellationRequest,
   ListBookingsRequest,
   ListTicketsRequest,
   ListTripTicketRevocationsRequest,
@@ -104,6 +106,10 @@ const methodRequests: Record<MethodKey, (context: RequestContext) => Promise<unk
   },
   getTripManifest: ({ world }) =>
     Promise.resolve(GetTripManifestRequest.fromPartial({ tripId: world.trip.tripId })),
+  cancelTrip: async ({ world }) =>
+    CancelTripRequest.fromPartial({ tripId: await world.createSpareTrip(), reason: 'The bus broke down' }),
+  getTripCancellation: async ({ world }) =>
+    GetTripCancellationRequest.fromPartial({ tripId: await world.createCancelledTrip() }),
 };
 
 const methodKeys = Object.keys(BookingServiceService) as MethodKey[];
@@ -160,6 +166,8 @@ function wrongParty(
   if (key === 'listTripTicketRevocations') {
     return (response as { tripId: string }).tripId === world.trip.tripId ? undefined : 'another trip';
   }
+  // A trip's cancellation shows no customer's booking.
+  if (key === 'cancelTrip' || key === 'getTripCancellation') return undefined;
   if (key === 'listBookings') {
     // Every customer of the matrix has a booking of their own to list.
     if (parties.staff) return undefined;

@@ -71,6 +71,13 @@ const guardedRequests: Record<string, RequestBuilder> = {
     headers: { 'Idempotency-Key': randomUUID() },
     body: { payment_token: 'tok_visa' },
   }),
+  cancelTrip: async ({ world }) => ({
+    pathParameters: { trip_id: await world.createSpareTrip() },
+    body: { reason: 'The bus broke down' },
+  }),
+  getTripCancellation: async ({ world }) => ({
+    pathParameters: { trip_id: await world.createCancelledTrip() },
+  }),
   listRoutes: () => Promise.resolve({}),
   getRouteAvailability: ({ world }) =>
     Promise.resolve({

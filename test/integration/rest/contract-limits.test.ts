@@ -542,6 +542,31 @@ const contexts: Record<string, { token?: () => string; bases: (() => Promise<Req
       }),
     ],
   },
+  // An operator's actions on a whole trip: each served cancel needs a trip of its own.
+  cancelTrip: {
+    token: () => tokens.agent,
+    bases: [
+      async () => ({
+        ...empty(),
+        path: { trip_id: (await createTrip(saga.database, { seatCount: 4 })).tripId },
+        body: { reason: 'The bus broke down' },
+      }),
+    ],
+  },
+  getTripCancellation: {
+    token: () => tokens.agent,
+    bases: [
+      async () => {
+        const { tripId } = await createTrip(saga.database, { seatCount: 4 });
+        await saga.database('trips').where({ id: tripId }).update({
+          status: 'CANCELLED',
+          cancelled_at: new Date(),
+          cancellation_reason: 'The bus broke down',
+        });
+        return { ...empty(), path: { trip_id: tripId } };
+      },
+    ],
+  },
   listRoutes: {
     bases: [
       () =>

@@ -474,6 +474,35 @@ describe('every operation with its examples', () => {
     }
   });
 
+  it('lets an agent cancel a trip with the breakdown example and read its cancellation', async () => {
+    const agent = { email: `agent-${randomUUID()}@contract.test`, password: `pw-${randomUUID()}` };
+    const agentUser = await insertLoginUser(database, saga.cipher, { ...agent, roles: ['agent'] });
+    try {
+      const login = await drive('login', { body: agent, token: null });
+      const token = (login.body as { access_token: string }).access_token;
+      for (const [cancelId, readId] of [
+        ['cancelTrip', 'getTripCancellation'],
+        ['cancelTripApi', 'getTripCancellationApi'],
+      ] as const) {
+        const { tripId } = await createTrip(database, { seatCount: 4 });
+        const started = await drive(cancelId, {
+          params: { trip_id: tripId },
+          body: exampleBody(cancelId, 'breakdown'),
+          token,
+        });
+        expect(started.status).toBe(202);
+        const read = await drive(readId, { params: { trip_id: tripId }, token });
+        expect(read.status).toBe(200);
+        expect(read.body).toMatchObject({
+          trip_id: tripId,
+          reason: 'The bus broke down and no replacement is available',
+        });
+      }
+    } finally {
+      await database('users').where({ id: agentUser.id }).delete();
+    }
+  });
+
   it('drove every documented operation to a success', () => {
     const missing = openApiOperations
       .map((operation) => operation.operationId)

@@ -178,6 +178,9 @@ function generator(random: () => number) {
         };
       case 'cancelBooking':
         return { reason: 'Plans changed' };
+      case 'cancelTrip':
+        // A customer's token: the operator's operation answers 403 to the base and every mutation but a few.
+        return { reason: 'The bus broke down' };
       case 'confirmPayment':
         return { payment_token: 'tok_visa' };
       case 'login':
@@ -197,6 +200,7 @@ function generator(random: () => number) {
     const values: Record<string, string> = {
       booking_id: bookingId,
       route_id: trip.routeId,
+      trip_id: trip.tripId,
       user_id: customer.id,
       ...overrides,
     };

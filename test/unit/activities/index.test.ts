@@ -56,10 +56,13 @@ describe('activitiesForTaskQueue', () => {
       'SendSMSNotification',
     ]);
     // The seat hold of a new booking, seat confirmations and ticket issuance are local activities, run by the
-    // workflow's worker.
+    // workflow's worker; the trip-cancellation workflow's scan and per-booking cancels run beside it.
     expect(Object.keys(activitiesForTaskQueue(activities, taskQueues.bookings)).sort()).toEqual([
+      'CancelTripBooking',
       'ConfirmSeats',
       'IssueTickets',
+      'CountOpenTripBookings',
+      'ListOpenTripBookings',
       'RecordBooking',
       'ReserveSeats',
     ]);

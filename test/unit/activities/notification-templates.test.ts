@@ -92,6 +92,24 @@ describe('renderNotification', () => {
     expect(withoutRefund.text).not.toContain('Reason:');
   });
 
+  it('tells a passenger their trip was cancelled, why, and that everything paid comes back', () => {
+    const cancelled = renderNotification(
+      'trip-cancelled',
+      { departureTime, refundAmountMinor: 2590, currency: 'EUR', reason: 'The bus broke down' },
+      bookingId,
+    );
+    expect(cancelled.subject).toBe('Your trip was cancelled: booking 6F1C2A3B');
+    expect(cancelled.text).toContain('Reason: The bus broke down');
+    expect(cancelled.text).toContain('Everything you paid, €25.90, is being refunded');
+    expect(cancelled.smsText).toContain('Refund: €25.90.');
+    const unpaid = renderNotification(
+      'trip-cancelled',
+      { departureTime, refundAmountMinor: 0, currency: 'EUR', reason: 'The bus broke down' },
+      bookingId,
+    );
+    expect(unpaid.text).toContain('Nothing was charged for this booking.');
+  });
+
   it('explains an expiry', () => {
     const expired = renderNotification(
       'booking-expired',
@@ -128,6 +146,7 @@ describe('renderNotification', () => {
       totalMinor: 100,
       refundAmountMinor: 100,
       currency: 'EUR',
+      reason: 'The bus broke down',
     };
     for (const [template, { required }] of Object.entries(notificationTemplateParameters)) {
       const parameters = Object.fromEntries(required.map((name) => [name, samples[name]]));

@@ -25,11 +25,13 @@ describe('BookingService authorization options', () => {
   it('has a policy for every RPC of the generated service definition', () => {
     expect([...bookingServiceAuthorization.keys()].sort()).toEqual([
       'CancelBooking',
+      'CancelTrip',
       'ConfirmPayment',
       'CreateBooking',
       'GetBooking',
       'GetTicketPdf',
       'GetTripManifest',
+      'GetTripCancellation',
       'ListBookings',
       'ListTickets',
       'ListTripTicketRevocations',

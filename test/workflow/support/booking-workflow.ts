@@ -10,6 +10,7 @@ import {
   type ProcessPaymentResult,
   type RefundPaymentInput,
   type ReserveSeatsInput,
+  type TripCancellationActivities,
 } from '../../../src/activities/interface';
 import type { BookingState, FareClass } from '../../../src/domain/booking';
 import { holdExpired, paymentDeclined, seatUnavailable } from '../../../src/domain/errors';
@@ -200,7 +201,8 @@ export class BookingWorkflowTier {
     return { ...booking, created };
   }
 
-  private fakeActivities(): BookingActivities {
+  /** The booking's own activities; the trip-cancellation workflow's are not the booking's to call. */
+  private fakeActivities(): Omit<BookingActivities, keyof TripCancellationActivities> {
     const fake =
       <Input extends object, Result>(
         activity: string,

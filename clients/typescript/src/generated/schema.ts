@@ -221,6 +221,52 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/trips/{trip_id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a whole trip
+         * @description For when the bus cannot run. The trip is marked cancelled at once: from then on no seat of it can be held
+         *     or paid for, and route search and availability leave it out. Then every open booking of the trip is
+         *     cancelled by its own workflow: everything captured is refunded whatever the fare's refund rule, the seats
+         *     are released and the passengers are told the reason. Answers 202 with the cancellation as it stands; follow
+         *     it at the `Location` given. Calling again answers the same cancellation (with its first reason). A trip
+         *     that has departed answers 409 BOOKING_STATE_CONFLICT.
+         */
+        post: operations["cancelTrip"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/trips/{trip_id}/cancellation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Progress of a trip's cancellation
+         * @description Whether the trip's bookings are still being cancelled, how many are done, failed and left, and the
+         *     bookings it could not cancel (for an operator to act on). 404 for an unknown trip or one not cancelled.
+         */
+        get: operations["getTripCancellation"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/users/me": {
         parameters: {
             query?: never;
@@ -1000,6 +1046,43 @@ export interface components {
              */
             reason?: string;
         };
+        CancelTripRequest: {
+            /**
+             * @description Why the trip does not run; passengers are told. Surrounding spaces are dropped, so it needs a character
+             *     other than a space. Line breaks and tabs are allowed, other control characters are not.
+             * @example The bus broke down and no replacement is available
+             */
+            reason: string;
+        };
+        TripCancellation: {
+            trip_id: components["schemas"]["Uuid"];
+            /** @description Why the trip does not run, as passengers were told. */
+            reason: string;
+            cancelled_at: components["schemas"]["Timestamp"];
+            /**
+             * @description RUNNING while bookings are being cancelled; FINISHED once every open one was handled.
+             * @enum {string}
+             */
+            status: "RUNNING" | "FINISHED";
+            /** @description Bookings open (pending payment or confirmed) when the trip was marked cancelled. */
+            open_at_start: number;
+            /** @description Bookings this cancellation cancelled. */
+            cancelled: number;
+            /** @description Bookings that had ended on their own when reached. */
+            already_ended: number;
+            /** @description cancelled plus already_ended. */
+            done: number;
+            /** @description Bookings it could not cancel, listed in failed_bookings. */
+            failed: number;
+            /** @description Bookings still to handle; 0 once FINISHED. */
+            remaining: number;
+            /** @description The bookings it could not cancel, for an operator to act on. */
+            failed_bookings: {
+                booking_id: components["schemas"]["Uuid"];
+                /** @description What went wrong. */
+                reason: string;
+            }[];
+        };
         ConfirmPaymentRequest: {
             /**
              * @description Single-use token from the payment gateway (`tok_visa` in tests); never a card number.
@@ -1285,6 +1368,31 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["RouteAvailability"];
+            };
+        };
+        /** @description The trip is cancelled; its bookings are being cancelled. */
+        TripCancellationStarted: {
+            headers: {
+                /**
+                 * @description URL path of the cancellation's progress, under the same prefix (`/v1` or `/api`) as the request.
+                 * @example /v1/trips/5d0c7a1e-2b3f-4c5d-8e9f-a0b1c2d3e4f5/cancellation
+                 */
+                Location: string;
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["TripCancellation"];
+            };
+        };
+        /** @description The trip's cancellation. */
+        TripCancellation: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["TripCancellation"];
             };
         };
         /** @description The user's profile. */
@@ -1752,6 +1860,11 @@ export interface components {
         CancelBooking: {
             content: {
                 "application/json": components["schemas"]["CancelBookingRequest"];
+            };
+        };
+        CancelTrip: {
+            content: {
+                "application/json": components["schemas"]["CancelTripRequest"];
             };
         };
         ConfirmPayment: {
@@ -2334,6 +2447,77 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["RouteAvailability"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    cancelTrip: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id for logs and traces, echoed in the response and in problem documents. When absent the
+                 *     server generates one. A value that breaks the pattern (1 to 128 printable ASCII characters, no spaces)
+                 *     answers 400 VALIDATION_FAILED naming `X-Request-Id`; that answer carries an id the server generated. No
+                 *     example is given: a fixed one would make every request sent from the documentation share one id.
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description Trip id.
+                 * @example 9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d
+                 */
+                trip_id: components["parameters"]["TripId"];
+            };
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["CancelTrip"];
+        responses: {
+            202: components["responses"]["TripCancellationStarted"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getTripCancellation: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id for logs and traces, echoed in the response and in problem documents. When absent the
+                 *     server generates one. A value that breaks the pattern (1 to 128 printable ASCII characters, no spaces)
+                 *     answers 400 VALIDATION_FAILED naming `X-Request-Id`; that answer carries an id the server generated. No
+                 *     example is given: a fixed one would make every request sent from the documentation share one id.
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description Trip id.
+                 * @example 9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d
+                 */
+                trip_id: components["parameters"]["TripId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["TripCancellation"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];

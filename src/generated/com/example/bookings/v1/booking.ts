@@ -127,6 +127,45 @@ export function paymentStatusToJSON(object: PaymentStatus): string {
   }
 }
 
+export enum TripCancellationStatus {
+  TRIP_CANCELLATION_STATUS_UNSPECIFIED = 0,
+  TRIP_CANCELLATION_STATUS_RUNNING = 1,
+  TRIP_CANCELLATION_STATUS_FINISHED = 2,
+  UNRECOGNIZED = -1,
+}
+
+export function tripCancellationStatusFromJSON(object: any): TripCancellationStatus {
+  switch (object) {
+    case 0:
+    case "TRIP_CANCELLATION_STATUS_UNSPECIFIED":
+      return TripCancellationStatus.TRIP_CANCELLATION_STATUS_UNSPECIFIED;
+    case 1:
+    case "TRIP_CANCELLATION_STATUS_RUNNING":
+      return TripCancellationStatus.TRIP_CANCELLATION_STATUS_RUNNING;
+    case 2:
+    case "TRIP_CANCELLATION_STATUS_FINISHED":
+      return TripCancellationStatus.TRIP_CANCELLATION_STATUS_FINISHED;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return TripCancellationStatus.UNRECOGNIZED;
+  }
+}
+
+export function tripCancellationStatusToJSON(object: TripCancellationStatus): string {
+  switch (object) {
+    case TripCancellationStatus.TRIP_CANCELLATION_STATUS_UNSPECIFIED:
+      return "TRIP_CANCELLATION_STATUS_UNSPECIFIED";
+    case TripCancellationStatus.TRIP_CANCELLATION_STATUS_RUNNING:
+      return "TRIP_CANCELLATION_STATUS_RUNNING";
+    case TripCancellationStatus.TRIP_CANCELLATION_STATUS_FINISHED:
+      return "TRIP_CANCELLATION_STATUS_FINISHED";
+    case TripCancellationStatus.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
 export interface Passenger {
   id: string;
   firstName: string;
@@ -191,6 +230,25 @@ export interface Segment {
   alightingStop?: SegmentStop | undefined;
   departureTime: string;
   arrivalTime: string;
+}
+
+export interface FailedBookingCancellation {
+  bookingId: string;
+  reason: string;
+}
+
+export interface TripCancellation {
+  tripId: string;
+  reason: string;
+  cancelledAt?: Date | undefined;
+  status: TripCancellationStatus;
+  openAtStart: number;
+  cancelled: number;
+  alreadyEnded: number;
+  done: number;
+  failed: number;
+  remaining: number;
+  failedBookings: FailedBookingCancellation[];
 }
 
 function createBasePassenger(): Passenger {
@@ -1427,6 +1485,356 @@ export const Segment: MessageFns<Segment> = {
       : undefined;
     message.departureTime = object.departureTime ?? "";
     message.arrivalTime = object.arrivalTime ?? "";
+    return message;
+  },
+};
+
+function createBaseFailedBookingCancellation(): FailedBookingCancellation {
+  return { bookingId: "", reason: "" };
+}
+
+export const FailedBookingCancellation: MessageFns<FailedBookingCancellation> = {
+  encode(message: FailedBookingCancellation, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.bookingId !== "") {
+      writer.uint32(10).string(message.bookingId);
+    }
+    if (message.reason !== "") {
+      writer.uint32(18).string(message.reason);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): FailedBookingCancellation {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseFailedBookingCancellation();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.bookingId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): FailedBookingCancellation {
+    return {
+      bookingId: isSet(object.bookingId)
+        ? globalThis.String(object.bookingId)
+        : isSet(object.booking_id)
+        ? globalThis.String(object.booking_id)
+        : "",
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+    };
+  },
+
+  toJSON(message: FailedBookingCancellation): unknown {
+    const obj: any = {};
+    if (message.bookingId !== "") {
+      obj.bookingId = message.bookingId;
+    }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<FailedBookingCancellation>, I>>(base?: I): FailedBookingCancellation {
+    return FailedBookingCancellation.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<FailedBookingCancellation>, I>>(object: I): FailedBookingCancellation {
+    const message = createBaseFailedBookingCancellation();
+    message.bookingId = object.bookingId ?? "";
+    message.reason = object.reason ?? "";
+    return message;
+  },
+};
+
+function createBaseTripCancellation(): TripCancellation {
+  return {
+    tripId: "",
+    reason: "",
+    cancelledAt: undefined,
+    status: 0,
+    openAtStart: 0,
+    cancelled: 0,
+    alreadyEnded: 0,
+    done: 0,
+    failed: 0,
+    remaining: 0,
+    failedBookings: [],
+  };
+}
+
+export const TripCancellation: MessageFns<TripCancellation> = {
+  encode(message: TripCancellation, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.tripId !== "") {
+      writer.uint32(10).string(message.tripId);
+    }
+    if (message.reason !== "") {
+      writer.uint32(18).string(message.reason);
+    }
+    if (message.cancelledAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.cancelledAt), writer.uint32(26).fork()).join();
+    }
+    if (message.status !== 0) {
+      writer.uint32(32).int32(message.status);
+    }
+    if (message.openAtStart !== 0) {
+      writer.uint32(40).int32(message.openAtStart);
+    }
+    if (message.cancelled !== 0) {
+      writer.uint32(48).int32(message.cancelled);
+    }
+    if (message.alreadyEnded !== 0) {
+      writer.uint32(56).int32(message.alreadyEnded);
+    }
+    if (message.done !== 0) {
+      writer.uint32(64).int32(message.done);
+    }
+    if (message.failed !== 0) {
+      writer.uint32(72).int32(message.failed);
+    }
+    if (message.remaining !== 0) {
+      writer.uint32(80).int32(message.remaining);
+    }
+    for (const v of message.failedBookings) {
+      FailedBookingCancellation.encode(v!, writer.uint32(90).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): TripCancellation {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseTripCancellation();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.tripId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.cancelledAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.status = reader.int32() as any;
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.openAtStart = reader.int32();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.cancelled = reader.int32();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.alreadyEnded = reader.int32();
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.done = reader.int32();
+            continue;
+          }
+          case 9: {
+            if (tag !== 72) {
+              break;
+            }
+
+            message.failed = reader.int32();
+            continue;
+          }
+          case 10: {
+            if (tag !== 80) {
+              break;
+            }
+
+            message.remaining = reader.int32();
+            continue;
+          }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.failedBookings.push(FailedBookingCancellation.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): TripCancellation {
+    return {
+      tripId: isSet(object.tripId)
+        ? globalThis.String(object.tripId)
+        : isSet(object.trip_id)
+        ? globalThis.String(object.trip_id)
+        : "",
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+      cancelledAt: isSet(object.cancelledAt)
+        ? fromJsonTimestamp(object.cancelledAt)
+        : isSet(object.cancelled_at)
+        ? fromJsonTimestamp(object.cancelled_at)
+        : undefined,
+      status: isSet(object.status) ? tripCancellationStatusFromJSON(object.status) : 0,
+      openAtStart: isSet(object.openAtStart)
+        ? globalThis.Number(object.openAtStart)
+        : isSet(object.open_at_start)
+        ? globalThis.Number(object.open_at_start)
+        : 0,
+      cancelled: isSet(object.cancelled) ? globalThis.Number(object.cancelled) : 0,
+      alreadyEnded: isSet(object.alreadyEnded)
+        ? globalThis.Number(object.alreadyEnded)
+        : isSet(object.already_ended)
+        ? globalThis.Number(object.already_ended)
+        : 0,
+      done: isSet(object.done) ? globalThis.Number(object.done) : 0,
+      failed: isSet(object.failed) ? globalThis.Number(object.failed) : 0,
+      remaining: isSet(object.remaining) ? globalThis.Number(object.remaining) : 0,
+      failedBookings: globalThis.Array.isArray(object?.failedBookings)
+        ? object.failedBookings.map((e: any) => FailedBookingCancellation.fromJSON(e))
+        : globalThis.Array.isArray(object?.failed_bookings)
+        ? object.failed_bookings.map((e: any) => FailedBookingCancellation.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: TripCancellation): unknown {
+    const obj: any = {};
+    if (message.tripId !== "") {
+      obj.tripId = message.tripId;
+    }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    if (message.cancelledAt !== undefined) {
+      obj.cancelledAt = message.cancelledAt.toISOString();
+    }
+    if (message.status !== 0) {
+      obj.status = tripCancellationStatusToJSON(message.status);
+    }
+    if (message.openAtStart !== 0) {
+      obj.openAtStart = Math.round(message.openAtStart);
+    }
+    if (message.cancelled !== 0) {
+      obj.cancelled = Math.round(message.cancelled);
+    }
+    if (message.alreadyEnded !== 0) {
+      obj.alreadyEnded = Math.round(message.alreadyEnded);
+    }
+    if (message.done !== 0) {
+      obj.done = Math.round(message.done);
+    }
+    if (message.failed !== 0) {
+      obj.failed = Math.round(message.failed);
+    }
+    if (message.remaining !== 0) {
+      obj.remaining = Math.round(message.remaining);
+    }
+    if (message.failedBookings?.length) {
+      obj.failedBookings = message.failedBookings.map((e) => FailedBookingCancellation.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<TripCancellation>, I>>(base?: I): TripCancellation {
+    return TripCancellation.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<TripCancellation>, I>>(object: I): TripCancellation {
+    const message = createBaseTripCancellation();
+    message.tripId = object.tripId ?? "";
+    message.reason = object.reason ?? "";
+    message.cancelledAt = object.cancelledAt ?? undefined;
+    message.status = object.status ?? 0;
+    message.openAtStart = object.openAtStart ?? 0;
+    message.cancelled = object.cancelled ?? 0;
+    message.alreadyEnded = object.alreadyEnded ?? 0;
+    message.done = object.done ?? 0;
+    message.failed = object.failed ?? 0;
+    message.remaining = object.remaining ?? 0;
+    message.failedBookings = object.failedBookings?.map((e) => FailedBookingCancellation.fromPartial(e)) || [];
     return message;
   },
 };

@@ -19,7 +19,7 @@ import {
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
 import { Boarding, ManifestPassenger } from "./boarding";
-import { Booking, BookingStatus, bookingStatusFromJSON, bookingStatusToJSON } from "./booking";
+import { Booking, BookingStatus, bookingStatusFromJSON, bookingStatusToJSON, TripCancellation } from "./booking";
 import { Ticket, TicketRevocation } from "./ticket";
 
 export const protobufPackage = "com.example.bookings.v1";
@@ -162,6 +162,23 @@ export interface GetTripManifestRequest {
 export interface GetTripManifestResponse {
   passengers: ManifestPassenger[];
   nextPageToken: string;
+}
+
+export interface CancelTripRequest {
+  tripId: string;
+  reason: string;
+}
+
+export interface CancelTripResponse {
+  cancellation?: TripCancellation | undefined;
+}
+
+export interface GetTripCancellationRequest {
+  tripId: string;
+}
+
+export interface GetTripCancellationResponse {
+  cancellation?: TripCancellation | undefined;
 }
 
 function createBasePassengerInput(): PassengerInput {
@@ -2699,6 +2716,306 @@ export const GetTripManifestResponse: MessageFns<GetTripManifestResponse> = {
   },
 };
 
+function createBaseCancelTripRequest(): CancelTripRequest {
+  return { tripId: "", reason: "" };
+}
+
+export const CancelTripRequest: MessageFns<CancelTripRequest> = {
+  encode(message: CancelTripRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.tripId !== "") {
+      writer.uint32(10).string(message.tripId);
+    }
+    if (message.reason !== "") {
+      writer.uint32(18).string(message.reason);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CancelTripRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCancelTripRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.tripId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CancelTripRequest {
+    return {
+      tripId: isSet(object.tripId)
+        ? globalThis.String(object.tripId)
+        : isSet(object.trip_id)
+        ? globalThis.String(object.trip_id)
+        : "",
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+    };
+  },
+
+  toJSON(message: CancelTripRequest): unknown {
+    const obj: any = {};
+    if (message.tripId !== "") {
+      obj.tripId = message.tripId;
+    }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<CancelTripRequest>, I>>(base?: I): CancelTripRequest {
+    return CancelTripRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<CancelTripRequest>, I>>(object: I): CancelTripRequest {
+    const message = createBaseCancelTripRequest();
+    message.tripId = object.tripId ?? "";
+    message.reason = object.reason ?? "";
+    return message;
+  },
+};
+
+function createBaseCancelTripResponse(): CancelTripResponse {
+  return { cancellation: undefined };
+}
+
+export const CancelTripResponse: MessageFns<CancelTripResponse> = {
+  encode(message: CancelTripResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.cancellation !== undefined) {
+      TripCancellation.encode(message.cancellation, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CancelTripResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCancelTripResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.cancellation = TripCancellation.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CancelTripResponse {
+    return { cancellation: isSet(object.cancellation) ? TripCancellation.fromJSON(object.cancellation) : undefined };
+  },
+
+  toJSON(message: CancelTripResponse): unknown {
+    const obj: any = {};
+    if (message.cancellation !== undefined) {
+      obj.cancellation = TripCancellation.toJSON(message.cancellation);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<CancelTripResponse>, I>>(base?: I): CancelTripResponse {
+    return CancelTripResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<CancelTripResponse>, I>>(object: I): CancelTripResponse {
+    const message = createBaseCancelTripResponse();
+    message.cancellation = (object.cancellation !== undefined && object.cancellation !== null)
+      ? TripCancellation.fromPartial(object.cancellation)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseGetTripCancellationRequest(): GetTripCancellationRequest {
+  return { tripId: "" };
+}
+
+export const GetTripCancellationRequest: MessageFns<GetTripCancellationRequest> = {
+  encode(message: GetTripCancellationRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.tripId !== "") {
+      writer.uint32(10).string(message.tripId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetTripCancellationRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetTripCancellationRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.tripId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetTripCancellationRequest {
+    return {
+      tripId: isSet(object.tripId)
+        ? globalThis.String(object.tripId)
+        : isSet(object.trip_id)
+        ? globalThis.String(object.trip_id)
+        : "",
+    };
+  },
+
+  toJSON(message: GetTripCancellationRequest): unknown {
+    const obj: any = {};
+    if (message.tripId !== "") {
+      obj.tripId = message.tripId;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<GetTripCancellationRequest>, I>>(base?: I): GetTripCancellationRequest {
+    return GetTripCancellationRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<GetTripCancellationRequest>, I>>(object: I): GetTripCancellationRequest {
+    const message = createBaseGetTripCancellationRequest();
+    message.tripId = object.tripId ?? "";
+    return message;
+  },
+};
+
+function createBaseGetTripCancellationResponse(): GetTripCancellationResponse {
+  return { cancellation: undefined };
+}
+
+export const GetTripCancellationResponse: MessageFns<GetTripCancellationResponse> = {
+  encode(message: GetTripCancellationResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.cancellation !== undefined) {
+      TripCancellation.encode(message.cancellation, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetTripCancellationResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetTripCancellationResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.cancellation = TripCancellation.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetTripCancellationResponse {
+    return { cancellation: isSet(object.cancellation) ? TripCancellation.fromJSON(object.cancellation) : undefined };
+  },
+
+  toJSON(message: GetTripCancellationResponse): unknown {
+    const obj: any = {};
+    if (message.cancellation !== undefined) {
+      obj.cancellation = TripCancellation.toJSON(message.cancellation);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<GetTripCancellationResponse>, I>>(base?: I): GetTripCancellationResponse {
+    return GetTripCancellationResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<GetTripCancellationResponse>, I>>(object: I): GetTripCancellationResponse {
+    const message = createBaseGetTripCancellationResponse();
+    message.cancellation = (object.cancellation !== undefined && object.cancellation !== null)
+      ? TripCancellation.fromPartial(object.cancellation)
+      : undefined;
+    return message;
+  },
+};
+
 export type BookingServiceService = typeof BookingServiceService;
 export const BookingServiceService = {
   createBooking: {
@@ -2804,6 +3121,15 @@ export const BookingServiceService = {
       Buffer.from(RecordBoardingResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): RecordBoardingResponse => RecordBoardingResponse.decode(value),
   },
+  cancelTrip: {
+    path: "/com.example.bookings.v1.BookingService/CancelTrip" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: CancelTripRequest): Buffer => Buffer.from(CancelTripRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): CancelTripRequest => CancelTripRequest.decode(value),
+    responseSerialize: (value: CancelTripResponse): Buffer => Buffer.from(CancelTripResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): CancelTripResponse => CancelTripResponse.decode(value),
+  },
   getTripManifest: {
     path: "/com.example.bookings.v1.BookingService/GetTripManifest" as const,
     requestStream: false as const,
@@ -2814,6 +3140,17 @@ export const BookingServiceService = {
     responseSerialize: (value: GetTripManifestResponse): Buffer =>
       Buffer.from(GetTripManifestResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): GetTripManifestResponse => GetTripManifestResponse.decode(value),
+  },
+  getTripCancellation: {
+    path: "/com.example.bookings.v1.BookingService/GetTripCancellation" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetTripCancellationRequest): Buffer =>
+      Buffer.from(GetTripCancellationRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetTripCancellationRequest => GetTripCancellationRequest.decode(value),
+    responseSerialize: (value: GetTripCancellationResponse): Buffer =>
+      Buffer.from(GetTripCancellationResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): GetTripCancellationResponse => GetTripCancellationResponse.decode(value),
   },
 } as const;
 
@@ -2828,7 +3165,9 @@ export interface BookingServiceServer extends UntypedServiceImplementation {
   getTicketPdf: handleUnaryCall<GetTicketPdfRequest, GetTicketPdfResponse>;
   listTripTicketRevocations: handleUnaryCall<ListTripTicketRevocationsRequest, ListTripTicketRevocationsResponse>;
   recordBoarding: handleUnaryCall<RecordBoardingRequest, RecordBoardingResponse>;
+  cancelTrip: handleUnaryCall<CancelTripRequest, CancelTripResponse>;
   getTripManifest: handleUnaryCall<GetTripManifestRequest, GetTripManifestResponse>;
+  getTripCancellation: handleUnaryCall<GetTripCancellationRequest, GetTripCancellationResponse>;
 }
 
 export interface BookingServiceClient extends Client {
@@ -2982,6 +3321,21 @@ export interface BookingServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: RecordBoardingResponse) => void,
   ): ClientUnaryCall;
+  cancelTrip(
+    request: CancelTripRequest,
+    callback: (error: ServiceError | null, response: CancelTripResponse) => void,
+  ): ClientUnaryCall;
+  cancelTrip(
+    request: CancelTripRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: CancelTripResponse) => void,
+  ): ClientUnaryCall;
+  cancelTrip(
+    request: CancelTripRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: CancelTripResponse) => void,
+  ): ClientUnaryCall;
   getTripManifest(
     request: GetTripManifestRequest,
     callback: (error: ServiceError | null, response: GetTripManifestResponse) => void,
@@ -2996,6 +3350,21 @@ export interface BookingServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: GetTripManifestResponse) => void,
+  ): ClientUnaryCall;
+  getTripCancellation(
+    request: GetTripCancellationRequest,
+    callback: (error: ServiceError | null, response: GetTripCancellationResponse) => void,
+  ): ClientUnaryCall;
+  getTripCancellation(
+    request: GetTripCancellationRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: GetTripCancellationResponse) => void,
+  ): ClientUnaryCall;
+  getTripCancellation(
+    request: GetTripCancellationRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: GetTripCancellationResponse) => void,
   ): ClientUnaryCall;
 }
 
