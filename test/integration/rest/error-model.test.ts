@@ -404,9 +404,9 @@ describe('the protocol errors of every operation the API router serves', () => {
     return operation.canonicalOperationId === 'getRouteAvailability' ? `${path}?date=2031-12-02` : path;
   }
 
-  it('covers all twenty-four /v1 and /api operations and the two codec operations', () => {
-    expect(served).toHaveLength(26);
-    expect(withBody).toHaveLength(12);
+  it('covers all thirty-four /v1 and /api operations and the two codec operations', () => {
+    expect(served).toHaveLength(36);
+    expect(withBody).toHaveLength(14);
   });
 
   it.each(names(served))('%s: 401 without a token, 403 without its scope', async (operationId, operation) => {

@@ -181,6 +181,9 @@ function generator(random: () => number) {
       case 'cancelTrip':
         // A customer's token: the operator's operation answers 403 to the base and every mutation but a few.
         return { reason: 'The bus broke down' };
+      case 'recordBoarding':
+        // A customer's token: a driver's scan answers 403 to the base and every mutation but a few.
+        return { ticket: 'header.payload.signature', stop: trip.stopCodes[0], device_id: 'bus-17' };
       case 'confirmPayment':
         return { payment_token: 'tok_visa' };
       case 'login':
@@ -201,6 +204,7 @@ function generator(random: () => number) {
       booking_id: bookingId,
       route_id: trip.routeId,
       trip_id: trip.tripId,
+      passenger_id: passengerId,
       user_id: customer.id,
       ...overrides,
     };

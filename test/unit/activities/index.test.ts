@@ -60,8 +60,8 @@ describe('activitiesForTaskQueue', () => {
     expect(Object.keys(activitiesForTaskQueue(activities, taskQueues.bookings)).sort()).toEqual([
       'CancelTripBooking',
       'ConfirmSeats',
-      'IssueTickets',
       'CountOpenTripBookings',
+      'IssueTickets',
       'ListOpenTripBookings',
       'RecordBooking',
       'ReserveSeats',
