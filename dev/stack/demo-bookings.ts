@@ -20,6 +20,14 @@ interface Answer<Body> {
   retryAfterSeconds: number;
 }
 
+const retryable = new Set([429, 503]);
+const maxAttempts = 5;
+
+function retryAfterMs(response: Response): number {
+  const seconds = Number(response.headers.get('retry-after'));
+  return Number.isFinite(seconds) && seconds > 0 ? Math.min(seconds, 10) * 1000 : 1000;
+}
+
 /** One caller of the API with Alice's token: every answer outside 2xx throws, naming the problem's code. */
 class DemoCaller {
   constructor(
@@ -36,12 +44,12 @@ class DemoCaller {
     if (this.token !== undefined) headers.authorization = `Bearer ${this.token}`;
     if (options.body !== undefined) headers['content-type'] = 'application/json';
     if (options.idempotencyKey !== undefined) headers['idempotency-key'] = options.idempotencyKey;
-    const response = await fetch(new URL(path, this.baseUrl), {
-      method,
-      headers,
-      body: options.body === undefined ? undefined : JSON.stringify(options.body),
-      signal: AbortSignal.timeout(30_000),
-    });
+    let response = await this.send(method, path, headers, options.body);
+    // A busy API answers 503 or 429 with Retry-After; every call here is a read or carries an Idempotency-Key.
+    for (let attempt = 1; retryable.has(response.status) && attempt < maxAttempts; attempt += 1) {
+      await new Promise((resolve) => setTimeout(resolve, retryAfterMs(response)));
+      response = await this.send(method, path, headers, options.body);
+    }
     const text = await response.text();
     const body: unknown = text === '' ? undefined : JSON.parse(text);
     if (!response.ok) {
@@ -55,6 +63,20 @@ class DemoCaller {
       body: body as Body,
       retryAfterSeconds: Number(response.headers.get('retry-after') ?? 1),
     };
+  }
+
+  private send(
+    method: string,
+    path: string,
+    headers: Record<string, string>,
+    body: unknown,
+  ): Promise<Response> {
+    return fetch(new URL(path, this.baseUrl), {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(30_000),
+    });
   }
 
   /** A booking operation's answer once the booking is no longer being made: a 202 says when to read it again. */
