@@ -11,6 +11,7 @@ import { benchLimits, freePort } from '../bench/lib/bench-stack';
 import { stopChild, stopWithParent } from '../dev/stack/child-processes';
 import { loadOrCreateDevelopmentSecrets } from '../dev/stack/development-secrets';
 import { startEmbeddedPostgres } from '../dev/stack/embedded-postgres';
+import { startLoopbackCodecServer } from '../dev/stack/loopback-codec-server';
 import { startTemporalDevServer } from '../dev/stack/temporal-dev-server';
 import { createBookingApplication } from '../src/application/bookings';
 import type { BookingApplication, TripCancellationView } from '../src/application/interface';
@@ -19,6 +20,7 @@ import { createDatabase } from '../src/db/connection';
 import { migrateWithDatabase } from '../src/db/migrate';
 import type { Actor } from '../src/domain/actor';
 import { findDomainError } from '../src/domain/errors';
+import { createLogger } from '../src/logger';
 import { projectRoot } from '../src/project-root';
 import { nodeFlagsOf } from '../src/runtime/node-flags';
 import { createFieldCipherFromConfig } from '../src/security/field-cipher-from-config';
@@ -151,8 +153,8 @@ async function main(): Promise<void> {
   const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'bus-booking-trip-cancellation-'));
   const logDirectory = path.join(directory, 'logs');
   fs.mkdirSync(logDirectory, { recursive: true });
-  const [postgresPort, temporalPort, uiPort, metricsPort] = await Promise.all(
-    Array.from({ length: 4 }, () => freePort()),
+  const [postgresPort, temporalPort, uiPort, metricsPort, codecPort] = await Promise.all(
+    Array.from({ length: 5 }, () => freePort()),
   );
   const stoppers: (() => Promise<void>)[] = [];
   try {
@@ -188,6 +190,8 @@ async function main(): Promise<void> {
         port: temporalPort,
         uiPort,
         namespace: 'default',
+        // Decoded in the demo process with the demo's keys, so the progress in the UI is readable.
+        uiCodecEndpoint: `http://127.0.0.1:${codecPort}/codec`,
       }),
     ]);
     stoppers.push(
@@ -209,6 +213,13 @@ async function main(): Promise<void> {
       ...benchLimits,
     };
     const config = loadConfig(environment);
+    const codecServer = await startLoopbackCodecServer({
+      dataConverter: createBookingDataConverter(config),
+      port: codecPort,
+      allowedOrigins: [temporal.uiUrl, `http://localhost:${uiPort}`],
+      logger: createLogger({ level: 'warn', name: 'demo-codec' }),
+    });
+    stoppers.push(() => codecServer.stop());
     const cipher = createFieldCipherFromConfig(config);
     const database = createDatabase(postgres.url, { poolSize: 20, applicationName: 'demo' });
     stoppers.push(() => database.destroy());
@@ -313,6 +324,7 @@ async function main(): Promise<void> {
     });
     log(`cancellation ${started.status}: ${started.counts.openAtStart} open at the start`);
     let kills = 0;
+    let screenshots: Promise<void> = Promise.resolve();
     let last: TripCancellationView = started;
     for (;;) {
       try {
@@ -333,7 +345,14 @@ async function main(): Promise<void> {
         await sleep(2000);
         await startWorker(kills + 1);
         log(`  worker ${kills + 1} started`);
-        if (screenshot && kills === 1) takeScreenshot(temporal.uiUrl, trip.tripId);
+        if (screenshot && kills === 1) {
+          const handle = temporalClient.workflow.getHandle(tripCancellationWorkflowId(trip.tripId));
+          screenshots = takeScreenshots(
+            temporal.uiUrl,
+            handle.workflowId,
+            async () => (await handle.describe()).runId,
+          );
+        }
       }
       await sleep(500);
     }
@@ -343,6 +362,8 @@ async function main(): Promise<void> {
         `${last.counts.cancelled} cancelled, ${last.counts.alreadyEnded} already ended, ${last.counts.failed} failed`,
     );
 
+    // The pages are of a running cancellation; the stack must serve them until Chromium has drawn them.
+    await screenshots;
     const scan = await invariantScan(database, trip.tripId);
     log(`invariant scan: ${JSON.stringify(scan)}`);
     const ok =
@@ -391,27 +412,46 @@ async function invariantScan(database: Knex, tripId: string) {
   };
 }
 
-/** The cancellation's page in the Temporal Web UI, with its progress in the current details, as a PNG. */
-function takeScreenshot(uiUrl: string, tripId: string): void {
-  const file = path.join(projectRoot, 'docs', 'images', 'trip-cancellation-progress.png');
-  fs.mkdirSync(path.dirname(file), { recursive: true });
-  const url = `${uiUrl}/namespaces/default/workflows/${tripCancellationWorkflowId(tripId)}`;
-  const chromium = spawn(
-    '/usr/bin/chromium',
-    [
-      '--headless=new',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--window-size=1400,1100',
-      '--virtual-time-budget=15000',
-      `--screenshot=${file}`,
-      url,
-    ],
-    { stdio: 'ignore' },
-  );
-  chromium.once('exit', (code) =>
-    log(`  screenshot of ${url}: ${code === 0 ? file : `chromium exited ${code}`}`),
-  );
+/** The Web UI pages shot during the cancellation: its overview, its current details, its memo (all decoded). */
+const screenshotPages = [
+  { tab: '', file: 'trip-cancellation-workflow.png' },
+  { tab: '/user-metadata', file: 'trip-cancellation-progress.png' },
+  { tab: '/memo', file: 'trip-cancellation-memo.png' },
+];
+
+/**
+ * The cancellation's newest run in the Temporal Web UI as PNGs, one Chromium at a time (it shares the machine).
+ * The workflow continues as new every few hundred bookings, so each page asks for the run current by then.
+ */
+async function takeScreenshots(
+  uiUrl: string,
+  workflowId: string,
+  newestRunId: () => Promise<string>,
+): Promise<void> {
+  const directory = path.join(projectRoot, 'docs', 'images');
+  fs.mkdirSync(directory, { recursive: true });
+  for (const page of screenshotPages) {
+    const file = path.join(directory, page.file);
+    const url = `${uiUrl}/namespaces/default/workflows/${workflowId}/${await newestRunId()}${page.tab}`;
+    const chromium = spawn(
+      '/usr/bin/chromium',
+      [
+        '--headless=new',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--window-size=1400,1100',
+        '--virtual-time-budget=15000',
+        `--screenshot=${file}`,
+        url,
+      ],
+      { stdio: 'ignore' },
+    );
+    const code = await new Promise<number | null>((resolve) => {
+      chromium.once('exit', resolve);
+      chromium.once('error', () => resolve(null));
+    });
+    log(`  screenshot of ${url}: ${code === 0 ? file : `chromium exited ${code}`}`);
+  }
 }
 
 main().catch((error: unknown) => {

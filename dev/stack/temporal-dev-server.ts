@@ -67,7 +67,7 @@ export async function startTemporalDevServer(options: {
   port: number;
   uiPort: number;
   namespace: string;
-  /** The API's codec endpoint (`http://localhost:<HTTP_PORT>/codec`), so the Web UI shows decrypted payloads. */
+  /** A codec endpoint (the API's `/codec`, or a demo's loopback codec server), so the Web UI shows decrypted payloads. */
   uiCodecEndpoint?: string;
 }): Promise<RunningTemporal> {
   const address = `127.0.0.1:${options.port}`;

@@ -4,7 +4,7 @@ import type { DataConverter, Payload } from '@temporalio/common';
 import { JSONToPayload, payloadToJSON, type JSONPayload } from '@temporalio/common/lib/proto-utils';
 import type Koa from 'koa';
 import { validationFailed } from '../../domain/errors';
-import type { OperationHandler } from './operation-handlers';
+import type { OperationRequest } from './operation-handlers';
 import type { RestResponse } from './responses';
 
 /** The codec endpoint the UI and CLI are given is `<origin>/codec`; they append `/decode` and `/encode`. */
@@ -61,7 +61,10 @@ function transforms(dataConverter: DataConverter): { encode: Transform; decode: 
   };
 }
 
-function handlerFor(transform: Transform): OperationHandler {
+/** A codec operation reads only the body, so a demo's loopback codec server can run it without an actor. */
+export type CodecHandler = (request: Pick<OperationRequest, 'body'>) => Promise<RestResponse>;
+
+function handlerFor(transform: Transform): CodecHandler {
   return async ({ body }): Promise<RestResponse> => {
     // proto3 JSON leaves an empty list out: the CLI sends `{}` for a history event without payloads.
     const { payloads = [] } = body as { payloads?: JSONPayload[] };
@@ -83,7 +86,9 @@ function handlerFor(transform: Transform): OperationHandler {
 }
 
 /** Handlers of the two codec operations, over the same data converter the Temporal Clients and Workers use. */
-export function createCodecHandlers(dataConverter: DataConverter): Record<string, OperationHandler> {
+export function createCodecHandlers(
+  dataConverter: DataConverter,
+): Record<'decodePayloads' | 'encodePayloads', CodecHandler> {
   const { encode, decode } = transforms(dataConverter);
   return { decodePayloads: handlerFor(decode), encodePayloads: handlerFor(encode) };
 }
