@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import type { Knex } from 'knex';
+import { chromium } from 'playwright-core';
 import { benchLimits, freePort } from '../bench/lib/bench-stack';
 import { stopChild, stopWithParent } from '../dev/stack/child-processes';
 import { loadOrCreateDevelopmentSecrets } from '../dev/stack/development-secrets';
@@ -412,15 +413,20 @@ async function invariantScan(database: Knex, tripId: string) {
   };
 }
 
-/** The Web UI pages shot during the cancellation: its overview, its current details, its memo (all decoded). */
+/**
+ * The Web UI pages shot during the cancellation, each once the decoded text it must show is drawn: the memo with
+ * the progress counts, the overview with the decoded input and the activities in flight. (The User Metadata tab's
+ * current details never appeared within a minute in headless Chromium.)
+ */
 const screenshotPages = [
-  { tab: '', file: 'trip-cancellation-workflow.png' },
-  { tab: '/user-metadata', file: 'trip-cancellation-progress.png' },
-  { tab: '/memo', file: 'trip-cancellation-memo.png' },
+  { tab: '/memo', file: 'trip-cancellation-progress.png', shows: '"remaining"' },
+  { tab: '', file: 'trip-cancellation-workflow.png', shows: '"reason"' },
 ];
 
+const screenshotStepTimeoutMs = 60_000;
+
 /**
- * The cancellation's newest run in the Temporal Web UI as PNGs, one Chromium at a time (it shares the machine).
+ * The cancellation's newest run in the Temporal Web UI as PNGs, from one headless Chromium (it shares the machine).
  * The workflow continues as new every few hundred bookings, so each page asks for the run current by then.
  */
 async function takeScreenshots(
@@ -430,27 +436,31 @@ async function takeScreenshots(
 ): Promise<void> {
   const directory = path.join(projectRoot, 'docs', 'images');
   fs.mkdirSync(directory, { recursive: true });
-  for (const page of screenshotPages) {
-    const file = path.join(directory, page.file);
-    const url = `${uiUrl}/namespaces/default/workflows/${workflowId}/${await newestRunId()}${page.tab}`;
-    const chromium = spawn(
-      '/usr/bin/chromium',
-      [
-        '--headless=new',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--window-size=1400,1100',
-        '--virtual-time-budget=15000',
-        `--screenshot=${file}`,
-        url,
-      ],
-      { stdio: 'ignore' },
-    );
-    const code = await new Promise<number | null>((resolve) => {
-      chromium.once('exit', resolve);
-      chromium.once('error', () => resolve(null));
-    });
-    log(`  screenshot of ${url}: ${code === 0 ? file : `chromium exited ${code}`}`);
+  const browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu'],
+  });
+  try {
+    const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+    for (const shot of screenshotPages) {
+      const file = path.join(directory, shot.file);
+      const url = `${uiUrl}/namespaces/default/workflows/${workflowId}/${await newestRunId()}${shot.tab}`;
+      try {
+        await page.goto(url, { timeout: screenshotStepTimeoutMs });
+        await page
+          .getByText(shot.shows)
+          .first()
+          .waitFor({ state: 'visible', timeout: screenshotStepTimeoutMs });
+        await page.screenshot({ path: file });
+        log(`  screenshot of ${url}: ${file}`);
+      } catch (error) {
+        log(
+          `  no screenshot of ${url}: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`,
+        );
+      }
+    }
+  } finally {
+    await browser.close();
   }
 }
 
