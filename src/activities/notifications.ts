@@ -92,11 +92,15 @@ export function createNotificationActivities(
     return dependencies.ticketAttachments(input.bookingId);
   }
 
-  async function deliver(channel: Channel, input: NotificationRequest, message: RenderedNotification) {
+  async function deliver(
+    channel: Channel,
+    input: NotificationRequest,
+    message: RenderedNotification,
+    attachments: EmailAttachment[],
+  ) {
     if (channel === 'SMS') {
       return smsSender.send({ to: input.to, text: message.smsText, idempotencyKey: input.idempotencyKey });
     }
-    const attachments = await attachmentsFor(input);
     return emailSender.send({
       to: input.to,
       subject: message.subject,
@@ -112,6 +116,9 @@ export function createNotificationActivities(
    */
   async function send(channel: Channel, input: NotificationRequest): Promise<void> {
     const message = validate(channel, input);
+    // Read and rendered before the row is locked: reading takes connections from the same pool, and sends that
+    // each held one while waiting for another would take the whole pool and wait on each other.
+    const attachments = channel === 'EMAIL' ? await attachmentsFor(input) : [];
     const outcome = await database
       .transaction(async (transaction): Promise<DeliveryOutcome> => {
         // On a retry the key's row exists: the no-op update locks it, as FOR UPDATE would, and returns it.
@@ -130,7 +137,7 @@ export function createNotificationActivities(
           .returning(['id', 'status']);
         if (row.status === 'SENT') return { delivered: true };
         try {
-          await deliver(channel, input, message);
+          await deliver(channel, input, message, attachments);
         } catch (failure) {
           metrics.notification(channelLabels[channel], 'failed');
           const permanent = failure instanceof PermanentDeliveryError;

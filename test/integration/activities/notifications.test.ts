@@ -1,5 +1,6 @@
 // SendEmailNotification and SendSMSNotification: one delivery per idempotency key, encrypted records, error classes.
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import knex from 'knex';
 import os from 'node:os';
 import path from 'node:path';
 import type {
@@ -19,6 +20,7 @@ import {
   type SmsMessage,
   type SmsSender,
 } from '../../../src/ports/notification-senders';
+import { testDatabaseUrl } from '../../support/database';
 import {
   bookingSnapshot,
   failureOf,
@@ -157,6 +159,46 @@ describe('SendEmailNotification', () => {
     expect(eml).toContain('To: ana.silva@example.com');
     // Long header lines are folded onto the next line, as RFC 5322 allows.
     expect(eml).toMatch(new RegExp(`X-Idempotency-Key:\\s+${input.idempotencyKey}`));
+  });
+
+  it('reads the tickets it attaches before locking its row, so sends never wait on their own pool', async () => {
+    // One connection: a send that held its row's lock while reading its attachments would wait for itself.
+    const onePool = knex({
+      client: 'pg',
+      connection: testDatabaseUrl(),
+      pool: { min: 0, max: 1 },
+      acquireConnectionTimeout: 3_000,
+    });
+    try {
+      const withTickets = createNotificationActivities({
+        database: onePool,
+        cipher: testBed.cipher,
+        emailSender,
+        smsSender,
+        ticketAttachments: async (bookingId) => {
+          const booking = await onePool('bookings').where({ id: bookingId }).first<{ id: string }>('id');
+          return [
+            {
+              fileName: `ticket-${booking.id}.pdf`,
+              contentType: 'application/pdf',
+              content: Buffer.from('%PDF'),
+            },
+          ];
+        },
+      });
+      const bookingId = await recordedBookingId();
+      const input = confirmationEmail(bookingId);
+      await Promise.all([1, 2, 3].map(() => runActivity(withTickets, 'SendEmailNotification', input)));
+
+      const sent = sentEmails.filter((message) => message.idempotencyKey === input.idempotencyKey);
+      expect(sent).toHaveLength(1);
+      expect(sent[0].attachments?.map((attachment) => attachment.fileName)).toEqual([
+        `ticket-${bookingId}.pdf`,
+      ]);
+      expect(await notificationRow(input.idempotencyKey)).toMatchObject({ status: 'SENT', attempts: 1 });
+    } finally {
+      await onePool.destroy();
+    }
   });
 
   it('retries a transient failure and gives up at once on a permanent one', async () => {
