@@ -53,10 +53,41 @@ function bookingProcessingAnswer(error: unknown, prefix: string): RestResponse {
   return bookingProcessingResponse(error, prefix);
 }
 
-export function createApiRouter(dependencies: ApiRouterDependencies): Router {
+/** The routers' two middleware, as a @koa/router Router gives them. */
+export interface RouterMiddlewares {
+  routes(): RouterMiddleware;
+  allowedMethods(): RouterMiddleware;
+}
+
+/** A path's first two segments, lower-cased as the router matches: `/v1/routes/…` → `/v1/routes`. */
+function resourceOf(path: string): string {
+  const second = path.indexOf('/', 1);
+  const third = second === -1 ? -1 : path.indexOf('/', second + 1);
+  return (third === -1 ? path : path.slice(0, third)).toLowerCase();
+}
+
+/**
+ * One router per resource, picked by the path's first two segments: a router tests every route it holds against
+ * each request, so one router for every operation (and its /api twin) tested dozens of patterns per request.
+ */
+function byResource(routers: ReadonlyMap<string, Router>): RouterMiddlewares {
+  const dispatch = (middlewareOf: (router: Router) => RouterMiddleware): RouterMiddleware => {
+    const middleware = new Map([...routers].map(([resource, router]) => [resource, middlewareOf(router)]));
+    return async (context, next) => {
+      const chosen = middleware.get(resourceOf(context.path));
+      await (chosen === undefined ? next() : chosen(context, next));
+    };
+  };
+  return {
+    routes: () => dispatch((router) => router.routes()),
+    allowedMethods: () => dispatch((router) => router.allowedMethods()),
+  };
+}
+
+export function createApiRouter(dependencies: ApiRouterDependencies): RouterMiddlewares {
   // Compiled once at start: parameters arrive as strings and are coerced, bodies are JSON and are not.
   const ajvs = { parameters: createOpenApiAjv({ coerceTypes: true }), bodies: createOpenApiAjv() };
-  const router = new Router();
+  const routers = new Map<string, Router>();
 
   for (const { operation, handler } of servedOperations(dependencies.handlers)) {
     const validator = compileRequestValidator(operation, ajvs);
@@ -122,9 +153,15 @@ export function createApiRouter(dependencies: ApiRouterDependencies): Router {
           ]),
       handle,
     ];
+    const resource = resourceOf(operation.routerPath);
+    let router = routers.get(resource);
+    if (router === undefined) {
+      router = new Router();
+      routers.set(resource, router);
+    }
     router.register(operation.routerPath, [operation.method], middleware, {
       name: operation.operationId,
     });
   }
-  return router;
+  return byResource(routers);
 }
