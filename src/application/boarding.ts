@@ -1,6 +1,6 @@
 // Day of travel for drivers and agents: a scanned ticket boards its passenger, and a trip's manifest; both fronts call it.
 import type { Client, WorkflowHandle } from '@temporalio/client';
-import type { JSONWebKeySet } from 'jose';
+import { decodeProtectedHeader, type JSONWebKeySet } from 'jose';
 import type { Knex } from 'knex';
 import { findBookingRow } from '../db/booking-read-model';
 import { pageWindow, readPage, type PageRequest } from '../db/paging';
@@ -103,11 +103,46 @@ function readScan(scan: BoardingScan): { ticket: string; stop: string; deviceId?
   };
 }
 
+/** How long a read key set serves scans before it is read again, so a key no longer published stops verifying. */
+const keySetKeptMs = 60_000;
+
+/**
+ * The ticket key set as scans need it: read once and kept, and read again at once when a ticket names a key the
+ * kept set lacks (another process rotated), so a bus of scans does not read PostgreSQL once per passenger.
+ */
+function keptTicketKeys(read: () => Promise<JSONWebKeySet>, now: () => Date) {
+  let kept: { keys: Promise<JSONWebKeySet>; readAt: number } | undefined;
+  const readNow = (): Promise<JSONWebKeySet> => {
+    const keys = read();
+    kept = { keys, readAt: now().getTime() };
+    keys.catch(() => {
+      if (kept?.keys === keys) kept = undefined;
+    });
+    return keys;
+  };
+  return async (ticket: string): Promise<JSONWebKeySet> => {
+    if (kept === undefined || now().getTime() - kept.readAt >= keySetKeptMs) return readNow();
+    const keys = await kept.keys;
+    const kid = kidOf(ticket);
+    return keys.keys.some((key) => key.kid === kid) ? keys : readNow();
+  };
+}
+
+/** The key id a ticket names; none for a token too malformed to say, which verifying then refuses. */
+function kidOf(ticket: string): string | undefined {
+  try {
+    return decodeProtectedHeader(ticket.trim()).kid;
+  } catch {
+    return undefined;
+  }
+}
+
 export function createBoardingApplication(
   dependencies: BoardingApplicationDependencies,
 ): BoardingApplication {
   const { database, temporal, cipher } = dependencies;
   const now = dependencies.now ?? (() => new Date());
+  const ticketKeysFor = keptTicketKeys(dependencies.ticketKeys, now);
 
   async function assertTripExists(tripId: string): Promise<void> {
     if (!(await tripExists(database, tripId))) throw notFound('Trip', tripId);
@@ -140,7 +175,7 @@ export function createBoardingApplication(
     const tripId = validateId(tripIdInput, 'trip_id');
     const { ticket, stop, deviceId } = readScan(scan);
     await assertTripExists(tripId);
-    const claims = await verifyTicket(ticket, await dependencies.ticketKeys(), { now: now() });
+    const claims = await verifyTicket(ticket, await ticketKeysFor(ticket), { now: now() });
     if (claims.tripId !== tripId) {
       throw validationFailed([
         { field: 'ticket', message: `is a ticket for trip ${claims.tripId}, not this trip` },
