@@ -352,7 +352,7 @@ async function main(): Promise<number> {
     if (!everyoneBack) say('  not every killed process came back');
     const settle = await waitForSettledWorkflows(temporal, undefined, settleTimeoutMs);
     say(
-      `settle: ${settle.settled ? 'no booking workflow has an activity pending' : `${settle.busyWorkflows} workflows still have activities pending`} after ${seconds(settle.waitedMs)} (${settle.runningWorkflows} running)`,
+      `settle: ${settle.settled ? 'no booking workflow has an activity or a workflow task pending' : `${settle.busyWorkflows} workflows still have work in flight`} after ${seconds(settle.waitedMs)} (${settle.runningWorkflows} running)`,
     );
     const unresolved = await resolveCreates(database, load.unresolvedCreates);
     const idResolution = await resolveHandedOutIds(storm.handedOut, fronts.rest, settleTimeoutMs);

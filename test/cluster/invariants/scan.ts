@@ -13,7 +13,7 @@ import {
 import type { FieldCipher } from '../../../src/security/field-encryption';
 import type { bookingWorkflow } from '../../../src/workflows/booking';
 import { bookingStateQuery, bookingWorkflowId, bookingWorkflowType } from '../../../src/workflows/shared';
-import { bookingWorkflowQuery, forEachLimited, type InvariantScope } from './scope';
+import { bookingWorkflowQuery, forEachLimited, hasWorkInFlight, type InvariantScope } from './scope';
 
 /** Every invariant the scan checks, in the order the report prints them. */
 export const invariantNames = [
@@ -32,7 +32,7 @@ export type InvariantName = (typeof invariantNames)[number];
 
 export const invariantDescriptions: Record<InvariantName, string> = {
   'booking-settled':
-    'every booking terminal, or waiting on a running workflow with no activity pending: PENDING_PAYMENT with an unexpired hold, CONFIRMED before departure',
+    'every booking terminal, or waiting on a running workflow with no activity or workflow task pending: PENDING_PAYMENT with an unexpired hold, CONFIRMED before departure',
   'seat-held-once': 'no seat of a trip held or booked by two bookings (allocation rows or passengers)',
   'seats-follow-status': "an active booking holds exactly its passengers' seats; a finished one holds none",
   'no-double-charge':
@@ -80,8 +80,13 @@ export interface InvariantScanInput {
   now?: Date;
   /** How long past its expiry a PENDING_PAYMENT hold may still be waiting for its timer (default 60 s). */
   holdTimerGraceMs?: number;
-  /** How long to wait before reading again a booking whose read model and workflow differed (default 2 s). */
+  /**
+   * How long to wait before reading again a booking whose read model and workflow differed, or whose workflow
+   * still had work in flight (default 2 s); such bookings are read again until they settle or `recheckForMs`
+   * (default 30 s) has passed, and only what is still wrong then counts.
+   */
   recheckDelayMs?: number;
+  recheckForMs?: number;
   /** Workflows queried and described at once. */
   concurrency?: number;
 }
@@ -145,8 +150,11 @@ function differences(readModel: BookingView, workflow: BookingView): string[] {
 class Findings {
   private readonly byName = new Map<InvariantName, Violation[]>(invariantNames.map((name) => [name, []]));
 
+  /** A booking read again adds what it adds the first time once only. */
   add(name: InvariantName, subject: string, detail: string): void {
-    this.byName.get(name)?.push({ subject, detail });
+    const violations = this.byName.get(name);
+    if (violations?.some((seen) => seen.subject === subject && seen.detail === detail)) return;
+    violations?.push({ subject, detail });
   }
 
   results(): InvariantReport['results'] {
@@ -353,19 +361,34 @@ async function readModelViews(
 interface WorkflowFacts {
   state?: BookingState;
   execution?: WorkflowExecutionDescription;
-  pendingActivities: number;
+  /** What the workflow has yet to finish, e.g. `2 activities pending`; undefined when nothing is in flight. */
+  inFlight?: string;
   problem?: string;
+}
+
+function workInFlight(description: WorkflowExecutionDescription): string | undefined {
+  if (!hasWorkInFlight(description)) return undefined;
+  const activities = description.raw.pendingActivities?.length ?? 0;
+  const task = description.raw.pendingWorkflowTask;
+  return [
+    ...(activities > 0 ? [`${activities} activities pending`] : []),
+    ...(task == null ? [] : [`a workflow task pending (attempt ${task.attempt ?? 1})`]),
+  ].join(' and ');
 }
 
 async function workflowFacts(temporal: Client, bookingId: string): Promise<WorkflowFacts> {
   const handle = temporal.workflow.getHandle(bookingWorkflowId(bookingId));
   try {
     const description = await handle.describe();
-    const pendingActivities = description.raw.pendingActivities?.length ?? 0;
+    const inFlight = workInFlight(description);
     const state = await handle.query(bookingStateQuery);
-    return { execution: description, pendingActivities, ...(state === undefined ? {} : { state }) };
+    return {
+      execution: description,
+      ...(inFlight === undefined ? {} : { inFlight }),
+      ...(state === undefined ? {} : { state }),
+    };
   } catch (error) {
-    return { pendingActivities: 0, problem: error instanceof Error ? error.message : String(error) };
+    return { problem: error instanceof Error ? error.message : String(error) };
   }
 }
 
@@ -396,12 +419,8 @@ function checkWorkflows(
         row.id,
         `${row.status} but its workflow is ${fact?.execution?.status.name ?? 'missing'}`,
       );
-    } else if (fact.pendingActivities > 0) {
-      findings.add(
-        'booking-settled',
-        row.id,
-        `${row.status} with ${fact.pendingActivities} activities pending`,
-      );
+    } else if (fact.inFlight !== undefined) {
+      findings.add('booking-settled', row.id, `${row.status} with ${fact.inFlight}`);
     }
     if (row.status === 'PENDING_PAYMENT') {
       const expiresAt = row.hold_expires_at?.getTime() ?? 0;
@@ -531,40 +550,53 @@ export async function scanInvariants(input: InvariantScanInput): Promise<Invaria
   const holdTimerGraceMs = input.holdTimerGraceMs ?? 60_000;
   const findings = new Findings();
 
-  const rows = await bookingRowsInScope(database, scope, input.ignoredCustomerIds ?? []);
-  const views = await readModelViews(database, rows, cipher, findings);
+  const firstRows = await bookingRowsInScope(database, scope, input.ignoredCustomerIds ?? []);
+  const views = await readModelViews(database, firstRows, cipher, findings);
+  const facts = new Map<string, WorkflowFacts>();
+  const readFacts = (of: readonly BookingRow[]) =>
+    forEachLimited(of, input.concurrency ?? 8, async (row) => {
+      facts.set(row.id, await workflowFacts(temporal, row.id));
+    });
+  await readFacts(firstRows);
+  // The row and the workflow are read moments apart: a booking whose read model and workflow differ is read again
+  // once. A workflow may also be between an activity's result and the task applying it (seats released, booking
+  // not yet CANCELLED): such bookings are read again until their work is done or the recheck time is up. Only
+  // what is still wrong then counts.
+  const readAgain = new Set<string>();
+  const unsettled = (of: readonly BookingRow[]) =>
+    of.filter((row) => {
+      const fact = facts.get(row.id);
+      const view = views.get(row.id);
+      if (fact?.inFlight !== undefined && !terminalStatuses.includes(row.status)) return true;
+      return (
+        !readAgain.has(row.id) &&
+        fact?.state !== undefined &&
+        view !== undefined &&
+        differences(view, bookingViewOfSnapshot(fact.state)).length > 0
+      );
+    });
+  const latestRows = new Map(firstRows.map((row) => [row.id, row]));
+  const recheckUntil = Date.now() + (input.recheckForMs ?? 30_000);
+  for (let again = unsettled(firstRows); again.length > 0 && Date.now() < recheckUntil;) {
+    await new Promise((resolve) => setTimeout(resolve, input.recheckDelayMs ?? 2000));
+    const reread = await bookingRowsInScope(database, { bookingIds: again.map((row) => row.id) }, []);
+    for (const [id, view] of await readModelViews(database, reread, cipher, findings)) views.set(id, view);
+    await readFacts(reread);
+    for (const row of reread) {
+      latestRows.set(row.id, row);
+      readAgain.add(row.id);
+    }
+    again = unsettled(reread);
+  }
+  const rows = firstRows.map((row) => latestRows.get(row.id) ?? row);
+
   await checkSeats(database, rows, views, findings);
   const charges = await ledgerChargesInScope(database, scope, [
     ...rows.map((row) => row.id),
     ...(input.acknowledged?.created ?? []),
   ]);
   checkMoney(rows, charges, findings);
-
-  const facts = new Map<string, WorkflowFacts>();
-  const readFacts = (of: readonly BookingRow[]) =>
-    forEachLimited(of, input.concurrency ?? 8, async (row) => {
-      facts.set(row.id, await workflowFacts(temporal, row.id));
-    });
-  await readFacts(rows);
-  // The row and the query are read moments apart: a booking whose transition was being written in between is
-  // read again once, and only a difference that is still there counts.
-  const differing = rows.filter((row) => {
-    const state = facts.get(row.id)?.state;
-    const view = views.get(row.id);
-    return (
-      state !== undefined && view !== undefined && differences(view, bookingViewOfSnapshot(state)).length > 0
-    );
-  });
-  let checkedRows = rows;
-  if (differing.length > 0) {
-    await new Promise((resolve) => setTimeout(resolve, input.recheckDelayMs ?? 2000));
-    const reread = await bookingRowsInScope(database, { bookingIds: differing.map((row) => row.id) }, []);
-    for (const [id, view] of await readModelViews(database, reread, cipher, findings)) views.set(id, view);
-    await readFacts(reread);
-    const rereadById = new Map(reread.map((row) => [row.id, row]));
-    checkedRows = rows.map((row) => rereadById.get(row.id) ?? row);
-  }
-  checkWorkflows(checkedRows, views, facts, now, holdTimerGraceMs, findings);
+  checkWorkflows(rows, views, facts, now, holdTimerGraceMs, findings);
   const workflows = await checkFailedWorkflows(temporal, scope, findings);
   if (input.acknowledged !== undefined) checkAcknowledged(input.acknowledged, rows, charges, findings);
   if (input.handedOutIds !== undefined) {

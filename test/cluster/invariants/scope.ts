@@ -1,5 +1,5 @@
 // Which bookings a scan or a settle looks at, and the Temporal visibility query naming their workflows.
-import type { Client } from '@temporalio/client';
+import type { Client, WorkflowExecutionDescription } from '@temporalio/client';
 import { bookingWorkflowId, bookingWorkflowType } from '../../../src/workflows/shared';
 
 /**
@@ -57,15 +57,25 @@ export async function forEachLimited<Item>(
 
 export interface SettleOutcome {
   settled: boolean;
-  /** Running booking workflows with an activity pending when the wait ended. */
+  /** Running booking workflows with an activity or a workflow task pending when the wait ended. */
   busyWorkflows: number;
   runningWorkflows: number;
   waitedMs: number;
 }
 
 /**
- * Waits until no running booking workflow in scope has an activity pending (compensations, refunds and
- * notifications retried after a kill have finished), or until `timeoutMs` has passed.
+ * Whether a workflow still has work in flight: an activity, or a workflow task not yet completed. The second
+ * matters as much as the first: an activity's result (seats released for a cancel) is in history before the
+ * workflow task that applies it (the booking marked CANCELLED), and a killed or frozen worker leaves that task
+ * waiting, so a booking reads half done while no activity is pending.
+ */
+export function hasWorkInFlight(description: WorkflowExecutionDescription): boolean {
+  return (description.raw.pendingActivities?.length ?? 0) > 0 || description.raw.pendingWorkflowTask != null;
+}
+
+/**
+ * Waits until no running booking workflow in scope has work in flight (compensations, refunds and notifications
+ * retried after a kill have finished, and their results are applied), or until `timeoutMs` has passed.
  */
 export async function waitForSettledWorkflows(
   temporal: Client,
@@ -85,7 +95,7 @@ export async function waitForSettledWorkflows(
         .getHandle(workflowId)
         .describe()
         .catch(() => undefined);
-      if ((description?.raw.pendingActivities?.length ?? 0) > 0) busy += 1;
+      if (description !== undefined && hasWorkInFlight(description)) busy += 1;
     });
     const waitedMs = Date.now() - startedAt;
     if (busy === 0 || waitedMs >= timeoutMs) {

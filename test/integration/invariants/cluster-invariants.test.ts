@@ -12,6 +12,7 @@ import { useSagaTestBed } from '../../support/saga';
 import { bookingRequest, createTrip, passengerFor, type TestTrip } from '../../support/trips';
 import { createCustomer } from '../../support/users';
 import { eventually, errorCodeOf } from '../../support/outcomes';
+import { bookingWorkflowId, requestCancellationSignal } from '../../../src/workflows/shared';
 
 jest.setTimeout(120_000);
 
@@ -204,5 +205,39 @@ describe('The scan reports each corruption of the data behind the service', () =
     expect(details['workflows-not-failed']).toEqual(['bookingWorkflow TERMINATED']);
     expect(details['booking-settled']).toEqual(['PENDING_PAYMENT but its workflow is TERMINATED']);
     expect(report.violationCount).toBe(10);
+  });
+});
+
+describe('A booking whose workflow has a task no worker has taken yet is not settled', () => {
+  test('the settle waits for the task, and the scan then finds the booking cancelled with its seat free', async () => {
+    const { saga, customer } = testBed;
+    const trip = await createTrip(saga.database, { seatCount: 4 });
+    const scope = { tripIds: [trip.tripId] };
+    const booking = await saga.application.createBooking(customer, bookingRequest(trip, ['1A']));
+    await waitForSettledWorkflows(saga.client, scope, 60_000, 200);
+
+    // As after a kill: the workflow has news (a cancel) but no worker to apply it, and no activity pending.
+    await saga.stopWorkers();
+    try {
+      await saga.client.workflow
+        .getHandle(bookingWorkflowId(booking.id))
+        .signal(requestCancellationSignal, { reason: 'settle test' });
+      const waiting = await waitForSettledWorkflows(saga.client, scope, 1_000, 200);
+      expect(waiting).toMatchObject({ settled: false, busyWorkflows: 1, runningWorkflows: 1 });
+    } finally {
+      await saga.startWorkers();
+    }
+
+    const settled = await waitForSettledWorkflows(saga.client, scope, 60_000, 200);
+    const report = await scanInvariants({
+      database: saga.database,
+      temporal: saga.client,
+      cipher: saga.cipher,
+      scope,
+    });
+
+    expect(settled).toMatchObject({ settled: true, busyWorkflows: 0 });
+    expect(subjectsByInvariant(report)).toEqual(noSubjects());
+    expect(report.bookingsByStatus).toEqual({ CANCELLED: 1 });
   });
 });
