@@ -24,6 +24,7 @@ import type { bookingWorkflow } from '../workflows/booking';
 import { bookingWorkflowId, recordBoardingUpdate } from '../workflows/shared';
 import type { Page } from './interface';
 import { domainErrorFromTemporal, isWorkflowGone } from './temporal-outcomes';
+import { ReadThroughCache } from './read-through-cache';
 
 /** A scan as a front hands it over: the QR payload and the stop the bus is at. */
 export interface BoardingScan {
@@ -111,20 +112,17 @@ const keySetKeptMs = 60_000;
  * kept set lacks (another process rotated), so a bus of scans does not read PostgreSQL once per passenger.
  */
 function keptTicketKeys(read: () => Promise<JSONWebKeySet>, now: () => Date) {
-  let kept: { keys: Promise<JSONWebKeySet>; readAt: number } | undefined;
-  const readNow = (): Promise<JSONWebKeySet> => {
-    const keys = read();
-    kept = { keys, readAt: now().getTime() };
-    keys.catch(() => {
-      if (kept?.keys === keys) kept = undefined;
-    });
-    return keys;
-  };
+  const cache = new ReadThroughCache<JSONWebKeySet>({
+    timeToLiveMs: keySetKeptMs,
+    maximumEntries: 1,
+    now: () => now().getTime(),
+  });
   return async (ticket: string): Promise<JSONWebKeySet> => {
-    if (kept === undefined || now().getTime() - kept.readAt >= keySetKeptMs) return readNow();
-    const keys = await kept.keys;
+    const keys = await cache.read('ticket keys', read);
     const kid = kidOf(ticket);
-    return keys.keys.some((key) => key.kid === kid) ? keys : readNow();
+    if (kid === undefined || keys.keys.some((key) => key.kid === kid)) return keys;
+    cache.forgetAll();
+    return cache.read('ticket keys', read);
   };
 }
 
