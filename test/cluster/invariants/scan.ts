@@ -13,7 +13,7 @@ import {
 import type { FieldCipher } from '../../../src/security/field-encryption';
 import type { bookingWorkflow } from '../../../src/workflows/booking';
 import { bookingStateQuery, bookingWorkflowId, bookingWorkflowType } from '../../../src/workflows/shared';
-import { bookingWorkflowQuery, forEachLimited, hasWorkInFlight, type InvariantScope } from './scope';
+import { bookingWorkflowQuery, forEachLimited, workInFlight, type InvariantScope } from './scope';
 
 /** Every invariant the scan checks, in the order the report prints them. */
 export const invariantNames = [
@@ -364,16 +364,6 @@ interface WorkflowFacts {
   /** What the workflow has yet to finish, e.g. `2 activities pending`; undefined when nothing is in flight. */
   inFlight?: string;
   problem?: string;
-}
-
-function workInFlight(description: WorkflowExecutionDescription): string | undefined {
-  if (!hasWorkInFlight(description)) return undefined;
-  const activities = description.raw.pendingActivities?.length ?? 0;
-  const task = description.raw.pendingWorkflowTask;
-  return [
-    ...(activities > 0 ? [`${activities} activities pending`] : []),
-    ...(task == null ? [] : [`a workflow task pending (attempt ${task.attempt ?? 1})`]),
-  ].join(' and ');
 }
 
 async function workflowFacts(temporal: Client, bookingId: string): Promise<WorkflowFacts> {

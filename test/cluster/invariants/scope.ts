@@ -64,13 +64,19 @@ export interface SettleOutcome {
 }
 
 /**
- * Whether a workflow still has work in flight: an activity, or a workflow task not yet completed. The second
- * matters as much as the first: an activity's result (seats released for a cancel) is in history before the
- * workflow task that applies it (the booking marked CANCELLED), and a killed or frozen worker leaves that task
+ * What a workflow has still in flight, e.g. `2 activities pending`, or undefined when nothing is. A workflow task
+ * pending counts as much as an activity: an activity's result (seats released for a cancel) is in history before
+ * the workflow task that applies it (the booking marked CANCELLED), and a killed or frozen worker leaves that task
  * waiting, so a booking reads half done while no activity is pending.
  */
-export function hasWorkInFlight(description: WorkflowExecutionDescription): boolean {
-  return (description.raw.pendingActivities?.length ?? 0) > 0 || description.raw.pendingWorkflowTask != null;
+export function workInFlight(description: WorkflowExecutionDescription): string | undefined {
+  const activities = description.raw.pendingActivities?.length ?? 0;
+  const task = description.raw.pendingWorkflowTask;
+  const parts = [
+    ...(activities > 0 ? [`${activities} activities pending`] : []),
+    ...(task == null ? [] : [`a workflow task pending (attempt ${task.attempt ?? 1})`]),
+  ];
+  return parts.length === 0 ? undefined : parts.join(' and ');
 }
 
 /**
@@ -95,7 +101,7 @@ export async function waitForSettledWorkflows(
         .getHandle(workflowId)
         .describe()
         .catch(() => undefined);
-      if (description !== undefined && hasWorkInFlight(description)) busy += 1;
+      if (description !== undefined && workInFlight(description) !== undefined) busy += 1;
     });
     const waitedMs = Date.now() - startedAt;
     if (busy === 0 || waitedMs >= timeoutMs) {
