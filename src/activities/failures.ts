@@ -38,4 +38,5 @@ export const postgresErrorCodes = {
   exclusionViolation: '23P01',
   foreignKeyViolation: '23503',
   checkViolation: '23514',
+  deadlockDetected: '40P01',
 } as const;

@@ -51,7 +51,11 @@ export interface SeatActivityDependencies {
   metrics?: BusinessMetrics;
 }
 
-/** A concurrent reservation can win the exclusion between our check and our insert; a rerun sees its row. */
+/**
+ * A concurrent reservation can win the exclusion between our check and our insert; a rerun sees its row. Two
+ * inserts of the same seat at once may instead each wait for the other (PostgreSQL checks an exclusion after
+ * inserting) until the deadlock detector aborts one: that one reruns too.
+ */
 const MAXIMUM_RESERVE_ATTEMPTS = 3;
 
 function seatsFailure(violations: FieldViolation[]): never {
@@ -219,9 +223,10 @@ export function createSeatActivities(dependencies: SeatActivityDependencies): Se
       } catch (error) {
         const refusal = reservationRefusal(input, error);
         if (refusal !== undefined) throw businessFailure(refusal);
-        if (!isPostgresError(error, postgresErrorCodes.exclusionViolation, noOverlappingLegsConstraint)) {
-          throw error;
-        }
+        const lostToAnotherReservation =
+          isPostgresError(error, postgresErrorCodes.exclusionViolation, noOverlappingLegsConstraint) ||
+          isPostgresError(error, postgresErrorCodes.deadlockDetected);
+        if (!lostToAnotherReservation) throw error;
       }
     }
     const legs = input.legs ?? (await wholeRouteLegs(database, input.tripId));
