@@ -15,6 +15,7 @@ import * as seatAllocationLegs from './20261127_012_seat_allocation_legs';
 import * as tickets from './20261128_013_tickets';
 import * as passengerBoarding from './20261128_014_passenger_boarding';
 import * as tripCancellation from './20261128_015_trip_cancellation';
+import * as tripCancellationBookings from './20261129_016_trip_cancellation_bookings';
 
 export interface NamedMigration {
   /** Recorded in knex_migrations; never rename an applied migration. */
@@ -38,4 +39,5 @@ export const migrations: readonly NamedMigration[] = [
   { name: '20261128_013_tickets', migration: tickets },
   { name: '20261128_014_passenger_boarding', migration: passengerBoarding },
   { name: '20261128_015_trip_cancellation', migration: tripCancellation },
+  { name: '20261129_016_trip_cancellation_bookings', migration: tripCancellationBookings },
 ];

@@ -1,6 +1,6 @@
 // ProcessPayment and RefundPayment: money moves through the PaymentGateway port, the booking's ledger rows follow.
 import type { Knex } from 'knex';
-import { bookingRowExists } from '../db/booking-read-model';
+import { tripStandingOfBooking } from '../db/trip-cancellations';
 import {
   idempotencyKeyReused,
   notFound,
@@ -9,6 +9,7 @@ import {
   type FieldViolation,
 } from '../domain/errors';
 import type { Money } from '../domain/booking';
+import { tripCancelledRefusal } from '../domain/trip-cancellation';
 import { maxPaymentTokenLength } from '../domain/validation';
 import {
   GatewayUnavailableError,
@@ -88,9 +89,11 @@ export function createPaymentActivities(dependencies: PaymentActivityDependencie
       ...tokenViolations,
     ]);
 
-    // No charge without a booking: the booking row must exist before any money moves.
-    if (!(await bookingRowExists(database, input.bookingId))) {
-      throw businessFailure(notFound('Booking', input.bookingId));
+    // No charge without a booking, nor for a trip the operator cancelled: both are read before any money moves.
+    const trip = await tripStandingOfBooking(database, input.bookingId);
+    if (trip === undefined) throw businessFailure(notFound('Booking', input.bookingId));
+    if (trip.tripStatus === 'CANCELLED') {
+      throw businessFailure(tripCancelledRefusal(trip.tripId, trip.cancellationReason));
     }
 
     const outcome = await paymentGateway

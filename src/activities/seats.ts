@@ -25,6 +25,7 @@ import {
   tripNotCancelledCheck,
 } from '../db/seat-allocations';
 import { tripCancelledRefusal } from '../domain/trip-cancellation';
+import { readTripCancellationMark } from '../db/trip-cancellations';
 import { seatsTakenOnLegs, uncoveredLegs, type LegRange, type TakenLegs } from '../domain/segments';
 import { createBusinessMetrics, type BusinessMetrics } from '../observability/metrics';
 import { notBookedReasonOf } from '../observability/metrics-labels';
@@ -251,7 +252,8 @@ export function createSeatActivities(dependencies: SeatActivityDependencies): Se
       booked = await bookHeldSeats(database, input);
     } catch (error) {
       if (isPostgresError(error, postgresErrorCodes.checkViolation, tripNotCancelledCheck)) {
-        throw businessFailure(tripCancelledRefusal(input.tripId));
+        const mark = await readTripCancellationMark(database, input.tripId);
+        throw businessFailure(tripCancelledRefusal(input.tripId, mark?.cancellationReason));
       }
       throw error;
     }

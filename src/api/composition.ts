@@ -108,6 +108,7 @@ export async function composeApi(
     database,
     temporal,
     cipher,
+    logger,
     ...(options.taskQueues === undefined ? {} : { taskQueues: options.taskQueues }),
     ...(options.timings === undefined ? {} : { timings: options.timings }),
   });

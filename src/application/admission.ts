@@ -180,6 +180,13 @@ export function bookingIdForRequest(caller: { readonly userId: string }, request
   return uuidFromName(`${caller.userId.toLowerCase()}\n${requestId}`, bookingIdNamespace);
 }
 
+const commandIdNamespace = '4f6d3a1e-2c7b-4e58-9a0d-1b5c8e7f2a96';
+
+/** The change or cancellation a call with this request id sends, the same for every retry of it. */
+export function commandIdForRequest(caller: { readonly userId: string }, requestId: string): string {
+  return uuidFromName(`${caller.userId.toLowerCase()}\n${requestId}`, commandIdNamespace);
+}
+
 /** The payment attempt a ConfirmPayment with this request id makes, the same for every retry of it. */
 export function paymentAttemptIdForRequest(caller: { readonly userId: string }, requestId: string): string {
   return uuidFromName(`${caller.userId.toLowerCase()}\n${requestId}`, paymentAttemptIdNamespace);

@@ -1,5 +1,6 @@
 // The booking application both fronts call: creates (create-booking.ts), reads from the read model, commands as updates.
 import type { Client, WorkflowHandle } from '@temporalio/client';
+import { temporal as temporalProto } from '@temporalio/proto';
 import type { Knex } from 'knex';
 import type { Config } from '../config';
 import type { Actor } from '../domain/actor';
@@ -8,14 +9,18 @@ import {
   bookingProcessing,
   bookingStateConflict,
   cancellationRecorded,
+  commandInProgress,
+  commandNotStarted,
   holdExpired,
   notFound,
   validationFailed,
+  type BookingCommandName,
   type DomainError,
 } from '../domain/errors';
 import { isTerminal } from '../domain/lifecycle';
 import { segmentChangeTerms, type SegmentChangeTerms, type SegmentRequest } from '../domain/segments';
 import { isStaff } from '../domain/roles';
+import { tripCancelledRefusal } from '../domain/trip-cancellation';
 import { taskQueues, type TaskQueueNames } from '../domain/task-queues';
 import {
   validateBookingStatusFilter,
@@ -36,6 +41,7 @@ import {
   type BookingView,
 } from '../db/booking-read-model';
 import { pageWindow, readPage } from '../db/paging';
+import { tripStandingOfBooking } from '../db/trip-cancellations';
 import type { FieldCipher } from '../security/field-encryption';
 import type { bookingWorkflow } from '../workflows/booking';
 import {
@@ -53,8 +59,15 @@ import {
   type BookingContext,
 } from './booking-context';
 import { createBookingStarts, type StartOutcome } from './booking-starts';
+import { settledBy } from './create-answers';
 import { createBooking } from './create-booking';
-import type { BookingApplication, ConfirmPaymentOptions, Page, PageRequest } from './interface';
+import type {
+  BookingApplication,
+  CommandOptions,
+  ConfirmPaymentOptions,
+  Page,
+  PageRequest,
+} from './interface';
 import { domainErrorFromTemporal, isTemporalUnreachable, isWorkflowGone } from './temporal-outcomes';
 import { createTripCancellationApplication } from './trip-cancellations';
 
@@ -75,10 +88,33 @@ export interface BookingApplicationDependencies {
   /** Queue names the workers of this deployment poll; the standard ones by default. */
   taskQueues?: TaskQueueNames;
   now?: () => Date;
+  /** Hears the outcomes of commands that finished after their answer was sent. */
+  logger?: CommandLogger;
+}
+
+const admittedStage =
+  temporalProto.api.enums.v1.UpdateWorkflowExecutionLifecycleStage
+    .UPDATE_WORKFLOW_EXECUTION_LIFECYCLE_STAGE_ADMITTED;
+
+/** Where late outcomes are told: the process's logger (pino's signature). */
+interface CommandLogger {
+  info(fields: object, message: string): void;
+  warn(fields: object, message: string): void;
 }
 
 /** What each command is called in BOOKING_STATE_CONFLICT errors, for a workflow that has already ended. */
 type CommandAction = 'confirm-payment' | 'cancel' | 'update';
+
+const commandNames: Record<CommandAction, BookingCommandName> = {
+  'confirm-payment': 'payment',
+  update: 'change',
+  cancel: 'cancellation',
+};
+
+/** The Workflow Update id of a named command: a repeat of the same request joins the update already sent. */
+function commandUpdateId(action: CommandAction, commandId: string | undefined): string | undefined {
+  return commandId === undefined ? undefined : `${action}-${commandId}`;
+}
 
 export function createBookingApplication(dependencies: BookingApplicationDependencies): BookingApplication {
   const { config, database, temporal, cipher } = dependencies;
@@ -136,30 +172,111 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
     return bookingStateConflict(row.status, action);
   }
 
+  /** When a command must be answered: its answer time counted from the request's arrival, or the caller's sooner. */
+  function answerByOf(options: CommandOptions): number {
+    return Math.min(
+      (options.receivedAt ?? Date.now()) + config.booking.createAnswerTimeoutMs,
+      options.answerBy ?? Number.POSITIVE_INFINITY,
+    );
+  }
+
+  /**
+   * A payment or change of a booking whose trip the operator cancelled is refused before anything moves (the
+   * cancellation itself still goes through): the trip's mark in PostgreSQL is read by whichever process serves it.
+   * A repeat of a command the workflow took before the mark still answers that command's outcome.
+   */
+  async function assertTripRuns(
+    row: BookingRow,
+    handle: WorkflowHandle<typeof bookingWorkflow>,
+    updateId: string | undefined,
+  ): Promise<void> {
+    const trip = await tripStandingOfBooking(database, row.id);
+    if (trip?.tripStatus !== 'CANCELLED') return;
+    if (updateId !== undefined && (await updateWasSent(handle, updateId))) return;
+    throw tripCancelledRefusal(trip.tripId, trip.cancellationReason);
+  }
+
+  /** Whether the workflow knows an update by this id (running or finished); its outcome is then the answer. */
+  async function updateWasSent(
+    handle: WorkflowHandle<typeof bookingWorkflow>,
+    updateId: string,
+  ): Promise<boolean> {
+    try {
+      await temporal.workflowService.pollWorkflowExecutionUpdate({
+        namespace: temporal.options.namespace,
+        updateRef: { workflowExecution: { workflowId: handle.workflowId }, updateId },
+        identity: temporal.options.identity,
+        // Admitted is the earliest stage: the poll answers at once for any update the workflow has.
+        waitPolicy: { lifecycleStage: admittedStage },
+      });
+      return true;
+    } catch (error) {
+      if (isWorkflowGone(error)) return false;
+      throw domainErrorFromTemporal(error);
+    }
+  }
+
+  /**
+   * Hands a command to the booking's workflow and answers by the command's answer time with what was done: the
+   * booking; its refusal; BOOKING_PROCESSING naming the command when the workflow has it and is still at work (it
+   * goes on, and a repeat of the request joins it by its update id); UNAVAILABLE only when nothing was sent.
+   */
   async function sendCommand(
     actor: Actor,
     bookingIdInput: string,
     action: CommandAction,
+    options: CommandOptions & { updateId?: string },
     send: (handle: WorkflowHandle<typeof bookingWorkflow>, row: BookingRow) => Promise<BookingState>,
     whileCreating: (bookingId: string) => Promise<BookingRow> = (bookingId) =>
       rowOnceCreated(actor, bookingId),
   ): Promise<BookingView> {
+    const answerBy = answerByOf(options);
     const bookingId = validateId(bookingIdInput, 'booking_id');
     const row = (await findVisibleBooking(actor, bookingId)) ?? (await whileCreating(bookingId));
     // Cancelling is idempotent (as the contracts promise): a repeated cancel answers the cancelled booking.
     if (action === 'cancel' && row.status === 'CANCELLED') return viewOf(row);
     if (isTerminal(row.status)) throw endedBookingError(row, action);
     const handle = temporal.workflow.getHandle<typeof bookingWorkflow>(bookingWorkflowId(row.id));
-    try {
-      return bookingViewOfSnapshot(await send(handle, row));
-    } catch (error) {
-      if (isWorkflowGone(error)) {
-        const latest = (await findBookingRow(database, row.id)) ?? row;
-        if (action === 'cancel' && latest.status === 'CANCELLED') return viewOf(latest);
-        throw isTerminal(latest.status) ? endedBookingError(latest, action) : notFound('Booking', row.id);
-      }
-      throw domainErrorFromTemporal(error);
+    if (action !== 'cancel') await assertTripRuns(row, handle, options.updateId);
+    // The last moment to honour the answer time by doing nothing: once sent, the command is seen through.
+    if (Date.now() >= answerBy) throw commandNotStarted();
+    const outcome = send(handle, row).then(
+      (snapshot): { view: BookingView } => ({ view: bookingViewOfSnapshot(snapshot) }),
+      (error: unknown) => ({ error }),
+    );
+    const answer = await settledBy(outcome, answerBy);
+    if (answer === undefined) {
+      reportLateOutcome(row.id, action, outcome);
+      throw commandInProgress(row.id, commandNames[action], processingRetryAfterSeconds);
     }
+    if ('view' in answer) return answer.view;
+    const { error } = answer;
+    if (isWorkflowGone(error)) {
+      const latest = (await findBookingRow(database, row.id)) ?? row;
+      if (action === 'cancel' && latest.status === 'CANCELLED') return viewOf(latest);
+      throw isTerminal(latest.status) ? endedBookingError(latest, action) : notFound('Booking', row.id);
+    }
+    throw domainErrorFromTemporal(error);
+  }
+
+  /** Nobody waits for a late command's outcome any more: it is logged, and a repeat of the request answers it. */
+  function reportLateOutcome(
+    bookingId: string,
+    action: CommandAction,
+    outcome: Promise<{ view: BookingView } | { error: unknown }>,
+  ): void {
+    void outcome.then((late) => {
+      const line = { bookingId, command: commandNames[action] };
+      if ('view' in late) {
+        dependencies.logger?.info({ ...line, status: late.view.status }, 'command finished after its answer');
+        return;
+      }
+      const refusal = domainErrorFromTemporal(late.error);
+      dependencies.logger?.warn(
+        { ...line, code: refusal.code, message: refusal.message },
+        'command failed after its answer',
+      );
+    });
   }
 
   /**
@@ -268,13 +385,15 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
     actor: Actor,
     bookingId: string,
     input: UpdateBookingInput,
-    options: { expectedVersion?: number } = {},
+    options: CommandOptions & { expectedVersion?: number } = {},
   ): Promise<BookingView> {
     const { expectedVersion } = options;
     if (expectedVersion !== undefined && (!Number.isSafeInteger(expectedVersion) || expectedVersion < 1)) {
       throw validationFailed([{ field: 'expected_version', message: 'must be a whole number from 1' }]);
     }
-    return sendCommand(actor, bookingId, 'update', async (handle, row) => {
+    const commandId = commandIdOf(options);
+    const updateId = commandUpdateId('update', commandId);
+    return sendCommand(actor, bookingId, 'update', { ...options, updateId }, async (handle, row) => {
       const segmentChange = await segmentChangeOf(row, input);
       return handle.executeUpdate(updateBookingUpdate, {
         args: [
@@ -284,6 +403,7 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
             ...(segmentChange === undefined ? {} : { segmentChange }),
           },
         ],
+        ...(updateId === undefined ? {} : { updateId }),
       });
     });
   }
@@ -314,13 +434,20 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
     actor: Actor,
     bookingId: string,
     input: { reason?: unknown },
+    options: CommandOptions = {},
   ): Promise<BookingView> {
     const command = validateCancelBooking(input);
+    const updateId = commandUpdateId('cancel', commandIdOf(options));
     return sendCommand(
       actor,
       bookingId,
       'cancel',
-      (handle) => handle.executeUpdate(cancelBookingUpdate, { args: [command] }),
+      { ...options, updateId },
+      (handle) =>
+        handle.executeUpdate(cancelBookingUpdate, {
+          args: [command],
+          ...(updateId === undefined ? {} : { updateId }),
+        }),
       (unfinishedId) => cancelWhileCreating(actor, unfinishedId, command),
     );
   }
@@ -334,12 +461,13 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
     const command = validateConfirmPayment(input);
     const attemptId =
       options.attemptId === undefined ? undefined : validateId(options.attemptId, 'attempt_id');
-    return sendCommand(actor, bookingId, 'confirm-payment', (handle) =>
+    // Temporal answers an update id it has seen with that update's outcome: a retried attempt joins the first
+    // (still charging, or its result), never a second charge.
+    const updateId = commandUpdateId('confirm-payment', attemptId);
+    return sendCommand(actor, bookingId, 'confirm-payment', { ...options, updateId }, (handle) =>
       handle.executeUpdate(confirmPaymentUpdate, {
         args: [command],
-        // Temporal answers an update id it has seen with that update's outcome: a retried attempt joins the first
-        // (still charging, or its result), never a second charge.
-        ...(attemptId === undefined ? {} : { updateId: `confirm-payment-${attemptId}` }),
+        ...(updateId === undefined ? {} : { updateId }),
       }),
     );
   }
@@ -350,6 +478,7 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
       temporal: dependencies.temporal,
       ...(dependencies.taskQueues === undefined ? {} : { taskQueues: dependencies.taskQueues }),
       ...(dependencies.now === undefined ? {} : { now: dependencies.now }),
+      answerTimeoutMs: config.booking.createAnswerTimeoutMs,
     }),
     createBooking: (actor, input, options) => createBooking(context, actor, input, options),
     getBooking,
@@ -358,6 +487,11 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
     cancelBooking,
     confirmPayment,
   };
+}
+
+/** The command's own id (an Idempotency-Key's reservation, or derived from gRPC's request_id), validated. */
+function commandIdOf(options: CommandOptions): string | undefined {
+  return options.commandId === undefined ? undefined : validateId(options.commandId, 'command_id');
 }
 
 /**

@@ -7,9 +7,10 @@ import type { BookingStatus, FareClass, Money } from '../domain/booking';
 import type { Role } from '../domain/roles';
 import type { CreateBookingInput, UpdateBookingInput } from '../domain/validation';
 
+import type { CommandOptions } from './command-options';
 import type { TripCancellationApplication, TripCancellationView } from './trip-cancellations';
 
-export type { BookingView, PageRequest, TripCancellationView };
+export type { BookingView, CommandOptions, PageRequest, TripCancellationView };
 
 export interface Page<T> {
   items: T[];
@@ -52,13 +53,23 @@ export interface BookingApplication extends TripCancellationApplication {
    */
   getBooking(actor: Actor, bookingId: string): Promise<BookingView>;
   listBookings(actor: Actor, request: PageRequest & { status?: BookingStatus }): Promise<Page<BookingView>>;
+  /**
+   * Payments, changes and cancellations answer by their answer time (like creates) with what was done: the
+   * booking, a refusal, or BOOKING_PROCESSING naming the command when the workflow took it and is still at work;
+   * UNAVAILABLE only when nothing was sent. A payment or change of a booking whose trip was cancelled is refused.
+   */
   updateBooking(
     actor: Actor,
     bookingId: string,
     input: UpdateBookingInput,
-    options?: { expectedVersion?: number },
+    options?: CommandOptions & { expectedVersion?: number },
   ): Promise<BookingView>;
-  cancelBooking(actor: Actor, bookingId: string, input: { reason?: unknown }): Promise<BookingView>;
+  cancelBooking(
+    actor: Actor,
+    bookingId: string,
+    input: { reason?: unknown },
+    options?: CommandOptions,
+  ): Promise<BookingView>;
   confirmPayment(
     actor: Actor,
     bookingId: string,
@@ -67,7 +78,7 @@ export interface BookingApplication extends TripCancellationApplication {
   ): Promise<BookingView>;
 }
 
-export interface ConfirmPaymentOptions {
+export interface ConfirmPaymentOptions extends Omit<CommandOptions, 'commandId'> {
   /**
    * Names the payment attempt (chosen like CreateBookingOptions.bookingId): a repeat with the same attempt id
    * answers the first attempt's outcome, whatever its payment token, and never charges again.

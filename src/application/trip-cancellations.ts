@@ -2,7 +2,7 @@
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import type { Knex } from 'knex';
 import type { Actor } from '../domain/actor';
-import { notFound, permissionDenied } from '../domain/errors';
+import { commandNotStarted, notFound, permissionDenied } from '../domain/errors';
 import { isStaff } from '../domain/roles';
 import { taskQueues as standardTaskQueues, type TaskQueueNames } from '../domain/task-queues';
 import {
@@ -15,8 +15,10 @@ import {
 } from '../domain/trip-cancellation';
 import { validateId } from '../domain/validation';
 import {
+  countOpenBookingsOfTrip,
   markTripCancelled,
   readTripCancellationMark,
+  TimedOutMark,
   type TripCancellationMark,
 } from '../db/trip-cancellations';
 import {
@@ -29,6 +31,8 @@ import {
   type TripCancellationProgress,
   type TripCancellationTuning,
 } from '../workflows/trip-cancellation-shared';
+import { settledBy } from './create-answers';
+import type { CommandOptions } from './command-options';
 import { domainErrorFromTemporal, isWorkflowGone } from './temporal-outcomes';
 
 export interface TripCancellationView {
@@ -51,6 +55,7 @@ export interface TripCancellationApplication {
     actor: Actor,
     tripId: string,
     input: { reason?: unknown } | undefined,
+    options?: Omit<CommandOptions, 'commandId'>,
   ): Promise<TripCancellationView>;
   /** The cancellation's status and counts; NOT_FOUND for an unknown trip or one that was not cancelled. */
   getTripCancellation(actor: Actor, tripId: string): Promise<TripCancellationView>;
@@ -62,6 +67,8 @@ export interface TripCancellationApplicationDependencies {
   taskQueues?: TaskQueueNames;
   tuning?: Partial<TripCancellationTuning>;
   now?: () => Date;
+  /** How long after its arrival a cancel is answered: the mark is made by then, or not at all. */
+  answerTimeoutMs: number;
 }
 
 function viewOf(progress: TripCancellationProgress): TripCancellationView {
@@ -88,13 +95,28 @@ export function createTripCancellationApplication(
     if (!isStaff(actor)) throw permissionDenied('Only agents and admins cancel trips');
   }
 
-  function inputOf(tripId: string, mark: TripCancellationMark): TripCancellationInput {
+  function inputOf(tripId: string, mark: TripCancellationMark, openAtMark?: number): TripCancellationInput {
     return {
       tripId,
       reason: mark.cancellationReason ?? 'Cancelled by the operator',
       cancelledAt: (mark.cancelledAt ?? now()).toISOString(),
       tuning,
       taskQueues: queues,
+      ...(openAtMark === undefined ? {} : { openAtMark }),
+    };
+  }
+
+  /** The cancellation as its mark left it: every booking open then still to handle. */
+  function viewAtMark(tripId: string, mark: TripCancellationMark, openAtMark: number): TripCancellationView {
+    const input = inputOf(tripId, mark);
+    const counts = emptyCounts(openAtMark);
+    return {
+      tripId,
+      reason: input.reason,
+      cancelledAt: input.cancelledAt,
+      status: 'RUNNING',
+      counts: { ...counts, done: 0, remaining: remainingCount(counts, false) },
+      failedBookings: [],
     };
   }
 
@@ -102,8 +124,12 @@ export function createTripCancellationApplication(
    * Starts the trip's one cancellation workflow unless it exists, running or finished: a mark whose start was lost
    * (the process died in between) is started by the next call or read.
    */
-  async function ensureStarted(tripId: string, mark: TripCancellationMark): Promise<void> {
-    const input = inputOf(tripId, mark);
+  async function ensureStarted(
+    tripId: string,
+    mark: TripCancellationMark,
+    openAtMark?: number,
+  ): Promise<void> {
+    const input = inputOf(tripId, mark, openAtMark);
     try {
       await temporal.workflow.start(tripCancellationWorkflowType, {
         workflowId: tripCancellationWorkflowId(tripId),
@@ -126,34 +152,48 @@ export function createTripCancellationApplication(
     } catch (error) {
       if (!isWorkflowGone(error)) throw domainErrorFromTemporal(error);
     }
-    // Not there (yet): the start was just lost; report the cancellation as running, with nothing counted.
-    const input = inputOf(tripId, mark);
-    const counts = emptyCounts(0);
-    return {
-      tripId,
-      reason: input.reason,
-      cancelledAt: input.cancelledAt,
-      status: 'RUNNING',
-      counts: { ...counts, done: 0, remaining: remainingCount(counts, false) },
-      failedBookings: [],
-    };
+    // Not there (yet): the start was just lost; every booking listed at the mark is still to handle.
+    return viewAtMark(tripId, mark, await countOpenBookingsOfTrip(database, tripId));
   }
 
   return {
-    async cancelTrip(actor, tripId, input) {
+    async cancelTrip(actor, tripId, input, options = {}) {
       assertOperator(actor);
       const id = validateId(tripId, 'trip_id');
       const { reason } = validateCancelTrip(input);
+      const answerBy = Math.min(
+        (options.receivedAt ?? Date.now()) + dependencies.answerTimeoutMs,
+        options.answerBy ?? Number.POSITIVE_INFINITY,
+      );
       const at = now();
-      const marked = await markTripCancelled(database, {
-        tripId: id,
-        reason,
-        at,
-        refuse: (trip) => assertTripCancellable(trip, at),
-      });
+      // The mark commits within half the time left, or rolls back: the caller then hears that nothing changed.
+      const withinMs = (answerBy - Date.now()) / 2;
+      if (withinMs <= 0) throw commandNotStarted();
+      let marked;
+      try {
+        marked = await markTripCancelled(database, {
+          tripId: id,
+          reason,
+          at,
+          refuse: (trip) => assertTripCancellable(trip, at),
+          withinMs,
+        });
+      } catch (error) {
+        if (error instanceof TimedOutMark) throw commandNotStarted();
+        throw error;
+      }
       if (marked === undefined) throw notFound('Trip', id);
-      await ensureStarted(id, marked.mark);
-      return progressOf(id, marked.mark);
+      // From the mark on the answer is 202 with the cancellation: a start or a progress read that is late goes on
+      // (a read of the cancellation starts it, should this start be lost).
+      const started = ensureStarted(id, marked.mark, marked.openAtMark).then(
+        () => true,
+        () => false,
+      );
+      const atMark = viewAtMark(id, marked.mark, marked.openAtMark);
+      const startedInTime = await settledBy(started, answerBy);
+      if (marked.newlyCancelled || startedInTime !== true) return atMark;
+      const progress = progressOf(id, marked.mark).catch(() => atMark);
+      return (await settledBy(progress, answerBy)) ?? atMark;
     },
 
     async getTripCancellation(actor, tripId) {

@@ -443,7 +443,7 @@ export const bookingSettings = {
     min: 1,
     max: 300_000,
     description:
-      "how long a create waits for its seats to be held, counted from the request's arrival (a create that used it all before its workflow could start makes nothing and answers 503 UNAVAILABLE); past it the booking is still being made and the create answers 202 with its id (gRPC: UNAVAILABLE, reason `BOOKING_PROCESSING`); must be below `HTTP_REQUEST_TIMEOUT_MS`",
+      "how long a create waits for its seats to be held, counted from the request's arrival (a create that used it all before its workflow could start makes nothing and answers 503 UNAVAILABLE); past it the booking is still being made and the create answers 202 with its id (gRPC: UNAVAILABLE, reason `BOOKING_PROCESSING`); payments, changes, cancels and trip cancels answer by the same time: 202 (gRPC BOOKING_PROCESSING) when their workflow has them and is still at work, 503 only when nothing was sent; must be below `HTTP_REQUEST_TIMEOUT_MS`",
   }),
   BOOKING_LAPSED_HOLD_GRACE_SECONDS: integer({
     default: 60,

@@ -394,6 +394,34 @@ export function cancellationRecorded(bookingId: string, retryAfterSeconds: numbe
   );
 }
 
+/** What each booking command is called when it is still running at its answer time. */
+export type BookingCommandName = 'payment' | 'change' | 'cancellation';
+
+/**
+ * A command was handed to the booking's workflow and its answer time came first: it goes on, and its outcome is
+ * the one a repeat of the same request (same Idempotency-Key or request_id) answers, or a read of the booking.
+ */
+export function commandInProgress(
+  bookingId: string,
+  command: BookingCommandName,
+  retryAfterSeconds: number,
+): DomainError {
+  return new DomainError(
+    'BOOKING_PROCESSING',
+    `The ${command} of booking ${bookingId} was accepted and is still running; send the same request again ` +
+      `(same Idempotency-Key or request_id) after ${retryAfterSeconds} s for its outcome, or read the booking`,
+    { details: { bookingId, state: 'PROCESSING', command, retryAfterSeconds } },
+  );
+}
+
+/** The answer time came before the command could be handed on: it was dropped, so a retry is safe. */
+export function commandNotStarted(retryAfterSeconds = 1): DomainError {
+  return unavailable(
+    `The service was too busy to start the request in time; nothing was changed, retry after ${retryAfterSeconds} s`,
+    retryAfterSeconds,
+  );
+}
+
 /** The cause stays on the error for logs; it never reaches `toJSON` or a client. */
 export function internalError(cause?: unknown): DomainError {
   return new DomainError('INTERNAL', 'An internal error occurred', { cause });

@@ -62,11 +62,21 @@ export function assertTripCancellable(trip: TripStanding, now: Date): void {
   }
 }
 
-/** Why a booking's seat or payment step is refused: its trip was cancelled meanwhile. */
-export function tripCancelledRefusal(tripId: string): DomainError {
-  return new DomainError('BOOKING_STATE_CONFLICT', `Trip ${tripId} was cancelled by the operator`, {
-    details: { tripId, tripStatus: 'CANCELLED' },
+/**
+ * Why a booking's command or step is refused: its trip was cancelled. It names the operator's reason when known,
+ * so a booking cancelled on this path tells its passengers the same reason as the trip's own cancellation.
+ */
+export function tripCancelledRefusal(tripId: string, reason?: string | null): DomainError {
+  const why = reason === undefined || reason === null ? '' : `: ${reason}`;
+  return new DomainError('BOOKING_STATE_CONFLICT', `Trip ${tripId} was cancelled by the operator${why}`, {
+    details: { tripId, tripStatus: 'CANCELLED', ...(why === '' ? {} : { reason }) },
   });
+}
+
+/** The operator's reason a trip-cancelled refusal carries; undefined for one made before refusals named it. */
+export function tripCancellationReasonOf(error: { details?: unknown }): string | undefined {
+  const reason = (error.details as { reason?: unknown } | undefined)?.reason;
+  return typeof reason === 'string' ? reason : undefined;
 }
 
 export function isTripCancelledRefusal(error: { code: string; details?: unknown }): boolean {
@@ -122,8 +132,8 @@ export function doneCount(counts: TripCancellationCounts): number {
 }
 
 /**
- * Bookings still to look at. Before the scan ends it is the open count at the start minus those handled (a booking
- * that ends on its own before the scan reaches it is never listed, so this can stay above zero until the end).
+ * Bookings still to look at: those open at the mark (each listed then, and handled once whatever it does since)
+ * less those handled, so a finished cancellation has cancelled + already ended + failed = open at the start.
  */
 export function remainingCount(counts: TripCancellationCounts, finished: boolean): number {
   if (finished) return 0;

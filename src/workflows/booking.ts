@@ -39,7 +39,11 @@ import { isZeroMoney, zeroMoney } from '../domain/money';
 import { assertUpdateSeatsOnBus, seatNumberList } from '../domain/seat-layout';
 import { legRangeOf, type LegRange, type SegmentChangeTerms } from '../domain/segments';
 import { timestampMs, toTimestamp } from '../domain/time';
-import { isTripCancelledRefusal, tripCancellationRefund } from '../domain/trip-cancellation';
+import {
+  isTripCancelledRefusal,
+  tripCancellationReasonOf,
+  tripCancellationRefund,
+} from '../domain/trip-cancellation';
 import { validateUpdateBooking } from '../domain/validation';
 import { proxyBookingActivities } from './booking-activities';
 import { bookingDetails, notBookedDetails } from './booking-details';
@@ -220,7 +224,9 @@ class BookingSaga {
       // The hold lapsed and the seats went to someone else: nothing may stay charged without a seat.
       const reason = toDomainError(error);
       if (isTripCancelledRefusal(reason) && patched(tripCancelledPaymentPatch)) {
-        await this.cancelBecauseTripCancelled(this.booking.tripId, reason.message);
+        // The operator's reason, as the trip's own cancellation gives it; a refusal that names none, its message.
+        const operatorReason = tripCancellationReasonOf(reason) ?? reason.message;
+        await this.cancelBecauseTripCancelled(this.booking.tripId, operatorReason);
       } else {
         await this.expireUnpaidHold();
       }

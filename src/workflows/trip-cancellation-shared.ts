@@ -50,6 +50,8 @@ export interface TripCancellationInput {
   tuning: TripCancellationTuning;
   /** Where the activities run; the standard `taskQueues` when absent. */
   taskQueues?: TaskQueueNames;
+  /** Bookings listed at the mark, so the progress says so before the first count (absent in older starts). */
+  openAtMark?: number;
   carried?: TripCancellationCarry;
 }
 

@@ -27,8 +27,8 @@ import {
 } from './trip-cancellation-shared';
 
 /**
- * Runs after the trip's mark committed, so no booking of the trip can open any more: pages through the trip's open
- * bookings in id order and asks each booking's workflow to cancel (a bounded number at once). A booking that could
+ * Runs after the trip's mark committed, so no booking of the trip can open any more: pages through the bookings open
+ * at the mark (listed with it, whatever they did since) in id order and asks each booking's workflow to cancel (a bounded number at once). A booking that could
  * not be cancelled after its attempts is reported, not retried forever. Continues as new when its history grows;
  * the counts, the failures and the page's position travel with it.
  */
@@ -58,7 +58,7 @@ export async function tripCancellationWorkflow(
   let finished = false;
   const failures: FailedBookingCancellation[] = [...(input.carried?.failures ?? [])];
   let afterBookingId = input.carried?.afterBookingId;
-  let counts: TripCancellationCounts = input.carried?.counts ?? emptyCounts(0);
+  let counts: TripCancellationCounts = input.carried?.counts ?? emptyCounts(input.openAtMark ?? 0);
 
   const progress = (): TripCancellationProgress => ({
     tripId: input.tripId,

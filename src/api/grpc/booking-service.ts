@@ -4,7 +4,11 @@ import { status, type sendUnaryData, type ServerUnaryCall } from '@grpc/grpc-js'
 import type { BookingApplication } from '../../application/interface';
 import type { TicketApplication } from '../../application/tickets';
 import type { BoardingApplication } from '../../application/boarding';
-import { bookingIdForRequest, paymentAttemptIdForRequest } from '../../application/admission';
+import {
+  bookingIdForRequest,
+  commandIdForRequest,
+  paymentAttemptIdForRequest,
+} from '../../application/admission';
 import type { Actor } from '../../domain/actor';
 import { isWellFormedRequestId } from '../../domain/request-correlation';
 import { runWithRequestId } from '../../observability/request-context';
@@ -93,6 +97,21 @@ function requestIdOf(call: ServerUnaryCall<unknown, unknown>): string {
     if (typeof candidate === 'string' && isWellFormedRequestId(candidate)) return candidate;
   }
   return randomUUID();
+}
+
+/** When a command must be answered, and its id when the caller named it with a request_id. */
+function commandOptions(
+  actor: Actor,
+  requestId: string,
+  answerBy: number | undefined,
+  receivedAt: number,
+): { answerBy?: number; receivedAt: number; commandId?: string } {
+  const named = given(requestId);
+  return {
+    ...(answerBy === undefined ? {} : { answerBy }),
+    receivedAt,
+    ...(named === undefined ? {} : { commandId: commandIdForRequest(actor, named) }),
+  };
 }
 
 /** proto3 has no "unset" for scalars: '' and 0 mean "not given" where the contract says so. */
@@ -225,7 +244,7 @@ export function createBookingServiceHandlers(dependencies: BookingServiceDepende
     updateBooking: unary(
       BookingServiceService.updateBooking,
       'change',
-      async (actor, request: UpdateBookingRequest) => {
+      async (actor, request: UpdateBookingRequest, answerBy, receivedAt) => {
         const booking = await application.updateBooking(
           actor,
           request.bookingId,
@@ -246,7 +265,10 @@ export function createBookingServiceHandlers(dependencies: BookingServiceDepende
             boardingStop: request.boardingStop,
             alightingStop: request.alightingStop,
           },
-          { expectedVersion: given(request.expectedVersion) },
+          {
+            expectedVersion: given(request.expectedVersion),
+            ...commandOptions(actor, request.requestId, answerBy, receivedAt),
+          },
         );
         return { booking: toBookingMessage(booking) };
       },
@@ -255,8 +277,13 @@ export function createBookingServiceHandlers(dependencies: BookingServiceDepende
     cancelBooking: unary(
       BookingServiceService.cancelBooking,
       'change',
-      async (actor, request: CancelBookingRequest) => {
-        const booking = await application.cancelBooking(actor, request.bookingId, { reason: request.reason });
+      async (actor, request: CancelBookingRequest, answerBy, receivedAt) => {
+        const booking = await application.cancelBooking(
+          actor,
+          request.bookingId,
+          { reason: request.reason },
+          commandOptions(actor, request.requestId, answerBy, receivedAt),
+        );
         return { booking: toBookingMessage(booking) };
       },
     ),
@@ -264,11 +291,14 @@ export function createBookingServiceHandlers(dependencies: BookingServiceDepende
     cancelTrip: unary(
       BookingServiceService.cancelTrip,
       'change',
-      async (actor, request: CancelTripRequest) => {
+      async (actor, request: CancelTripRequest, answerBy, receivedAt) => {
         // proto3 has no unset string: an empty reason is a missing one, refused by the same rule as REST's.
-        const cancellation = await application.cancelTrip(actor, request.tripId, {
-          reason: given(request.reason),
-        });
+        const cancellation = await application.cancelTrip(
+          actor,
+          request.tripId,
+          { reason: given(request.reason) },
+          { answerBy, receivedAt },
+        );
         return { cancellation: toTripCancellationMessage(cancellation) };
       },
     ),
@@ -284,13 +314,17 @@ export function createBookingServiceHandlers(dependencies: BookingServiceDepende
     confirmPayment: unary(
       BookingServiceService.confirmPayment,
       'change',
-      async (actor, request: ConfirmPaymentRequest) => {
+      async (actor, request: ConfirmPaymentRequest, answerBy, receivedAt) => {
         const requestId = given(request.requestId);
         const booking = await application.confirmPayment(
           actor,
           request.bookingId,
           { paymentToken: request.paymentToken },
-          requestId === undefined ? {} : { attemptId: paymentAttemptIdForRequest(actor, requestId) },
+          {
+            answerBy,
+            receivedAt,
+            ...(requestId === undefined ? {} : { attemptId: paymentAttemptIdForRequest(actor, requestId) }),
+          },
         );
         return { booking: toBookingMessage(booking) };
       },

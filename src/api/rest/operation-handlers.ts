@@ -93,6 +93,14 @@ function versionFromEntityTag(value: unknown): number | undefined {
   return tag === '*' ? undefined : Number(tag.replace(/"/g, ''));
 }
 
+/** A command's id (its Idempotency-Key's reservation) and arrival, as the application takes them. */
+function commandOptions(reservedId: string | undefined, receivedAt: number | undefined) {
+  return {
+    ...(reservedId === undefined ? {} : { commandId: reservedId }),
+    ...(receivedAt === undefined ? {} : { receivedAt }),
+  };
+}
+
 /** Handlers by canonical operationId; an `/api` twin runs its canonical operation's handler. */
 export function createOperationHandlers(applications: Applications): Record<string, OperationHandler> {
   const { bookings, catalog, users, tickets, boarding } = applications;
@@ -120,37 +128,43 @@ export function createOperationHandlers(applications: Applications): Record<stri
       return bookingResponse(await bookings.getBooking(actor, String(path.booking_id)));
     },
 
-    async updateBooking({ actor, path, headers, body }) {
+    async updateBooking({ actor, path, headers, body, reservedId, receivedAt }) {
       const expectedVersion = versionFromEntityTag(headers['if-match']);
-      const booking = await bookings.updateBooking(
-        actor,
-        String(path.booking_id),
-        updateBookingInput(body),
-        expectedVersion === undefined ? {} : { expectedVersion },
-      );
+      const booking = await bookings.updateBooking(actor, String(path.booking_id), updateBookingInput(body), {
+        ...commandOptions(reservedId, receivedAt),
+        ...(expectedVersion === undefined ? {} : { expectedVersion }),
+      });
       return bookingResponse(booking);
     },
 
-    async cancelBooking({ actor, path, body }) {
+    async cancelBooking({ actor, path, body, reservedId, receivedAt }) {
       return bookingResponse(
-        await bookings.cancelBooking(actor, String(path.booking_id), cancelBookingInput(body)),
-      );
-    },
-
-    async confirmPayment({ actor, path, body, reservedId }) {
-      return bookingResponse(
-        await bookings.confirmPayment(
+        await bookings.cancelBooking(
           actor,
           String(path.booking_id),
-          confirmPaymentInput(body),
-          reservedId === undefined ? {} : { attemptId: reservedId },
+          cancelBookingInput(body),
+          commandOptions(reservedId, receivedAt),
         ),
       );
     },
 
-    async cancelTrip({ actor, path, body, prefix }) {
+    async confirmPayment({ actor, path, body, reservedId, receivedAt }) {
+      return bookingResponse(
+        await bookings.confirmPayment(actor, String(path.booking_id), confirmPaymentInput(body), {
+          ...(reservedId === undefined ? {} : { attemptId: reservedId }),
+          ...(receivedAt === undefined ? {} : { receivedAt }),
+        }),
+      );
+    },
+
+    async cancelTrip({ actor, path, body, prefix, receivedAt }) {
       const tripId = String(path.trip_id);
-      const cancellation = await bookings.cancelTrip(actor, tripId, cancelTripInput(body));
+      const cancellation = await bookings.cancelTrip(
+        actor,
+        tripId,
+        cancelTripInput(body),
+        receivedAt === undefined ? {} : { receivedAt },
+      );
       return {
         status: 202,
         headers: { 'content-type': jsonType, location: `${prefix}/trips/${tripId}/cancellation` },
@@ -271,4 +285,10 @@ export function bookingProcessingResponse(error: DomainError, prefix: string): R
 }
 
 /** Operations whose retries are made safe by an Idempotency-Key (REST's one idempotency mechanism). */
-export const idempotentOperationIds: ReadonlySet<string> = new Set(['createBooking', 'confirmPayment']);
+export const idempotentOperationIds: ReadonlySet<string> = new Set([
+  'createBooking',
+  'confirmPayment',
+  'updateBooking',
+  'cancelBooking',
+  'cancelTrip',
+]);

@@ -60,6 +60,7 @@ describe('assertWellFormedRequest', () => {
       seatChanges: [{ passengerId: 'p', seatNumber: '14A', fareClass: 'PREMIUM\u0000' }],
       addPassengers: [],
       passengerUpdates: [],
+      requestId: '',
     };
     expect(violationsOf(update)?.violations).toEqual([
       { field: 'seat_changes[0].fare_class', message: nulMessage },

@@ -47,7 +47,7 @@ export interface paths {
         head?: never;
         /**
          * Change seats or passengers
-         * @description Allowed in PENDING_PAYMENT and CONFIRMED until the change cutoff before departure. New seats are held before old ones are released; the price difference changes the amount due (pending) or is charged or refunded (confirmed). `If-Match` must carry the current `ETag` (412 when it is stale, 428 when it is missing), or `*` to change whatever version is current. A booking whose seats are still being held answers 202 as its read does, and nothing is changed; send the change again after `Retry-After`.
+         * @description Allowed in PENDING_PAYMENT and CONFIRMED until the change cutoff before departure. New seats are held before old ones are released; the price difference changes the amount due (pending) or is charged or refunded (confirmed). `If-Match` must carry the current `ETag` (412 when it is stale, 428 when it is missing), or `*` to change whatever version is current. A booking whose seats are still being held answers 202 as its read does, and nothing is changed; send the change again after `Retry-After`. A change still running when its answer is due answers 202 too (`detail` says so) and it goes on, and the same request with the same `Idempotency-Key` answers its outcome. 503 means nothing was changed. A booking whose trip the operator cancelled answers 409 BOOKING_STATE_CONFLICT and nothing is changed.
          */
         patch: operations["updateBooking"];
         trace?: never;
@@ -62,7 +62,7 @@ export interface paths {
         get?: never;
         /**
          * Cancel a booking
-         * @description Releases the seats; a confirmed booking is refunded by the fare's refund rule. Cancelling an already cancelled booking answers 200 with the booking unchanged, so retries are safe. A booking whose seats are still being held answers 202; the cancel is recorded and applied as soon as they are held, and a read of the booking (or the same cancel, repeated) then answers it CANCELLED with its seats released.
+         * @description Releases the seats; a confirmed booking is refunded by the fare's refund rule. Cancelling an already cancelled booking answers 200 with the booking unchanged, so retries are safe. A booking whose seats are still being held answers 202; the cancel is recorded and applied as soon as they are held, and a read of the booking (or the same cancel, repeated) then answers it CANCELLED with its seats released. A cancel still running when its answer is due also answers 202; it goes on, and the same cancel answers the cancelled booking once it is done. 503 means nothing was changed.
          */
         put: operations["cancelBooking"];
         post?: never;
@@ -83,7 +83,7 @@ export interface paths {
         put?: never;
         /**
          * Pay for a held booking
-         * @description Charges the amount due with the gateway token and confirms the booking. A declined payment answers 402 and leaves the hold in place, so the caller may retry until `hold_expires_at`. A booking whose seats are still being held answers 202 as its read does and nothing is charged; pay again after `Retry-After`.
+         * @description Charges the amount due with the gateway token and confirms the booking. A declined payment answers 402 and leaves the hold in place, so the caller may retry until `hold_expires_at`. A booking whose seats are still being held answers 202 as its read does and nothing is charged; pay again after `Retry-After`. A payment still running when its answer is due answers 202 too (`detail` says so) and it goes on, and the same request with the same `Idempotency-Key` answers its outcome (never a second charge); do not pay again with a new key. 503 means nothing was charged. A booking whose trip the operator cancelled answers 409 BOOKING_STATE_CONFLICT before any money moves.
          */
         post: operations["confirmPayment"];
         delete?: never;
@@ -236,8 +236,9 @@ export interface paths {
          *     or paid for, and route search and availability leave it out. Then every open booking of the trip is
          *     cancelled by its own workflow: everything captured is refunded whatever the fare's refund rule, the seats
          *     are released and the passengers are told the reason. Answers 202 with the cancellation as it stands; follow
-         *     it at the `Location` given. Calling again answers the same cancellation (with its first reason). A trip
-         *     that has departed answers 409 BOOKING_STATE_CONFLICT.
+         *     it at the `Location` given; its counts start from the bookings open at the mark, each of which ends up
+         *     cancelled, already ended or failed. Calling again answers the same cancellation (with its first reason).
+         *     A trip that has departed answers 409 BOOKING_STATE_CONFLICT. 503 means the trip was not marked.
          */
         post: operations["cancelTrip"];
         delete?: never;
@@ -1316,7 +1317,9 @@ export interface components {
          *     without a booking (for example 409 SEAT_UNAVAILABLE), never 404. Not stored under an Idempotency-Key: a
          *     retry with the same key answers the booking's outcome (201) as soon as there is one. Payment and changes
          *     answer it too, having done nothing; a cancel answers it having recorded the cancel, which is applied as
-         *     soon as the seats are held.
+         *     soon as the seats are held. A payment, change or cancel of a booking answers it when its answer is due
+         *     while the booking's workflow is still carrying it out: it goes on, and the same request with the same
+         *     `Idempotency-Key` answers its outcome.
          */
         BookingProcessing: {
             headers: {
@@ -1718,7 +1721,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description UNAVAILABLE — a dependency is down or the request timed out; retry after `Retry-After`. */
+        /** @description UNAVAILABLE — a dependency is down or the request timed out before anything was changed; retry after `Retry-After`. */
         ServiceUnavailable: {
             headers: {
                 "Retry-After": components["headers"]["Retry-After"];
@@ -1746,11 +1749,12 @@ export interface components {
         RequestId: string;
         /**
          * @description Client-chosen key (a UUID is a good choice) that makes a retry safe. The first request with a key
-         *     reserves the id of what it creates (the booking, or the payment attempt). A final answer (success or a
+         *     reserves the id of what it creates or does (the booking, the payment attempt, the change or
+         *     cancellation, which the booking's workflow knows by that id). A final answer (success or a
          *     business error) is replayed for a repeat with the same key and the same body. An answer a retry may
          *     still change (5xx, 429, 202 with status PROCESSING) is not kept: the retry goes on with the same
-         *     reserved id, so it joins the booking or payment the first attempt started and never makes a second
-         *     one. The same key with a different body answers 422 IDEMPOTENCY_KEY_REUSED; a repeat while the first
+         *     reserved id, so it joins the booking, payment or change the first attempt started and never makes a
+         *     second one. The same key with a different body answers 422 IDEMPOTENCY_KEY_REUSED; a repeat while the first
          *     request is still running answers 409 IDEMPOTENCY_KEY_IN_USE with `Retry-After`. Keys are scoped to
          *     the caller and kept for at least 24 hours. No example is given: a fixed key would store a first try's
          *     answer under it, and the next request with a corrected body would answer 422.
@@ -2003,11 +2007,12 @@ export interface operations {
             header?: {
                 /**
                  * @description Client-chosen key (a UUID is a good choice) that makes a retry safe. The first request with a key
-                 *     reserves the id of what it creates (the booking, or the payment attempt). A final answer (success or a
+                 *     reserves the id of what it creates or does (the booking, the payment attempt, the change or
+                 *     cancellation, which the booking's workflow knows by that id). A final answer (success or a
                  *     business error) is replayed for a repeat with the same key and the same body. An answer a retry may
                  *     still change (5xx, 429, 202 with status PROCESSING) is not kept: the retry goes on with the same
-                 *     reserved id, so it joins the booking or payment the first attempt started and never makes a second
-                 *     one. The same key with a different body answers 422 IDEMPOTENCY_KEY_REUSED; a repeat while the first
+                 *     reserved id, so it joins the booking, payment or change the first attempt started and never makes a
+                 *     second one. The same key with a different body answers 422 IDEMPOTENCY_KEY_REUSED; a repeat while the first
                  *     request is still running answers 409 IDEMPOTENCY_KEY_IN_USE with `Retry-After`. Keys are scoped to
                  *     the caller and kept for at least 24 hours. No example is given: a fixed key would store a first try's
                  *     answer under it, and the next request with a corrected body would answer 422.
@@ -2090,6 +2095,19 @@ export interface operations {
                  */
                 "If-Match": components["parameters"]["IfMatch"];
                 /**
+                 * @description Client-chosen key (a UUID is a good choice) that makes a retry safe. The first request with a key
+                 *     reserves the id of what it creates or does (the booking, the payment attempt, the change or
+                 *     cancellation, which the booking's workflow knows by that id). A final answer (success or a
+                 *     business error) is replayed for a repeat with the same key and the same body. An answer a retry may
+                 *     still change (5xx, 429, 202 with status PROCESSING) is not kept: the retry goes on with the same
+                 *     reserved id, so it joins the booking, payment or change the first attempt started and never makes a
+                 *     second one. The same key with a different body answers 422 IDEMPOTENCY_KEY_REUSED; a repeat while the first
+                 *     request is still running answers 409 IDEMPOTENCY_KEY_IN_USE with `Retry-After`. Keys are scoped to
+                 *     the caller and kept for at least 24 hours. No example is given: a fixed key would store a first try's
+                 *     answer under it, and the next request with a corrected body would answer 422.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /**
                  * @description Correlation id for logs and traces, echoed in the response and in problem documents. When absent the
                  *     server generates one. A value that breaks the pattern (1 to 128 printable ASCII characters, no spaces)
                  *     answers 400 VALIDATION_FAILED naming `X-Request-Id`; that answer carries an id the server generated. No
@@ -2130,6 +2148,19 @@ export interface operations {
             query?: never;
             header?: {
                 /**
+                 * @description Client-chosen key (a UUID is a good choice) that makes a retry safe. The first request with a key
+                 *     reserves the id of what it creates or does (the booking, the payment attempt, the change or
+                 *     cancellation, which the booking's workflow knows by that id). A final answer (success or a
+                 *     business error) is replayed for a repeat with the same key and the same body. An answer a retry may
+                 *     still change (5xx, 429, 202 with status PROCESSING) is not kept: the retry goes on with the same
+                 *     reserved id, so it joins the booking, payment or change the first attempt started and never makes a
+                 *     second one. The same key with a different body answers 422 IDEMPOTENCY_KEY_REUSED; a repeat while the first
+                 *     request is still running answers 409 IDEMPOTENCY_KEY_IN_USE with `Retry-After`. Keys are scoped to
+                 *     the caller and kept for at least 24 hours. No example is given: a fixed key would store a first try's
+                 *     answer under it, and the next request with a corrected body would answer 422.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /**
                  * @description Correlation id for logs and traces, echoed in the response and in problem documents. When absent the
                  *     server generates one. A value that breaks the pattern (1 to 128 printable ASCII characters, no spaces)
                  *     answers 400 VALIDATION_FAILED naming `X-Request-Id`; that answer carries an id the server generated. No
@@ -2169,11 +2200,12 @@ export interface operations {
             header?: {
                 /**
                  * @description Client-chosen key (a UUID is a good choice) that makes a retry safe. The first request with a key
-                 *     reserves the id of what it creates (the booking, or the payment attempt). A final answer (success or a
+                 *     reserves the id of what it creates or does (the booking, the payment attempt, the change or
+                 *     cancellation, which the booking's workflow knows by that id). A final answer (success or a
                  *     business error) is replayed for a repeat with the same key and the same body. An answer a retry may
                  *     still change (5xx, 429, 202 with status PROCESSING) is not kept: the retry goes on with the same
-                 *     reserved id, so it joins the booking or payment the first attempt started and never makes a second
-                 *     one. The same key with a different body answers 422 IDEMPOTENCY_KEY_REUSED; a repeat while the first
+                 *     reserved id, so it joins the booking, payment or change the first attempt started and never makes a
+                 *     second one. The same key with a different body answers 422 IDEMPOTENCY_KEY_REUSED; a repeat while the first
                  *     request is still running answers 409 IDEMPOTENCY_KEY_IN_USE with `Retry-After`. Keys are scoped to
                  *     the caller and kept for at least 24 hours. No example is given: a fixed key would store a first try's
                  *     answer under it, and the next request with a corrected body would answer 422.
@@ -2461,6 +2493,19 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description Client-chosen key (a UUID is a good choice) that makes a retry safe. The first request with a key
+                 *     reserves the id of what it creates or does (the booking, the payment attempt, the change or
+                 *     cancellation, which the booking's workflow knows by that id). A final answer (success or a
+                 *     business error) is replayed for a repeat with the same key and the same body. An answer a retry may
+                 *     still change (5xx, 429, 202 with status PROCESSING) is not kept: the retry goes on with the same
+                 *     reserved id, so it joins the booking, payment or change the first attempt started and never makes a
+                 *     second one. The same key with a different body answers 422 IDEMPOTENCY_KEY_REUSED; a repeat while the first
+                 *     request is still running answers 409 IDEMPOTENCY_KEY_IN_USE with `Retry-After`. Keys are scoped to
+                 *     the caller and kept for at least 24 hours. No example is given: a fixed key would store a first try's
+                 *     answer under it, and the next request with a corrected body would answer 422.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
                  * @description Correlation id for logs and traces, echoed in the response and in problem documents. When absent the
                  *     server generates one. A value that breaks the pattern (1 to 128 printable ASCII characters, no spaces)

@@ -79,6 +79,7 @@ export interface UpdateBookingRequest {
   passengerUpdates: PassengerUpdate[];
   boardingStop?: string | undefined;
   alightingStop?: string | undefined;
+  requestId: string;
 }
 
 export interface UpdateBookingResponse {
@@ -88,6 +89,7 @@ export interface UpdateBookingResponse {
 export interface CancelBookingRequest {
   bookingId: string;
   reason?: string | undefined;
+  requestId: string;
 }
 
 export interface CancelBookingResponse {
@@ -167,6 +169,7 @@ export interface GetTripManifestResponse {
 export interface CancelTripRequest {
   tripId: string;
   reason: string;
+  requestId: string;
 }
 
 export interface CancelTripResponse {
@@ -1023,6 +1026,7 @@ function createBaseUpdateBookingRequest(): UpdateBookingRequest {
     passengerUpdates: [],
     boardingStop: undefined,
     alightingStop: undefined,
+    requestId: "",
   };
 }
 
@@ -1048,6 +1052,9 @@ export const UpdateBookingRequest: MessageFns<UpdateBookingRequest> = {
     }
     if (message.alightingStop !== undefined) {
       writer.uint32(58).string(message.alightingStop);
+    }
+    if (message.requestId !== "") {
+      writer.uint32(66).string(message.requestId);
     }
     return writer;
   },
@@ -1121,6 +1128,14 @@ export const UpdateBookingRequest: MessageFns<UpdateBookingRequest> = {
             message.alightingStop = reader.string();
             continue;
           }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.requestId = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1170,6 +1185,11 @@ export const UpdateBookingRequest: MessageFns<UpdateBookingRequest> = {
         : isSet(object.alighting_stop)
         ? globalThis.String(object.alighting_stop)
         : undefined,
+      requestId: isSet(object.requestId)
+        ? globalThis.String(object.requestId)
+        : isSet(object.request_id)
+        ? globalThis.String(object.request_id)
+        : "",
     };
   },
 
@@ -1196,6 +1216,9 @@ export const UpdateBookingRequest: MessageFns<UpdateBookingRequest> = {
     if (message.alightingStop !== undefined) {
       obj.alightingStop = message.alightingStop;
     }
+    if (message.requestId !== "") {
+      obj.requestId = message.requestId;
+    }
     return obj;
   },
 
@@ -1211,6 +1234,7 @@ export const UpdateBookingRequest: MessageFns<UpdateBookingRequest> = {
     message.passengerUpdates = object.passengerUpdates?.map((e) => PassengerUpdate.fromPartial(e)) || [];
     message.boardingStop = object.boardingStop ?? undefined;
     message.alightingStop = object.alightingStop ?? undefined;
+    message.requestId = object.requestId ?? "";
     return message;
   },
 };
@@ -1285,7 +1309,7 @@ export const UpdateBookingResponse: MessageFns<UpdateBookingResponse> = {
 };
 
 function createBaseCancelBookingRequest(): CancelBookingRequest {
-  return { bookingId: "", reason: undefined };
+  return { bookingId: "", reason: undefined, requestId: "" };
 }
 
 export const CancelBookingRequest: MessageFns<CancelBookingRequest> = {
@@ -1295,6 +1319,9 @@ export const CancelBookingRequest: MessageFns<CancelBookingRequest> = {
     }
     if (message.reason !== undefined) {
       writer.uint32(18).string(message.reason);
+    }
+    if (message.requestId !== "") {
+      writer.uint32(26).string(message.requestId);
     }
     return writer;
   },
@@ -1328,6 +1355,14 @@ export const CancelBookingRequest: MessageFns<CancelBookingRequest> = {
             message.reason = reader.string();
             continue;
           }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.requestId = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1348,6 +1383,11 @@ export const CancelBookingRequest: MessageFns<CancelBookingRequest> = {
         ? globalThis.String(object.booking_id)
         : "",
       reason: isSet(object.reason) ? globalThis.String(object.reason) : undefined,
+      requestId: isSet(object.requestId)
+        ? globalThis.String(object.requestId)
+        : isSet(object.request_id)
+        ? globalThis.String(object.request_id)
+        : "",
     };
   },
 
@@ -1359,6 +1399,9 @@ export const CancelBookingRequest: MessageFns<CancelBookingRequest> = {
     if (message.reason !== undefined) {
       obj.reason = message.reason;
     }
+    if (message.requestId !== "") {
+      obj.requestId = message.requestId;
+    }
     return obj;
   },
 
@@ -1369,6 +1412,7 @@ export const CancelBookingRequest: MessageFns<CancelBookingRequest> = {
     const message = createBaseCancelBookingRequest();
     message.bookingId = object.bookingId ?? "";
     message.reason = object.reason ?? undefined;
+    message.requestId = object.requestId ?? "";
     return message;
   },
 };
@@ -2717,7 +2761,7 @@ export const GetTripManifestResponse: MessageFns<GetTripManifestResponse> = {
 };
 
 function createBaseCancelTripRequest(): CancelTripRequest {
-  return { tripId: "", reason: "" };
+  return { tripId: "", reason: "", requestId: "" };
 }
 
 export const CancelTripRequest: MessageFns<CancelTripRequest> = {
@@ -2727,6 +2771,9 @@ export const CancelTripRequest: MessageFns<CancelTripRequest> = {
     }
     if (message.reason !== "") {
       writer.uint32(18).string(message.reason);
+    }
+    if (message.requestId !== "") {
+      writer.uint32(26).string(message.requestId);
     }
     return writer;
   },
@@ -2760,6 +2807,14 @@ export const CancelTripRequest: MessageFns<CancelTripRequest> = {
             message.reason = reader.string();
             continue;
           }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.requestId = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2780,6 +2835,11 @@ export const CancelTripRequest: MessageFns<CancelTripRequest> = {
         ? globalThis.String(object.trip_id)
         : "",
       reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+      requestId: isSet(object.requestId)
+        ? globalThis.String(object.requestId)
+        : isSet(object.request_id)
+        ? globalThis.String(object.request_id)
+        : "",
     };
   },
 
@@ -2791,6 +2851,9 @@ export const CancelTripRequest: MessageFns<CancelTripRequest> = {
     if (message.reason !== "") {
       obj.reason = message.reason;
     }
+    if (message.requestId !== "") {
+      obj.requestId = message.requestId;
+    }
     return obj;
   },
 
@@ -2801,6 +2864,7 @@ export const CancelTripRequest: MessageFns<CancelTripRequest> = {
     const message = createBaseCancelTripRequest();
     message.tripId = object.tripId ?? "";
     message.reason = object.reason ?? "";
+    message.requestId = object.requestId ?? "";
     return message;
   },
 };
