@@ -39,6 +39,14 @@ module.exports = {
       globalSetup: '<rootDir>/test/support/global-setup.mjs',
       globalTeardown: '<rootDir>/test/support/global-teardown.mjs',
     },
+    // A trip cancel raced by a burst of commands beside a CPU hog, five times: `npm run test:burst` (CI runs one).
+    {
+      ...shared,
+      displayName: 'burst',
+      testMatch: ['<rootDir>/test/burst/**/*.test.ts'],
+      globalSetup: '<rootDir>/test/support/global-setup.mjs',
+      globalTeardown: '<rootDir>/test/support/global-teardown.mjs',
+    },
     // Each file starts its own cluster stack (dev/stack/cluster.ts) from dist/: scripts/test-cluster.sh builds first.
     { ...shared, displayName: 'cluster', testMatch: ['<rootDir>/test/cluster/**/*.test.ts'] },
     // A real Keycloak (downloaded once into .tools/, slow to start): `npm run test:keycloak` only, never `npm test`.

@@ -1,9 +1,14 @@
 // Integration: each RPC maps its request onto one application call, and failures arrive as rich errors of the error model.
+import { expect } from '@jest/globals';
 import { status } from '@grpc/grpc-js';
 import type { BookingClient } from '../../../src/api/grpc/client';
 import type { RunningGrpcServer } from '../../../src/api/grpc/server';
 import type { BookingApplication } from '../../../src/application/interface';
-import { bookingIdForRequest, paymentAttemptIdForRequest } from '../../../src/application/admission';
+import {
+  bookingIdForRequest,
+  commandIdForRequest,
+  paymentAttemptIdForRequest,
+} from '../../../src/application/admission';
 import {
   DomainError,
   errorCodeMappings,
@@ -167,7 +172,7 @@ describe('request mapping', () => {
             },
           ],
         },
-        { expectedVersion: 3 },
+        expect.objectContaining({ expectedVersion: 3, receivedAt: expect.any(Number) }),
       ],
       [
         booking.id,
@@ -176,17 +181,32 @@ describe('request mapping', () => {
           addPassengers: [],
           passengerUpdates: [],
         },
-        { expectedVersion: undefined },
+        expect.objectContaining({ expectedVersion: undefined, receivedAt: expect.any(Number) }),
       ],
     ]);
   });
 
-  it('CancelBooking passes the reason', async () => {
+  it('CancelBooking passes the reason, and the command its request id names', async () => {
     answer = () => Promise.resolve(bookingView({ status: 'CANCELLED', cancellationReason: 'plans changed' }));
-    const response = await client.cancelBooking({ bookingId: booking.id, reason: 'plans changed' });
+    const response = await client.cancelBooking({
+      bookingId: booking.id,
+      reason: 'plans changed',
+      requestId: 'c4f1c2d4-0000-4000-8000-000000000003',
+    });
     expect(response.booking?.status).toBe(BookingStatus.BOOKING_STATUS_CANCELLED);
     expect(calls).toEqual([
-      { operation: 'cancelBooking', args: [actors.alice, booking.id, { reason: 'plans changed' }] },
+      {
+        operation: 'cancelBooking',
+        args: [
+          actors.alice,
+          booking.id,
+          { reason: 'plans changed' },
+          expect.objectContaining({
+            commandId: commandIdForRequest(actors.alice, 'c4f1c2d4-0000-4000-8000-000000000003'),
+            receivedAt: expect.any(Number),
+          }),
+        ],
+      },
     ]);
   });
 
@@ -206,10 +226,21 @@ describe('request mapping', () => {
           actors.alice,
           booking.id,
           { paymentToken: 'tok_visa' },
-          { attemptId: paymentAttemptIdForRequest(actors.alice, 'b3f1c2d4-0000-4000-8000-000000000002') },
+          expect.objectContaining({
+            attemptId: paymentAttemptIdForRequest(actors.alice, 'b3f1c2d4-0000-4000-8000-000000000002'),
+            receivedAt: expect.any(Number),
+          }),
         ],
       },
-      { operation: 'confirmPayment', args: [actors.alice, booking.id, { paymentToken: 'tok_visa' }, {}] },
+      {
+        operation: 'confirmPayment',
+        args: [
+          actors.alice,
+          booking.id,
+          { paymentToken: 'tok_visa' },
+          expect.not.objectContaining({ attemptId: expect.anything() }),
+        ],
+      },
     ]);
   });
 
