@@ -17,6 +17,7 @@ import {
   useActivityTestBed,
 } from '../../support/activities';
 import type { SimulatorChargeRow } from '../../support/booking-records';
+import { createTrip } from '../../support/trips';
 
 const testBed = useActivityTestBed({ poolSize: 12 });
 let payments: PaymentActivities;
@@ -54,6 +55,28 @@ async function ledgerCharges(idempotencyKey: string) {
 }
 
 describe('ProcessPayment', () => {
+  it('refuses a booking whose trip the operator cancelled, naming the reason, before any money moves', async () => {
+    const trip = await createTrip(testBed.database, { seatCount: 4 });
+    const booking = bookingSnapshot({ ...trip, customerId: testBed.trip.customerId }, [
+      testPassenger(trip.seatNumbers[0]),
+    ]);
+    await createReadModelActivities({ database: testBed.database, cipher: testBed.cipher }).RecordBooking(
+      booking,
+    );
+    await testBed
+      .database('trips')
+      .where({ id: trip.tripId })
+      .update({ status: 'CANCELLED', cancelled_at: new Date(), cancellation_reason: 'Storm warning' });
+    const input = payment(booking.id, 'tok_visa');
+    const refusal = findDomainError(await failureOf(runActivity(payments, 'ProcessPayment', input)));
+    expect(refusal).toMatchObject({
+      code: 'BOOKING_STATE_CONFLICT',
+      details: { tripId: trip.tripId, tripStatus: 'CANCELLED', reason: 'Storm warning' },
+    });
+    expect(await ledgerCharges(input.idempotencyKey)).toEqual([]);
+    expect(await testBed.database('payments').where({ booking_id: booking.id })).toEqual([]);
+  });
+
   it.each([
     ['tok_visa', 'visa •••• 4242'],
     ['tok_mastercard', 'mastercard •••• 4444'],
