@@ -4,11 +4,12 @@ import type { Knex } from 'knex';
 // Counting and paging the trip's open bookings after the mark lost those that ended on their own in between (a
 // refused payment, an expiry): they were counted at the start but never listed. The list is fixed at the mark,
 // in the mark's transaction, so the cancellation handles each of them once, whatever they do meanwhile. Trips
-// cancelled before this migration get the list of their bookings still open now.
+// cancelled before this migration get the list of their bookings still open now. Rows go with their booking or
+// trip (only tests ever delete those).
 const upSql = `
 CREATE TABLE trip_cancellation_bookings (
-  trip_id uuid NOT NULL REFERENCES trips (id),
-  booking_id uuid NOT NULL REFERENCES bookings (id),
+  trip_id uuid NOT NULL REFERENCES trips (id) ON DELETE CASCADE,
+  booking_id uuid NOT NULL REFERENCES bookings (id) ON DELETE CASCADE,
   PRIMARY KEY (trip_id, booking_id)
 );
 

@@ -67,14 +67,18 @@ describe('ProcessPayment', () => {
       .database('trips')
       .where({ id: trip.tripId })
       .update({ status: 'CANCELLED', cancelled_at: new Date(), cancellation_reason: 'Storm warning' });
-    const input = payment(booking.id, 'tok_visa');
-    const refusal = findDomainError(await failureOf(runActivity(payments, 'ProcessPayment', input)));
-    expect(refusal).toMatchObject({
-      code: 'BOOKING_STATE_CONFLICT',
-      details: { tripId: trip.tripId, tripStatus: 'CANCELLED', reason: 'Storm warning' },
-    });
-    expect(await ledgerCharges(input.idempotencyKey)).toEqual([]);
-    expect(await testBed.database('payments').where({ booking_id: booking.id })).toEqual([]);
+    try {
+      const input = payment(booking.id, 'tok_visa');
+      const refusal = findDomainError(await failureOf(runActivity(payments, 'ProcessPayment', input)));
+      expect(refusal).toMatchObject({
+        code: 'BOOKING_STATE_CONFLICT',
+        details: { tripId: trip.tripId, tripStatus: 'CANCELLED', reason: 'Storm warning' },
+      });
+      expect(await ledgerCharges(input.idempotencyKey)).toEqual([]);
+      expect(await testBed.database('payments').where({ booking_id: booking.id })).toEqual([]);
+    } finally {
+      await trip.remove();
+    }
   });
 
   it.each([
