@@ -41,7 +41,7 @@ import {
   type BookingView,
 } from '../db/booking-read-model';
 import { pageWindow, readPage } from '../db/paging';
-import { tripStandingOfBooking } from '../db/trip-cancellations';
+import { readTripCancellationMark } from '../db/trip-cancellations';
 import type { FieldCipher } from '../security/field-encryption';
 import type { bookingWorkflow } from '../workflows/booking';
 import {
@@ -59,6 +59,7 @@ import {
   type BookingContext,
 } from './booking-context';
 import { createBookingStarts, type StartOutcome } from './booking-starts';
+import { answerByOf } from './command-options';
 import { settledBy } from './create-answers';
 import { createBooking } from './create-booking';
 import type {
@@ -110,11 +111,6 @@ const commandNames: Record<CommandAction, BookingCommandName> = {
   update: 'change',
   cancel: 'cancellation',
 };
-
-/** The Workflow Update id of a named command: a repeat of the same request joins the update already sent. */
-function commandUpdateId(action: CommandAction, commandId: string | undefined): string | undefined {
-  return commandId === undefined ? undefined : `${action}-${commandId}`;
-}
 
 export function createBookingApplication(dependencies: BookingApplicationDependencies): BookingApplication {
   const { config, database, temporal, cipher } = dependencies;
@@ -172,14 +168,6 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
     return bookingStateConflict(row.status, action);
   }
 
-  /** When a command must be answered: its answer time counted from the request's arrival, or the caller's sooner. */
-  function answerByOf(options: CommandOptions): number {
-    return Math.min(
-      (options.receivedAt ?? Date.now()) + config.booking.createAnswerTimeoutMs,
-      options.answerBy ?? Number.POSITIVE_INFINITY,
-    );
-  }
-
   /**
    * A change of a booking whose trip the operator cancelled is refused before anything moves (the cancellation
    * itself still goes through): the trip's mark in PostgreSQL is read by whichever process serves it. A repeat of a
@@ -190,10 +178,10 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
     handle: WorkflowHandle<typeof bookingWorkflow>,
     updateId: string | undefined,
   ): Promise<void> {
-    const trip = await tripStandingOfBooking(database, row.id);
-    if (trip?.tripStatus !== 'CANCELLED') return;
+    const trip = await readTripCancellationMark(database, row.trip_id);
+    if (trip?.status !== 'CANCELLED') return;
     if (updateId !== undefined && (await updateWasSent(handle, updateId))) return;
-    throw tripCancelledRefusal(trip.tripId, trip.cancellationReason);
+    throw tripCancelledRefusal(row.trip_id, trip.cancellationReason);
   }
 
   /** Whether the workflow knows an update by this id (running or finished); its outcome is then the answer. */
@@ -225,12 +213,22 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
     actor: Actor,
     bookingIdInput: string,
     action: CommandAction,
-    options: CommandOptions & { updateId?: string },
-    send: (handle: WorkflowHandle<typeof bookingWorkflow>, row: BookingRow) => Promise<BookingState>,
+    options: CommandOptions,
+    send: (
+      handle: WorkflowHandle<typeof bookingWorkflow>,
+      row: BookingRow,
+      named: { updateId?: string },
+    ) => Promise<BookingState>,
     whileCreating: (bookingId: string) => Promise<BookingRow> = (bookingId) =>
       rowOnceCreated(actor, bookingId),
   ): Promise<BookingView> {
-    const answerBy = answerByOf(options);
+    const answerBy = answerByOf(options, config.booking.createAnswerTimeoutMs);
+    // Temporal answers an update id it has seen with that update's outcome: a repeated request joins the first
+    // (still running, or its result), never a second charge or change.
+    const updateId =
+      options.commandId === undefined
+        ? undefined
+        : `${action}-${validateId(options.commandId, 'command_id')}`;
     const bookingId = validateId(bookingIdInput, 'booking_id');
     const row = (await findVisibleBooking(actor, bookingId)) ?? (await whileCreating(bookingId));
     // Cancelling is idempotent (as the contracts promise): a repeated cancel answers the cancelled booking.
@@ -238,10 +236,10 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
     if (isTerminal(row.status)) throw endedBookingError(row, action);
     const handle = temporal.workflow.getHandle<typeof bookingWorkflow>(bookingWorkflowId(row.id));
     // A payment's own check is ProcessPayment's, next to the charge: it costs the payment no extra round trip.
-    if (action === 'update') await assertTripRuns(row, handle, options.updateId);
+    if (action === 'update') await assertTripRuns(row, handle, updateId);
     // The last moment to honour the answer time by doing nothing: once sent, the command is seen through.
     if (Date.now() >= answerBy) throw commandNotStarted();
-    const outcome = send(handle, row).then(
+    const outcome = send(handle, row, updateId === undefined ? {} : { updateId }).then(
       (snapshot): { view: BookingView } => ({ view: bookingViewOfSnapshot(snapshot) }),
       (error: unknown) => ({ error }),
     );
@@ -392,9 +390,7 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
     if (expectedVersion !== undefined && (!Number.isSafeInteger(expectedVersion) || expectedVersion < 1)) {
       throw validationFailed([{ field: 'expected_version', message: 'must be a whole number from 1' }]);
     }
-    const commandId = commandIdOf(options);
-    const updateId = commandUpdateId('update', commandId);
-    return sendCommand(actor, bookingId, 'update', { ...options, updateId }, async (handle, row) => {
+    return sendCommand(actor, bookingId, 'update', options, async (handle, row, named) => {
       const segmentChange = await segmentChangeOf(row, input);
       return handle.executeUpdate(updateBookingUpdate, {
         args: [
@@ -404,7 +400,7 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
             ...(segmentChange === undefined ? {} : { segmentChange }),
           },
         ],
-        ...(updateId === undefined ? {} : { updateId }),
+        ...named,
       });
     });
   }
@@ -438,17 +434,12 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
     options: CommandOptions = {},
   ): Promise<BookingView> {
     const command = validateCancelBooking(input);
-    const updateId = commandUpdateId('cancel', commandIdOf(options));
     return sendCommand(
       actor,
       bookingId,
       'cancel',
-      { ...options, updateId },
-      (handle) =>
-        handle.executeUpdate(cancelBookingUpdate, {
-          args: [command],
-          ...(updateId === undefined ? {} : { updateId }),
-        }),
+      options,
+      (handle, _row, named) => handle.executeUpdate(cancelBookingUpdate, { args: [command], ...named }),
       (unfinishedId) => cancelWhileCreating(actor, unfinishedId, command),
     );
   }
@@ -460,16 +451,14 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
     options: ConfirmPaymentOptions = {},
   ): Promise<BookingView> {
     const command = validateConfirmPayment(input);
-    const attemptId =
-      options.attemptId === undefined ? undefined : validateId(options.attemptId, 'attempt_id');
-    // Temporal answers an update id it has seen with that update's outcome: a retried attempt joins the first
-    // (still charging, or its result), never a second charge.
-    const updateId = commandUpdateId('confirm-payment', attemptId);
-    return sendCommand(actor, bookingId, 'confirm-payment', { ...options, updateId }, (handle) =>
-      handle.executeUpdate(confirmPaymentUpdate, {
-        args: [command],
-        ...(updateId === undefined ? {} : { updateId }),
-      }),
+    // The payment attempt is the command: a retried attempt joins the first, never a second charge.
+    const { attemptId, ...timing } = options;
+    return sendCommand(
+      actor,
+      bookingId,
+      'confirm-payment',
+      { ...timing, ...(attemptId === undefined ? {} : { commandId: attemptId }) },
+      (handle, _row, named) => handle.executeUpdate(confirmPaymentUpdate, { args: [command], ...named }),
     );
   }
 
@@ -480,6 +469,7 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
       ...(dependencies.taskQueues === undefined ? {} : { taskQueues: dependencies.taskQueues }),
       ...(dependencies.now === undefined ? {} : { now: dependencies.now }),
       answerTimeoutMs: config.booking.createAnswerTimeoutMs,
+      ...(dependencies.logger === undefined ? {} : { logger: dependencies.logger }),
     }),
     createBooking: (actor, input, options) => createBooking(context, actor, input, options),
     getBooking,
@@ -488,11 +478,6 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
     cancelBooking,
     confirmPayment,
   };
-}
-
-/** The command's own id (an Idempotency-Key's reservation, or derived from gRPC's request_id), validated. */
-function commandIdOf(options: CommandOptions): string | undefined {
-  return options.commandId === undefined ? undefined : validateId(options.commandId, 'command_id');
 }
 
 /**

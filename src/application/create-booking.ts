@@ -35,6 +35,7 @@ import { bookingWorkflowType, createBookingUpdate } from '../workflows/shared';
 import { assertNotRefusedWithOtherRequest, createRequestFingerprint, seatsBeingReserved } from './admission';
 import { answerEndedCreate, processingRetryAfterSeconds, type BookingContext } from './booking-context';
 import { bookingStartOptions, type BookingStart } from './booking-starts';
+import { answerByOf } from './command-options';
 import type { CreateBookingOptions } from './interface';
 import {
   answerFailedStart,
@@ -67,10 +68,7 @@ export async function createBooking(
   options: CreateBookingOptions = {},
 ): Promise<BookingView> {
   // Counted from the request's arrival: the front's own timeout keeps a margin for what runs after this call.
-  const answerBy = Math.min(
-    (options.receivedAt ?? Date.now()) + context.config.booking.createAnswerTimeoutMs,
-    options.answerBy ?? Number.POSITIVE_INFINITY,
-  );
+  const answerBy = answerByOf(options, context.config.booking.createAnswerTimeoutMs);
   const create = await admit(context, actor, input, options);
   let started: StartedCreate;
   try {

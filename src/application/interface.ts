@@ -7,7 +7,7 @@ import type { BookingStatus, FareClass, Money } from '../domain/booking';
 import type { Role } from '../domain/roles';
 import type { CreateBookingInput, UpdateBookingInput } from '../domain/validation';
 
-import type { CommandOptions } from './command-options';
+import type { AnswerTiming, CommandOptions } from './command-options';
 import type { TripCancellationApplication, TripCancellationView } from './trip-cancellations';
 
 export type { BookingView, CommandOptions, PageRequest, TripCancellationView };
@@ -18,20 +18,13 @@ export interface Page<T> {
   nextPageToken?: string;
 }
 
-export interface CreateBookingOptions {
+export interface CreateBookingOptions extends AnswerTiming {
   /**
    * The id the booking gets, chosen by the front's idempotency mechanism (the REST key store's reservation, or
    * derived from gRPC's request_id): a create naming a booking id already made joins it and answers its outcome;
    * one naming it with another body fails IDEMPOTENCY_KEY_REUSED. A fresh id when absent.
    */
   bookingId?: string;
-  /** Epoch milliseconds by which the caller needs its answer (a gRPC deadline less a margin). */
-  answerBy?: number;
-  /**
-   * Epoch milliseconds when the front received the request: the answer timeout counts from here, so time spent
-   * queueing before the application (a burst) is not added on top of it.
-   */
-  receivedAt?: number;
 }
 
 /** Bookings, and the operator's cancellation of a whole trip with every booking on it. */
@@ -78,7 +71,7 @@ export interface BookingApplication extends TripCancellationApplication {
   ): Promise<BookingView>;
 }
 
-export interface ConfirmPaymentOptions extends Omit<CommandOptions, 'commandId'> {
+export interface ConfirmPaymentOptions extends AnswerTiming {
   /**
    * Names the payment attempt (chosen like CreateBookingOptions.bookingId): a repeat with the same attempt id
    * answers the first attempt's outcome, whatever its payment token, and never charges again.

@@ -32,7 +32,7 @@ import {
   type TripCancellationTuning,
 } from '../workflows/trip-cancellation-shared';
 import { settledBy } from './create-answers';
-import type { CommandOptions } from './command-options';
+import { answerByOf, type AnswerTiming } from './command-options';
 import { domainErrorFromTemporal, isWorkflowGone } from './temporal-outcomes';
 
 export interface TripCancellationView {
@@ -55,7 +55,7 @@ export interface TripCancellationApplication {
     actor: Actor,
     tripId: string,
     input: { reason?: unknown } | undefined,
-    options?: Omit<CommandOptions, 'commandId'>,
+    options?: AnswerTiming,
   ): Promise<TripCancellationView>;
   /** The cancellation's status and counts; NOT_FOUND for an unknown trip or one that was not cancelled. */
   getTripCancellation(actor: Actor, tripId: string): Promise<TripCancellationView>;
@@ -69,6 +69,8 @@ export interface TripCancellationApplicationDependencies {
   now?: () => Date;
   /** How long after its arrival a cancel is answered: the mark is made by then, or not at all. */
   answerTimeoutMs: number;
+  /** Hears a start or a progress read that failed after the mark (the answer is the mark's then). */
+  logger?: { warn(fields: object, message: string): void };
 }
 
 function viewOf(progress: TripCancellationProgress): TripCancellationView {
@@ -161,10 +163,7 @@ export function createTripCancellationApplication(
       assertOperator(actor);
       const id = validateId(tripId, 'trip_id');
       const { reason } = validateCancelTrip(input);
-      const answerBy = Math.min(
-        (options.receivedAt ?? Date.now()) + dependencies.answerTimeoutMs,
-        options.answerBy ?? Number.POSITIVE_INFINITY,
-      );
+      const answerBy = answerByOf(options, dependencies.answerTimeoutMs);
       const at = now();
       // The mark commits within half the time left, or rolls back: the caller then hears that nothing changed.
       const withinMs = (answerBy - Date.now()) / 2;
@@ -185,14 +184,23 @@ export function createTripCancellationApplication(
       if (marked === undefined) throw notFound('Trip', id);
       // From the mark on the answer is 202 with the cancellation: a start or a progress read that is late goes on
       // (a read of the cancellation starts it, should this start be lost).
-      const started = ensureStarted(id, marked.mark, marked.openAtMark).then(
-        () => true,
-        () => false,
-      );
       const atMark = viewAtMark(id, marked.mark, marked.openAtMark);
+      const afterMark = <T>(step: string, work: Promise<T>, fallback: T): Promise<T> =>
+        work.catch((error: unknown) => {
+          dependencies.logger?.warn(
+            { tripId: id, err: error },
+            `trip cancellation ${step} failed after the mark`,
+          );
+          return fallback;
+        });
+      const started = afterMark(
+        'start',
+        ensureStarted(id, marked.mark, marked.openAtMark).then(() => true),
+        false,
+      );
       const startedInTime = await settledBy(started, answerBy);
       if (marked.newlyCancelled || startedInTime !== true) return atMark;
-      const progress = progressOf(id, marked.mark).catch(() => atMark);
+      const progress = afterMark('progress read', progressOf(id, marked.mark), atMark);
       return (await settledBy(progress, answerBy)) ?? atMark;
     },
 

@@ -274,11 +274,6 @@ export async function findBookingRow(database: Knex, bookingId: string): Promise
     BookingRow | undefined;
 }
 
-/** Whether the booking has a row yet (it appears once its seats are held). */
-export async function bookingRowExists(database: Knex, bookingId: string): Promise<boolean> {
-  return (await database('bookings').where({ id: bookingId }).first('id')) !== undefined;
-}
-
 /** The trip a stored booking is for; undefined when the booking has no row. */
 export async function tripOfBooking(database: Knex, bookingId: string): Promise<string | undefined> {
   const row = await database<BookingRow>('bookings').where({ id: bookingId }).first('trip_id');

@@ -111,7 +111,7 @@ function markInTransaction(database: Knex, input: MarkTripCancelledInput): Promi
       return {
         mark: markOf(row),
         newlyCancelled: false,
-        openAtMark: await countMarkedBookings(transaction, row.id),
+        openAtMark: await countOpenBookingsOfTrip(transaction, row.id),
       };
     }
     input.refuse({ id: row.id, status: row.status, departureTime: row.departure_time });
@@ -134,17 +134,13 @@ function markInTransaction(database: Knex, input: MarkTripCancelledInput): Promi
   });
 }
 
-function countMarkedBookings(database: Knex, tripId: string): Promise<number> {
-  return database('trip_cancellation_bookings')
+/** How many bookings were open at the trip's mark: each is cancelled, found ended, or reported failed. */
+export async function countOpenBookingsOfTrip(database: Knex, tripId: string): Promise<number> {
+  const row = await database('trip_cancellation_bookings')
     .where({ trip_id: tripId })
     .count<{ count: string }[]>('booking_id as count')
-    .first()
-    .then((row) => Number(row?.count ?? 0));
-}
-
-/** How many bookings were open at the trip's mark: each is cancelled, found ended, or reported failed. */
-export function countOpenBookingsOfTrip(database: Knex, tripId: string): Promise<number> {
-  return countMarkedBookings(database, tripId);
+    .first();
+  return Number(row?.count ?? 0);
 }
 
 /**
@@ -180,7 +176,7 @@ export interface BookingTripStanding {
 
 /**
  * The trip a stored booking is for, with its status and the operator's reason when it was cancelled; undefined when
- * the booking has no row. One statement: payments and changes ask it before anything moves.
+ * the booking has no row. One statement: ProcessPayment asks it, finding the booking, before any money moves.
  */
 export async function tripStandingOfBooking(
   database: Knex,

@@ -5,7 +5,9 @@ import { randomUUID } from 'node:crypto';
 import { observe, type ObservedResponse } from '../support/rest-contract';
 import { buildApp, createTokenIssuer, startServer, type RunningServer } from '../support/rest-app';
 import { startSagaEnvironment, type SagaEnvironment } from '../support/saga';
-import { bookingRequest, createTrip, type TestTrip } from '../support/trips';
+import type { Actor } from '../../src/domain/actor';
+import { tripCancellationWorkflowId } from '../../src/workflows/trip-cancellation-shared';
+import { bookingRequest, createTrip, restBookingBody, type TestTrip } from '../support/trips';
 import { actorOf, insertUser, type TestUser } from '../support/users';
 
 /** Runs of the burst (BURST_RUNS, 5 by default; CI runs one). */
@@ -17,6 +19,7 @@ jest.setTimeout(runs * 240_000);
 let saga: SagaEnvironment;
 let server: RunningServer;
 let customer: TestUser;
+let agent: Actor;
 let tokens: { customer: string; agent: string };
 let hog: ChildProcess | undefined;
 
@@ -24,10 +27,11 @@ beforeAll(async () => {
   saga = await startSagaEnvironment({ environment: { BOOKING_MAX_OPEN_HOLDS_PER_CUSTOMER: '500' } });
   const issuer = await createTokenIssuer();
   customer = await insertUser(saga.database, saga.cipher, { roles: ['customer'] });
-  const agent = await insertUser(saga.database, saga.cipher, { roles: ['agent'] });
+  const agentUser = await insertUser(saga.database, saga.cipher, { roles: ['agent'] });
+  agent = actorOf(agentUser);
   tokens = {
     customer: await issuer.issueToken({ userId: customer.id, roles: ['customer'] }),
-    agent: await issuer.issueToken({ userId: agent.id, roles: ['agent'] }),
+    agent: await issuer.issueToken({ userId: agentUser.id, roles: ['agent'] }),
   };
   server = await startServer(
     buildApp({
@@ -126,29 +130,14 @@ async function burst(run: number): Promise<RunFigures> {
       ),
     ),
   );
-  const creates = seats.slice(30, 70).map((seat) =>
-    send(
-      { kind: 'create' },
-      call(
-        '/v1/bookings',
-        'POST',
-        {
-          trip_id: trip.tripId,
-          passengers: [
-            {
-              first_name: 'Ana',
-              last_name: 'Silva',
-              email: 'ana@example.com',
-              seat_number: seat,
-              fare_class: 'STANDARD',
-            },
-          ],
-          contact_email: 'ana@example.com',
-        },
-        { 'idempotency-key': randomUUID() },
+  const creates = seats
+    .slice(30, 70)
+    .map((seat) =>
+      send(
+        { kind: 'create' },
+        call('/v1/bookings', 'POST', restBookingBody(trip, seat), { 'idempotency-key': randomUUID() }),
       ),
-    ),
-  );
+    );
   const cancelKey = randomUUID();
   const cancelTrip = () =>
     call(
@@ -174,13 +163,8 @@ async function burst(run: number): Promise<RunFigures> {
   expect(cancelAnswer.status).toBe(202);
 
   // The cancellation finishes, then every command still running is asked again with its key for its outcome.
-  const deadline = Date.now() + 180_000;
-  let progress;
-  for (;;) {
-    progress = await saga.application.getTripCancellation(actorOf(await agentOf()), trip.tripId);
-    if (progress.status === 'FINISHED' || Date.now() > deadline) break;
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
+  await saga.client.workflow.getHandle(tripCancellationWorkflowId(trip.tripId)).result();
+  const progress = await saga.application.getTripCancellation(agent, trip.tripId);
   expect(progress.status).toBe('FINISHED');
 
   // A payment that answered 202 is asked again with its key: the one outcome, never a second charge.
@@ -278,12 +262,6 @@ async function burst(run: number): Promise<RunFigures> {
     progressExact,
     otherReasons,
   };
-}
-
-let agentUser: TestUser | undefined;
-async function agentOf(): Promise<TestUser> {
-  agentUser ??= await insertUser(saga.database, saga.cipher, { roles: ['agent'] });
-  return agentUser;
 }
 
 test(`a trip cancel raced by 40 creates, 20 payments and 10 changes beside a CPU hog, ${runs} times`, async () => {
