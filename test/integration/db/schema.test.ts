@@ -55,6 +55,7 @@ describe('migrations', () => {
           'seats',
           'stops',
           'tickets',
+          'trip_cancellation_bookings',
           'trip_fares',
           'trips',
           'users',

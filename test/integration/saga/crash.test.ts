@@ -1,5 +1,7 @@
 // A worker process killed between the charge and the confirmation: a fresh worker finishes the booking, charged once.
 import { expect } from '@jest/globals';
+import { randomUUID } from 'node:crypto';
+import { findDomainError } from '../../../src/domain/errors';
 import { startCrashWorker, type CrashWorker } from '../../support/crash-worker';
 import { useSagaTestBed } from '../../support/saga';
 import { activeSeatsOf, paymentLedger } from '../../support/booking-records';
@@ -48,13 +50,16 @@ test('the worker dies after the charge and before the confirmation; a fresh work
   );
   expect(pending.status).toBe('PENDING_PAYMENT');
 
-  // The customer's request stays open across the crash: the update is accepted, its handler is mid-payment.
-  const confirmation = testBed.saga.application
-    .confirmPayment(testBed.customer, pending.id, { paymentToken: 'tok_visa' })
-    .then(
-      (booking) => ({ booking }),
-      (error: unknown) => ({ error }),
-    );
+  // The customer's request is sent before the crash: the update is accepted, its handler is mid-payment.
+  const attemptId = randomUUID();
+  const pay = () =>
+    testBed.saga.application
+      .confirmPayment(testBed.customer, pending.id, { paymentToken: 'tok_visa' }, { attemptId })
+      .then(
+        (booking) => ({ booking }),
+        (error: unknown) => ({ error }),
+      );
+  const confirmation = pay();
 
   const exit = await crashingWorker.exited;
   const crashedAt = Date.now();
@@ -86,7 +91,11 @@ test('the worker dies after the charge and before the confirmation; a fresh work
     amountPaid: { amountMinor: standardPriceMinor },
     payment: { status: 'CAPTURED', method: 'visa •••• 4242' },
   });
-  expect(await confirmation).toEqual({ booking: expect.objectContaining({ status: 'CONFIRMED' }) });
+  // The crash outlasts the payment's answer time, so its first answer says it is still running (or, after a quick
+  // recovery, gives its outcome); the same attempt asked again answers the one outcome.
+  const first = await confirmation;
+  if ('error' in first) expect(findDomainError(first.error)?.code).toBe('BOOKING_PROCESSING');
+  expect(await pay()).toEqual({ booking: expect.objectContaining({ status: 'CONFIRMED' }) });
   // The retried ProcessPayment reused the idempotency key: the gateway answered with the original charge.
   const ledger = await paymentLedger(testBed.saga.database, pending.id);
   expect(ledger).toMatchObject({ charges: [standardPriceMinor], declinedCharges: 0, refunds: [] });
