@@ -1,11 +1,10 @@
 // What a create is admitted on, read in one round trip: the trip, its fares, its layout, and the requested seats.
 import type { Knex } from 'knex';
 import type { FareClass, FarePrices } from '../domain/booking';
-import { money } from '../domain/money';
 import type { LegRange, RouteStop } from '../domain/segments';
 import { earlierCreateColumns } from './booking-hold-claims';
-import { parseInt8 } from './connection';
 import { seatsTakenColumn } from './seat-allocations';
+import { farePricesOf, tripFaresSql, type TripFaresColumn } from './trip-fares';
 
 export interface BookableTrip {
   id: string;
@@ -31,23 +30,13 @@ interface BookableTripRow {
   departure_time: Date;
   status: string;
   time_zone: string;
-  /** [fare class, amount in minor units as text (bigint), currency]. */
-  fares: [FareClass, string, string][];
+  fares: TripFaresColumn;
   /** [seat number, fare class]. */
   seats: [string, FareClass][];
   taken_seats: [string, number, number][];
   stops: RouteStop[];
   made_before: boolean;
   refused_request_fingerprint: string | null;
-}
-
-/** Fare rows ([class, amount as text, currency]) as prices per class. */
-function farePricesOf(fares: readonly [FareClass, string, string][]): FarePrices {
-  const farePrices: Partial<Record<FareClass, ReturnType<typeof money>>> = {};
-  for (const [fareClass, amountMinor, currency] of fares) {
-    farePrices[fareClass] = money(parseInt8(amountMinor), currency.trim());
-  }
-  return farePrices;
 }
 
 /** The trip as a create of `bookingId` for these seats sees it; undefined when there is no such trip. */
@@ -70,9 +59,7 @@ export async function readBookableTrip(
       'trips.departure_time',
       'trips.status',
       'stops.time_zone',
-      database.raw(`(SELECT coalesce(json_agg(json_build_array(fare.fare_class, fare.amount_minor::text,
-                       fare.currency)), '[]'::json)
-                       FROM trip_fares AS fare WHERE fare.trip_id = trips.id) AS fares`),
+      database.raw(`${tripFaresSql('trips')} AS fares`),
       database.raw(`(SELECT coalesce(json_agg(json_build_array(seat.seat_number, seat.fare_class)), '[]'::json)
                        FROM seats AS seat WHERE seat.layout_id = trips.layout_id) AS seats`),
       seatsTakenColumn(database, {
@@ -138,15 +125,13 @@ export async function readTripSegmentTerms(
   database: Knex,
   tripId: string,
 ): Promise<{ stops: RouteStop[]; farePrices: FarePrices; departureTime: Date } | undefined> {
-  const trip: { departure_time: Date; fares: [FareClass, string, string][]; stops: RouteStop[] } | undefined =
+  const trip: { departure_time: Date; fares: TripFaresColumn; stops: RouteStop[] } | undefined =
     await database('trips')
       .join('routes', 'routes.id', 'trips.route_id')
       .where('trips.id', tripId)
       .first(
         'trips.departure_time',
-        database.raw(`(SELECT coalesce(json_agg(json_build_array(fare.fare_class, fare.amount_minor::text,
-                       fare.currency)), '[]'::json)
-                       FROM trip_fares AS fare WHERE fare.trip_id = trips.id) AS fares`),
+        database.raw(`${tripFaresSql('trips')} AS fares`),
         routeStopsColumn(database, 'routes'),
       );
   if (trip === undefined) return undefined;
