@@ -3,12 +3,12 @@ import type { Client, WorkflowHandle } from '@temporalio/client';
 import { decodeProtectedHeader, type JSONWebKeySet } from 'jose';
 import type { Knex } from 'knex';
 import { findBookingRow } from '../db/booking-read-model';
-import { pageWindow, readPage, type PageRequest } from '../db/paging';
+import { pageWindow, type PageRequest } from '../db/paging';
 import {
   findPassengerBoarding,
   findTicketRevocation,
   manifestListing,
-  manifestQuery,
+  readManifestPage,
   tripExists,
 } from '../db/trip-manifest';
 import type { Actor } from '../domain/actor';
@@ -235,7 +235,7 @@ export function createBoardingApplication(
     const tripId = validateId(tripIdInput, 'trip_id');
     const window = pageWindow(manifestListing, request, { tripId });
     await assertTripExists(tripId);
-    const page = await readPage(window, manifestQuery(database, tripId, window.after));
+    const page = await readManifestPage(database, tripId, window);
     return {
       items: page.rows.map((row) => ({
         passengerId: row.passenger_id,

@@ -33,14 +33,14 @@ import { readTripSegmentTerms } from '../db/bookable-trips';
 import { openHoldClaimsFromConfig, type HoldClaim } from '../db/booking-hold-claims';
 import {
   bookingListing,
-  bookingListQuery,
   bookingViewOfSnapshot,
   bookingViews,
   findBookingRow,
+  readBookingPage,
   type BookingRow,
   type BookingView,
 } from '../db/booking-read-model';
-import { pageWindow, readPage } from '../db/paging';
+import { pageWindow } from '../db/paging';
 import { readTripCancellationMark } from '../db/trip-cancellations';
 import type { FieldCipher } from '../security/field-encryption';
 import type { bookingWorkflow } from '../workflows/booking';
@@ -367,15 +367,11 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
   ): Promise<Page<BookingView>> {
     const status = validateBookingStatusFilter(request.status);
     const window = pageWindow(bookingListing, request, { status });
-    const page = await readPage(
-      window,
-      bookingListQuery(database, {
-        // Staff list every booking; customers only their own.
-        ...(isStaff(actor) ? {} : { customerId: actor.userId.toLowerCase() }),
-        status,
-        ...(window.after === undefined ? {} : { after: window.after }),
-      }),
-    );
+    const page = await readBookingPage(database, window, {
+      // Staff list every booking; customers only their own.
+      ...(isStaff(actor) ? {} : { customerId: actor.userId.toLowerCase() }),
+      status,
+    });
     const items = await bookingViews(database, page.rows, cipher);
     return { items, ...(page.nextPageToken === undefined ? {} : { nextPageToken: page.nextPageToken }) };
   }

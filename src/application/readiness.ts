@@ -1,6 +1,7 @@
 // Readiness of the parts every request needs: PostgreSQL and the Temporal frontend.
 import type { Knex } from 'knex';
 import type { Connection } from '@temporalio/client';
+import { pingDatabase } from '../db/connection';
 
 export type DependencyState = 'ok' | 'unavailable';
 
@@ -31,7 +32,7 @@ async function stateOf(check: () => Promise<unknown>): Promise<DependencyState> 
 export function createReadinessCheck(dependencies: { database: Knex; temporal: Connection }) {
   return async function checkReadiness(): Promise<Readiness> {
     const [postgres, temporal] = await Promise.all([
-      stateOf(() => dependencies.database.raw('select 1')),
+      stateOf(() => pingDatabase(dependencies.database)),
       stateOf(() =>
         dependencies.temporal.withDeadline(Date.now() + checkTimeoutMs, () =>
           dependencies.temporal.healthService.check({}),

@@ -1,24 +1,15 @@
-// User profiles from PostgreSQL, decrypted for the user themself or for staff; others see NOT_FOUND.
+// User profiles, decrypted for the user themself or for staff; others see NOT_FOUND.
 import type { Knex } from 'knex';
+import { readUserProfile } from '../db/user-profiles';
 import { notFound } from '../domain/errors';
 import { isUuid, validateId } from '../domain/validation';
 import type { FieldCipher } from '../security/field-encryption';
 import type { UserApplication, UserView } from './interface';
 import type { Actor } from '../domain/actor';
-import { isStaff, type Role } from '../domain/roles';
+import { isStaff } from '../domain/roles';
 
 /** The path segment that names the caller instead of a user id. */
 export const currentUserAlias = 'me';
-
-interface UserRow {
-  id: string;
-  /** Null for an external issuer's account whose tokens carried no email or name claim. */
-  email: string | null;
-  display_name: string | null;
-  phone: string | null;
-  roles: Role[];
-  created_at: Date;
-}
 
 export function createUserApplication(dependencies: {
   database: Knex;
@@ -33,9 +24,7 @@ export function createUserApplication(dependencies: {
     const userId = validateId(asksForSelf ? actor.userId : userIdInput, 'user_id');
     // Another customer's profile answers exactly like a missing one, so ids leak nothing.
     if (userId !== actor.userId.toLowerCase() && !isStaff(actor)) throw notFound('User', userId);
-    const row: UserRow | undefined = await database('users')
-      .where('id', userId)
-      .first('id', 'email', 'display_name', 'phone', 'roles', 'created_at');
+    const row = await readUserProfile(database, userId);
     if (row === undefined) throw notFound('User', userId);
     const email = cipher.decryptOptional(row.email);
     // The contract's User requires an email: an external account whose provider shared none has no profile.
@@ -45,10 +34,10 @@ export function createUserApplication(dependencies: {
       id: row.id,
       email,
       // The provider shared an email but no name: the address is the name shown.
-      displayName: cipher.decryptOptional(row.display_name) ?? email,
+      displayName: cipher.decryptOptional(row.displayName) ?? email,
       ...(phone === null ? {} : { phone }),
       roles: row.roles,
-      createdAt: row.created_at.toISOString(),
+      createdAt: row.createdAt.toISOString(),
     };
   }
 

@@ -13,7 +13,7 @@ import { boardingOf, passengerBoardingStatus } from '../domain/boarding';
 import { DomainError } from '../domain/errors';
 import { isUuid } from '../domain/validation';
 import type { FieldCipher } from '../security/field-encryption';
-import type { KeysetListing } from './paging';
+import { readPage, type KeysetListing, type PageWindow, type RowPage } from './paging';
 import { detachPassengers, linkSeatsToPassengers } from './seat-allocations';
 
 /** A booking as readers see it: the workflow's state without what only the workflow needs, decrypted. */
@@ -315,7 +315,7 @@ export const bookingListing: KeysetListing<ListedBookingRow, BookingPosition> = 
 };
 
 /** The bookings listing, newest first: one customer's or everyone's, optionally of one status, after a position. */
-export function bookingListQuery(
+function bookingListQuery(
   database: Knex,
   filter: { customerId?: string; status: BookingStatus | null; after?: BookingPosition },
 ): Knex.QueryBuilder {
@@ -338,6 +338,18 @@ export function bookingListQuery(
     ]);
   }
   return query;
+}
+
+/** The page of the bookings listing the window asks for: one customer's or everyone's, optionally of one status. */
+export function readBookingPage(
+  database: Knex,
+  window: PageWindow<ListedBookingRow, BookingPosition>,
+  filter: { customerId?: string; status: BookingStatus | null },
+): Promise<RowPage<ListedBookingRow>> {
+  return readPage(
+    window,
+    bookingListQuery(database, { ...filter, ...(window.after === undefined ? {} : { after: window.after }) }),
+  );
 }
 
 function decryptPassenger(row: PassengerRow, cipher: FieldCipher): Passenger {

@@ -83,3 +83,8 @@ export function createDatabase(databaseUrl: string, options: DatabaseOptions = {
     pool: { min: 0, max: poolSize },
   });
 }
+
+/** One trivial statement: answers once PostgreSQL takes statements on a pooled connection, fails otherwise. */
+export async function pingDatabase(database: Knex): Promise<void> {
+  await database.raw('select 1');
+}

@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 import type { BoardingStatus } from '../domain/boarding';
 import type { FareClass } from '../domain/booking';
 import { isUuid } from '../domain/validation';
-import type { KeysetListing } from './paging';
+import { readPage, type KeysetListing, type PageWindow, type RowPage } from './paging';
 
 /** A passenger row of the manifest, names still encrypted. */
 export interface ManifestRow {
@@ -62,7 +62,7 @@ const manifestBookingStatuses = ['CONFIRMED', 'COMPLETED', 'CANCELLED'] as const
  * The trip's passengers in boarding order: by the boarding stop's position on the route, then seat and id.
  * Bookings made before segments board at the route's origin and alight at its destination.
  */
-export function manifestQuery(database: Knex, tripId: string, after?: ManifestPosition): Knex.QueryBuilder {
+function manifestQuery(database: Knex, tripId: string, after?: ManifestPosition): Knex.QueryBuilder {
   const boardingPosition = database.raw("COALESCE((booking.segment ->> 'boardingPosition')::integer, 0)");
   const query = database('passengers as passenger')
     .join('bookings as booking', 'booking.id', 'passenger.booking_id')
@@ -97,6 +97,15 @@ export function manifestQuery(database: Knex, tripId: string, after?: ManifestPo
     ]);
   }
   return query;
+}
+
+/** The page of the trip's manifest the window asks for, in boarding order. */
+export function readManifestPage(
+  database: Knex,
+  tripId: string,
+  window: PageWindow<ManifestRow, ManifestPosition>,
+): Promise<RowPage<ManifestRow>> {
+  return readPage(window, manifestQuery(database, tripId, window.after));
 }
 
 export async function tripExists(database: Knex, tripId: string): Promise<boolean> {
