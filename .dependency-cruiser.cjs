@@ -10,7 +10,8 @@
 //   observability domain, config (metrics registry and tracing set-up; any layer from adapters up may use it)
 //   contracts     domain, generated, project-root (run-time readers of openapi/ and proto/)
 //   ports         domain
-//   tickets       domain, db, security (a ticket's document: read, rendered as a PDF with its QR code)
+//   tickets       domain, db, security (a ticket's document: read, rendered as a PDF with its QR code); knex as a
+//                 type only
 //   adapters      ports, domain, config
 //   security      domain, config, contracts, generated (never application, identity or api)
 //   logger        config, security (its redaction list comes from the contracts' sensitive marks)
@@ -23,9 +24,10 @@
 //                 (@temporalio/interceptors-opentelemetry, @opentelemetry/api) only, no Node built-ins; the
 //                 package's private modules from workflows/tracing/package-internals.ts alone
 //   application   domain, config, db, security, tickets, workflows/shared.ts, workflows/trip-cancellation-shared.ts;
-//                 types only from workflows/booking.ts
+//                 types only from workflows/booking.ts; knex as a type only (the handle it passes to db)
 //   api           application, identity, security, contracts, generated, domain, config, runtime, logger,
-//                 project-root; only its composition roots (api/main.ts, api/composition.ts) open the db
+//                 project-root; only its composition roots (api/main.ts, api/composition.ts) open the db, and
+//                 only they name knex or pg
 //   worker        activities, workflows, security, config, domain, runtime, logger
 //
 // The workflow sits above its activities, as in Temporal's samples (the workflow proxies the activity contract);
@@ -122,6 +124,24 @@ module.exports = {
         'The REST and gRPC fronts reach the database through the application layer; only the composition roots open it',
       from: { path: '^src/api/', pathNot: '^src/api/(main|composition)\\.ts$' },
       to: { path: '^src/db/' },
+    },
+    {
+      name: 'sql-in-db',
+      severity: 'error',
+      comment:
+        'SQL is built in src/db alone: the application and the tickets hold the knex handle as a type to pass on, and only the composition roots open it',
+      from: { path: '^src/(application|tickets|api)/', pathNot: '^src/api/(main|composition)\\.ts$' },
+      to: {
+        path: '(^|/)node_modules/(knex|pg|pg-[a-z-]+)/',
+        dependencyTypesNot: ['type-only'],
+      },
+    },
+    {
+      name: 'api-fronts-no-knex',
+      severity: 'error',
+      comment: 'The REST and gRPC fronts never see the database handle, not even its type',
+      from: { path: '^src/api/', pathNot: '^src/api/(main|composition)\\.ts$' },
+      to: { path: '(^|/)node_modules/(knex|pg|pg-[a-z-]+)/' },
     },
     {
       name: 'activity-contract-sandbox-safe',

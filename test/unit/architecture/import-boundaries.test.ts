@@ -42,7 +42,7 @@ const layeredTree: SourceTree = {
   'src/workflows/booking.ts':
     "import { proxyActivities } from '@temporalio/workflow';\nimport { businessFailure, type Charge } from '../activities/interface';\nexport async function bookingWorkflow(): Promise<void> { const { charge } = proxyActivities<{ charge: Charge }>({ startToCloseTimeout: 1000 }); await charge({ amountMinor: 1, currency: 'EUR' }); void businessFailure; }\n",
   'src/application/bookings.ts':
-    "import { bookingWorkflowType } from '../workflows/shared';\nimport type { bookingWorkflow } from '../workflows/booking';\nimport { database } from '../db/connection';\nexport const start = (workflow: typeof bookingWorkflow) => [bookingWorkflowType, workflow, database];\n",
+    "import { bookingWorkflowType } from '../workflows/shared';\nimport type { bookingWorkflow } from '../workflows/booking';\nimport type { Knex } from 'knex';\nimport { database } from '../db/connection';\nexport const start = (workflow: typeof bookingWorkflow, handle: Knex) => [bookingWorkflowType, workflow, database, handle];\n",
   'src/api/rest/handlers.ts':
     "import { start } from '../../application/bookings';\nimport { provider } from '../../identity/provider';\nexport const handlers = [start, provider];\n",
   'src/api/main.ts':
@@ -119,6 +119,22 @@ const wrongWayImports: { file: string; source: string; expected: Violation[] }[]
     expected: [{ rule: 'api-fronts-no-db', from: 'src/api/rest/users.ts', to: 'src/db/connection.ts' }],
   },
   {
+    file: 'src/application/routes.ts',
+    source: "import knex from 'knex';\nexport const routes = knex;\n",
+    expected: [{ rule: 'sql-in-db', from: 'src/application/routes.ts', to: 'node_modules/knex/knex.js' }],
+  },
+  {
+    file: 'src/api/rest/readiness.ts',
+    source: "import type { Knex } from 'knex';\nexport type Handle = Knex;\n",
+    expected: [
+      {
+        rule: 'api-fronts-no-knex',
+        from: 'src/api/rest/readiness.ts',
+        to: 'node_modules/knex/knex.js',
+      },
+    ],
+  },
+  {
     file: 'src/identity/demo-accounts.ts',
     source: "import { demoRole } from '../../dev/seed/demo-users';\nexport const role = demoRole;\n",
     expected: [{ rule: 'src-not-dev', from: 'src/identity/demo-accounts.ts', to: 'dev/seed/demo-users.ts' }],
@@ -160,7 +176,8 @@ function cruise(tree: SourceTree): { status: number | null; violations: Violatio
     const parsed = blocks.flatMap((block) => {
       const match = /^([\w-]+): ([\s\S]*)$/.exec(block.split('\n\n')[0].trim());
       if (!match) return [];
-      const chain = match[2].split('→').map((member) => member.trim());
+      // An npm package resolves through the node_modules link to wherever the project keeps it.
+      const chain = match[2].split('→').map((member) => member.trim().replace(/^.*?(?=node_modules\/)/, ''));
       return [{ rule: match[1], from: chain[0], to: chain[1] }];
     });
     const rules = parsed.map((violation) => violation.rule);
