@@ -3,6 +3,7 @@ import type { SegmentRequest } from '../domain/segments';
 import type { Actor } from '../domain/actor';
 import type { BookingView } from '../db/booking-read-model';
 import type { PageRequest } from '../db/paging';
+import type { CatalogRoute, CatalogStop } from '../db/route-search';
 import type { BookingStatus, FareClass, Money } from '../domain/booking';
 import type { Role } from '../domain/roles';
 import type { CreateBookingInput, UpdateBookingInput } from '../domain/validation';
@@ -79,29 +80,9 @@ export interface ConfirmPaymentOptions extends AnswerTiming {
   attemptId?: string;
 }
 
-export interface StopView {
-  code: string;
-  name: string;
-  city: string;
-  countryCode: string;
-  timeZone: string;
-}
-
-export interface RouteView {
-  id: string;
-  code: string;
-  origin: StopView;
-  destination: StopView;
-  intermediateStops: StopView[];
-  operatorName: string;
-  distanceKm: number;
-  typicalDurationMinutes: number;
-  /**
-   * The stops a search's origin and destination matched, in travel order (the route's ends when the search named
-   * neither): book and ask availability with these as the boarding and alighting stops.
-   */
-  matchedStops: { boardingStopCode: string; alightingStopCode: string };
-}
+/** A stop and a route as the catalogue lists them. */
+export type StopView = CatalogStop;
+export type RouteView = CatalogRoute;
 
 export interface SeatMapEntryView {
   seatNumber: string;

@@ -23,7 +23,10 @@ export interface CatalogRoute {
   operatorName: string;
   distanceKm: number;
   typicalDurationMinutes: number;
-  /** The stops the search matched, in travel order. */
+  /**
+   * The stops a search's origin and destination matched, in travel order (the route's ends when the search named
+   * neither): book and ask availability with these as the boarding and alighting stops.
+   */
   matchedStops: { boardingStopCode: string; alightingStopCode: string };
 }
 
