@@ -6,6 +6,7 @@
 //   domain        nothing: no module of ours, no npm package, no Node built-in (booking rules run in the workflow sandbox)
 //   generated     nothing of ours (code buf generates from proto/)
 //   project-root  nothing of ours (where the checkout or image keeps openapi/ and proto/)
+//   retry         nothing of ours (retries with backoff, on exponential-backoff)
 //   config        domain
 //   observability domain, config (metrics registry and tracing set-up; any layer from adapters up may use it)
 //   contracts     domain, generated, project-root (run-time readers of openapi/ and proto/)
@@ -15,18 +16,20 @@
 //   security      domain, config, contracts, generated (never application, identity or api)
 //   logger        config, security (its redaction list comes from the contracts' sensitive marks)
 //   runtime       logger
-//   db            domain, config, security; db/migrate.ts also migrations/ (outside src)
+//   db            domain, config, security, retry; types only from ports (db stores what an adapter's port asks
+//                 for, e.g. the payment simulator's ledger); db/migrate.ts also migrations/ (outside src)
 //   identity      domain, config, security, db, logger
-//   activities    domain, config, ports, adapters, db, security, logger, project-root, tickets
+//   activities    domain, config, ports, adapters, db, security, logger, project-root, tickets, retry
 //   workflows     domain, activities/interface.ts (the activity contract, which itself imports only domain and
 //                 @temporalio/common); npm: @temporalio/workflow, @temporalio/common and the tracing interceptors
 //                 (@temporalio/interceptors-opentelemetry, @opentelemetry/api) only, no Node built-ins; the
 //                 package's private modules from workflows/tracing/package-internals.ts alone
-//   application   domain, config, db, security, tickets, workflows/shared.ts, workflows/trip-cancellation-shared.ts;
+//   application   domain, config, db, security, tickets, retry, workflows/shared.ts,
+//                 workflows/trip-cancellation-shared.ts;
 //                 types only from workflows/booking.ts
 //   api           application, identity, security, contracts, generated, domain, config, runtime, logger,
 //                 project-root; only its composition roots (api/main.ts, api/composition.ts) open the db
-//   worker        activities, workflows, security, config, domain, runtime, logger
+//   worker        activities, workflows, security, config, domain, runtime, logger, retry
 //
 // The workflow sits above its activities, as in Temporal's samples (the workflow proxies the activity contract);
 // activities never import workflow code, so the two folders form no cycle. workflows/shared.ts is the one module of
@@ -39,6 +42,7 @@ const layers = {
   domain: [],
   generated: [],
   'project-root.ts': [],
+  'retry.ts': [],
   config: ['domain'],
   observability: ['domain', 'config'],
   contracts: ['domain', 'generated', 'project-root.ts'],
@@ -48,7 +52,7 @@ const layers = {
   security: ['domain', 'config', 'contracts', 'generated', 'observability'],
   'logger.ts': ['config', 'security', 'observability'],
   runtime: ['logger.ts', 'observability'],
-  db: ['domain', 'config', 'security', 'observability'],
+  db: ['domain', 'config', 'security', 'observability', 'retry.ts', 'ports'],
   identity: ['domain', 'config', 'security', 'db', 'logger.ts', 'observability'],
   activities: [
     'domain',
@@ -61,9 +65,10 @@ const layers = {
     'project-root.ts',
     'observability',
     'tickets',
+    'retry.ts',
   ],
   workflows: ['domain'],
-  application: ['domain', 'config', 'db', 'security', 'observability', 'tickets'],
+  application: ['domain', 'config', 'db', 'security', 'observability', 'tickets', 'retry.ts'],
   api: [
     'observability',
     'application',
@@ -87,6 +92,7 @@ const layers = {
     'runtime',
     'logger.ts',
     'observability',
+    'retry.ts',
   ],
 };
 
@@ -132,6 +138,14 @@ module.exports = {
       to: {
         pathNot: ['^src/domain/', '(^|/)node_modules/@temporalio/common/'],
       },
+    },
+    {
+      name: 'db-ports-types-only',
+      severity: 'error',
+      comment:
+        "db implements the storage an adapter asks for through a port (its types); the ports' errors and behaviour stay out of db",
+      from: { path: '^src/db/' },
+      to: { path: '^src/ports/', dependencyTypesNot: ['type-only'] },
     },
     {
       name: 'application-workflow-types-only',

@@ -14,7 +14,8 @@ import {
   type NotificationChannel,
 } from '../observability/metrics';
 import type { FieldCipher } from '../security/field-encryption';
-import { isPostgresError, permanentFailure, postgresErrorCodes, transientFailure } from './failures';
+import { isPostgresError, postgresErrorCodes } from '../db/postgres-errors';
+import { permanentFailure, transientFailure } from './failures';
 import {
   businessFailure,
   type NotificationActivities,
