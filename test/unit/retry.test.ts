@@ -7,6 +7,10 @@ class Transient extends Error {
 
 const retryTransient = (error: unknown) => error instanceof Transient;
 
+type RetryNotice = Parameters<NonNullable<RetryPolicy['onRetry']>>[0];
+
+const retryListener = () => jest.fn<void, [RetryNotice]>();
+
 /** Runs `retrying` under fake timers, noting when (in fake milliseconds) each attempt started. */
 async function run<T>(
   work: (attempt: number) => Promise<T>,
@@ -22,7 +26,7 @@ async function run<T>(
   ]);
   await jest.runAllTimersAsync();
   const [outcome] = await settled;
-  return { outcome: outcome!, startedAt };
+  return { outcome, startedAt };
 }
 
 beforeEach(() => jest.useFakeTimers());
@@ -30,7 +34,7 @@ afterEach(() => jest.useRealTimers());
 
 describe('retrying', () => {
   it('answers the first success without another attempt', async () => {
-    const onRetry = jest.fn();
+    const onRetry = retryListener();
     const { outcome, startedAt } = await run(() => Promise.resolve('done'), {
       attempts: 3,
       retryOn: retryTransient,
@@ -43,7 +47,7 @@ describe('retrying', () => {
 
   it('retries a retryable failure, numbering the attempts, until one succeeds', async () => {
     const attempts: number[] = [];
-    const onRetry = jest.fn();
+    const onRetry = retryListener();
     const { outcome } = await run(
       (attempt) => {
         attempts.push(attempt);
@@ -72,7 +76,7 @@ describe('retrying', () => {
   it('stops after the last attempt and throws its error, not an earlier one, with its cause', async () => {
     const cause = new Error('connection refused');
     const work = jest.fn((attempt: number) => Promise.reject(new Transient(`attempt ${attempt}`, { cause })));
-    const onRetry = jest.fn();
+    const onRetry = retryListener();
     const { outcome } = await run(work, { attempts: 4, retryOn: retryTransient, onRetry });
     expect(work).toHaveBeenCalledTimes(4);
     expect(onRetry).toHaveBeenCalledTimes(3);
@@ -116,7 +120,7 @@ describe('retrying', () => {
   });
 
   it('pauses twice as long before each attempt, up to the maximum, and says so to onRetry', async () => {
-    const onRetry = jest.fn();
+    const onRetry = retryListener();
     const { startedAt } = await run(() => Promise.reject(new Transient('down')), {
       attempts: 6,
       retryOn: retryTransient,
