@@ -12,12 +12,13 @@
 //   contracts     domain, generated, project-root (run-time readers of openapi/ and proto/)
 //   ports         domain
 //   tickets       domain, db, security (a ticket's document: read, rendered as a PDF with its QR code)
-//   adapters      ports, domain, config
+//   adapters      ports, domain, config (never db: an adapter that keeps state gets it through a port)
 //   security      domain, config, contracts, generated (never application, identity or api)
 //   logger        config, security (its redaction list comes from the contracts' sensitive marks)
 //   runtime       logger
-//   db            domain, config, security, retry; types only from ports (db stores what an adapter's port asks
-//                 for, e.g. the payment simulator's ledger); db/migrate.ts also migrations/ (outside src)
+//   db            domain, config, security, retry; types only from ports (db implements a storage port, e.g. the
+//                 payment simulator's ledger, which the composition root hands the adapter); db/migrate.ts also
+//                 migrations/ (outside src)
 //   identity      domain, config, security, db, logger
 //   activities    domain, config, ports, adapters, db, security, logger, project-root, tickets, retry
 //   workflows     domain, activities/interface.ts (the activity contract, which itself imports only domain and
@@ -25,8 +26,7 @@
 //                 (@temporalio/interceptors-opentelemetry, @opentelemetry/api) only, no Node built-ins; the
 //                 package's private modules from workflows/tracing/package-internals.ts alone
 //   application   domain, config, db, security, tickets, retry, workflows/shared.ts,
-//                 workflows/trip-cancellation-shared.ts;
-//                 types only from workflows/booking.ts
+//                 workflows/trip-cancellation-shared.ts; types only from workflows/booking.ts
 //   api           application, identity, security, contracts, generated, domain, config, runtime, logger,
 //                 project-root; only its composition roots (api/main.ts, api/composition.ts) open the db
 //   worker        activities, workflows, security, config, domain, runtime, logger, retry
