@@ -6,29 +6,33 @@
 //   domain        nothing: no module of ours, no npm package, no Node built-in (booking rules run in the workflow sandbox)
 //   generated     nothing of ours (code buf generates from proto/)
 //   project-root  nothing of ours (where the checkout or image keeps openapi/ and proto/)
+//   retry         nothing of ours (retries with backoff, on exponential-backoff)
 //   config        domain
 //   observability domain, config (metrics registry and tracing set-up; any layer from adapters up may use it)
 //   contracts     domain, generated, project-root (run-time readers of openapi/ and proto/)
 //   ports         domain
 //   tickets       domain, db, security (a ticket's document: read, rendered as a PDF with its QR code); knex as a
 //                 type only
-//   adapters      ports, domain, config
+//   adapters      ports, domain, config (never db: an adapter that keeps state gets it through a port)
 //   security      domain, config, contracts, generated (never application, identity or api)
 //   logger        config, security (its redaction list comes from the contracts' sensitive marks)
 //   runtime       logger
-//   db            domain, config, security; db/migrate.ts also migrations/ (outside src)
+//   db            domain, config, security, retry; types only from ports (db implements a storage port, e.g. the
+//                 payment simulator's ledger, which the composition root hands the adapter); db/migrate.ts also
+//                 migrations/ (outside src)
 //   identity      domain, config, security, db, logger
-//   activities    domain, config, ports, adapters, db, security, logger, project-root, tickets
+//   activities    domain, config, ports, adapters, db, security, logger, project-root, tickets, retry
 //   workflows     domain, activities/interface.ts (the activity contract, which itself imports only domain and
 //                 @temporalio/common); npm: @temporalio/workflow, @temporalio/common and the tracing interceptors
 //                 (@temporalio/interceptors-opentelemetry, @opentelemetry/api) only, no Node built-ins; the
 //                 package's private modules from workflows/tracing/package-internals.ts alone
-//   application   domain, config, db, security, tickets, workflows/shared.ts, workflows/trip-cancellation-shared.ts;
-//                 types only from workflows/booking.ts; knex as a type only (the handle it passes to db)
+//   application   domain, config, db, security, tickets, retry, workflows/shared.ts,
+//                 workflows/trip-cancellation-shared.ts; types only from workflows/booking.ts; knex as a type only
+//                 (the handle it passes to db)
 //   api           application, identity, security, contracts, generated, domain, config, runtime, logger,
 //                 project-root; only its composition roots (api/main.ts, api/composition.ts) open the db, and
 //                 only they name knex or pg
-//   worker        activities, workflows, security, config, domain, runtime, logger
+//   worker        activities, workflows, security, config, domain, runtime, logger, retry
 //
 // The workflow sits above its activities, as in Temporal's samples (the workflow proxies the activity contract);
 // activities never import workflow code, so the two folders form no cycle. workflows/shared.ts is the one module of
@@ -41,6 +45,7 @@ const layers = {
   domain: [],
   generated: [],
   'project-root.ts': [],
+  'retry.ts': [],
   config: ['domain'],
   observability: ['domain', 'config'],
   contracts: ['domain', 'generated', 'project-root.ts'],
@@ -50,7 +55,7 @@ const layers = {
   security: ['domain', 'config', 'contracts', 'generated', 'observability'],
   'logger.ts': ['config', 'security', 'observability'],
   runtime: ['logger.ts', 'observability'],
-  db: ['domain', 'config', 'security', 'observability'],
+  db: ['domain', 'config', 'security', 'observability', 'retry.ts', 'ports'],
   identity: ['domain', 'config', 'security', 'db', 'logger.ts', 'observability'],
   activities: [
     'domain',
@@ -63,9 +68,10 @@ const layers = {
     'project-root.ts',
     'observability',
     'tickets',
+    'retry.ts',
   ],
   workflows: ['domain'],
-  application: ['domain', 'config', 'db', 'security', 'observability', 'tickets'],
+  application: ['domain', 'config', 'db', 'security', 'observability', 'tickets', 'retry.ts'],
   api: [
     'observability',
     'application',
@@ -89,6 +95,7 @@ const layers = {
     'runtime',
     'logger.ts',
     'observability',
+    'retry.ts',
   ],
 };
 
@@ -130,7 +137,10 @@ module.exports = {
       severity: 'error',
       comment:
         'SQL is built in src/db alone: the application and the tickets hold the knex handle as a type to pass on, and only the composition roots open it',
-      from: { path: '^src/(application|tickets|api)/', pathNot: '^src/api/(main|composition)\\.ts$' },
+      from: {
+        path: '^src/(application|tickets|api|activities|identity|adapters|security)/',
+        pathNot: '^src/api/(main|composition)\\.ts$',
+      },
       to: {
         path: '(^|/)node_modules/(knex|pg|pg-[a-z-]+)/',
         dependencyTypesNot: ['type-only'],
@@ -152,6 +162,14 @@ module.exports = {
       to: {
         pathNot: ['^src/domain/', '(^|/)node_modules/@temporalio/common/'],
       },
+    },
+    {
+      name: 'db-ports-types-only',
+      severity: 'error',
+      comment:
+        "db implements the storage an adapter asks for through a port (its types); the ports' errors and behaviour stay out of db",
+      from: { path: '^src/db/' },
+      to: { path: '^src/ports/', dependencyTypesNot: ['type-only'] },
     },
     {
       name: 'application-workflow-types-only',

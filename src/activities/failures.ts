@@ -21,22 +21,3 @@ export function permanentFailure(type: string, message: string, cause?: unknown)
     cause: cause instanceof Error ? cause : undefined,
   });
 }
-
-interface PostgresError {
-  code?: unknown;
-  constraint?: unknown;
-}
-
-export function isPostgresError(error: unknown, code: string, constraint?: string): boolean {
-  if (typeof error !== 'object' || error === null) return false;
-  const { code: errorCode, constraint: errorConstraint } = error as PostgresError;
-  return errorCode === code && (constraint === undefined || errorConstraint === constraint);
-}
-
-export const postgresErrorCodes = {
-  uniqueViolation: '23505',
-  exclusionViolation: '23P01',
-  foreignKeyViolation: '23503',
-  checkViolation: '23514',
-  deadlockDetected: '40P01',
-} as const;

@@ -11,6 +11,7 @@ import { createBusinessMetrics, type BusinessMetrics } from '../observability/me
 import { createHttpSmsSender } from '../adapters/http-sms-sender';
 import { createOutboxEmailSender, createOutboxSmsSender } from '../adapters/outbox-senders';
 import { createPaymentGatewaySimulator } from '../adapters/payment-gateway-simulator';
+import { createPaymentSimulatorLedger } from '../db/payment-simulator-ledger';
 import { createSmtpEmailSender } from '../adapters/smtp-email-sender';
 import type { EmailSender, SmsSender } from '../ports/notification-senders';
 import type { PaymentGateway } from '../ports/payment-gateway';
@@ -153,7 +154,7 @@ export function createActivityDependencies(
   return {
     database,
     cipher,
-    paymentGateway: createPaymentGatewaySimulator(database),
+    paymentGateway: createPaymentGatewaySimulator(createPaymentSimulatorLedger(database)),
     emailSender: notificationSenders.email,
     smsSender: notificationSenders.sms,
     lapsedHoldGraceSeconds: config.booking.lapsedHoldGraceSeconds,

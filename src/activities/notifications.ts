@@ -14,7 +14,9 @@ import {
   type NotificationChannel,
 } from '../observability/metrics';
 import type { FieldCipher } from '../security/field-encryption';
-import { isPostgresError, permanentFailure, postgresErrorCodes, transientFailure } from './failures';
+import { claimNotification, recordNotificationFailure, recordNotificationSent } from '../db/notifications';
+import { isPostgresError, postgresErrorCodes } from '../db/postgres-errors';
+import { permanentFailure, transientFailure } from './failures';
 import {
   businessFailure,
   type NotificationActivities,
@@ -121,48 +123,32 @@ export function createNotificationActivities(
     const attachments = channel === 'EMAIL' ? await attachmentsFor(input) : [];
     const outcome = await database
       .transaction(async (transaction): Promise<DeliveryOutcome> => {
-        // On a retry the key's row exists: the no-op update locks it, as FOR UPDATE would, and returns it.
-        const [row]: { id: string; status: string }[] = await transaction('notifications')
-          .insert({
-            booking_id: input.bookingId,
-            channel,
-            recipient: cipher.encrypt(input.to),
-            template: input.template,
-            subject: channel === 'EMAIL' ? message.subject : null,
-            body: cipher.encrypt(channel === 'EMAIL' ? message.text : message.smsText),
-            idempotency_key: input.idempotencyKey,
-          })
-          .onConflict('idempotency_key')
-          .merge(['idempotency_key'])
-          .returning(['id', 'status']);
+        const row = await claimNotification(transaction, {
+          bookingId: input.bookingId,
+          channel,
+          recipient: cipher.encrypt(input.to),
+          template: input.template,
+          subject: channel === 'EMAIL' ? message.subject : null,
+          body: cipher.encrypt(channel === 'EMAIL' ? message.text : message.smsText),
+          idempotencyKey: input.idempotencyKey,
+        });
         if (row.status === 'SENT') return { delivered: true };
         try {
           await deliver(channel, input, message, attachments);
         } catch (failure) {
           metrics.notification(channelLabels[channel], 'failed');
-          const permanent = failure instanceof PermanentDeliveryError;
-          await transaction('notifications')
-            .where({ id: row.id })
-            .update({
-              status: permanent ? 'FAILED' : 'PENDING',
-              attempts: transaction.raw('attempts + 1'),
-              last_error: (failure instanceof Error ? failure.message : String(failure)).slice(
-                0,
-                MAXIMUM_ERROR_LENGTH,
-              ),
-            });
+          await recordNotificationFailure(transaction, row.id, {
+            permanent: failure instanceof PermanentDeliveryError,
+            error: (failure instanceof Error ? failure.message : String(failure)).slice(
+              0,
+              MAXIMUM_ERROR_LENGTH,
+            ),
+          });
           return { delivered: false, failure };
         }
         // Counted as the provider accepts it; a retry finds the row SENT and sends nothing.
         metrics.notification(channelLabels[channel], 'sent');
-        await transaction('notifications')
-          .where({ id: row.id })
-          .update({
-            status: 'SENT',
-            sent_at: transaction.fn.now(),
-            attempts: transaction.raw('attempts + 1'),
-            last_error: null,
-          });
+        await recordNotificationSent(transaction, row.id);
         return { delivered: true };
       })
       .catch((error: unknown) => {

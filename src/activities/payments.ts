@@ -1,5 +1,6 @@
 // ProcessPayment and RefundPayment: money moves through the PaymentGateway port, the booking's ledger rows follow.
 import type { Knex } from 'knex';
+import { approvedPaymentId, recordPayment, recordRefund } from '../db/payments';
 import { tripStandingOfBooking } from '../db/trip-cancellations';
 import {
   idempotencyKeyReused,
@@ -107,22 +108,18 @@ export function createPaymentActivities(dependencies: PaymentActivityDependencie
         throw gatewayFailure(error);
       });
 
-    const recorded: { id: string }[] = await database('payments')
-      .insert({
-        booking_id: input.bookingId,
-        idempotency_key: input.idempotencyKey,
-        amount_minor: input.amount.amountMinor,
-        currency: input.amount.currency,
-        status: outcome.status === 'approved' ? 'APPROVED' : 'DECLINED',
-        decline_reason: outcome.status === 'declined' ? outcome.reason : null,
-        gateway_transaction_id: outcome.status === 'approved' ? outcome.transactionId : null,
-        method_masked: outcome.status === 'approved' ? cipher.encrypt(outcome.methodMasked) : null,
-      })
-      .onConflict('idempotency_key')
-      .ignore()
-      .returning('id');
+    const recorded = await recordPayment(database, {
+      bookingId: input.bookingId,
+      idempotencyKey: input.idempotencyKey,
+      amountMinor: input.amount.amountMinor,
+      currency: input.amount.currency,
+      status: outcome.status === 'approved' ? 'APPROVED' : 'DECLINED',
+      declineReason: outcome.status === 'declined' ? outcome.reason : null,
+      gatewayTransactionId: outcome.status === 'approved' ? outcome.transactionId : null,
+      methodMasked: outcome.status === 'approved' ? cipher.encrypt(outcome.methodMasked) : null,
+    });
     // A new gateway result only: a retry gets the gateway's replay of it and finds its ledger row in place.
-    if (recorded.length > 0) metrics.payment(outcome.status);
+    if (recorded) metrics.payment(outcome.status);
 
     if (outcome.status === 'declined') throw businessFailure(paymentDeclined(outcome.reason));
     return { transactionId: outcome.transactionId, methodMasked: outcome.methodMasked, amount: input.amount };
@@ -141,10 +138,11 @@ export function createPaymentActivities(dependencies: PaymentActivityDependencie
 
   async function refund(input: RefundPaymentInput): Promise<RefundPaymentResult> {
     rejectInvalid([...amountViolations(input.amount), ...keyViolations(input.idempotencyKey)]);
-    const payment: { id: string } | undefined = await database('payments')
-      .where({ booking_id: input.bookingId, gateway_transaction_id: input.transactionId, status: 'APPROVED' })
-      .first('id');
-    if (!payment) throw businessFailure(notFound('Payment', input.transactionId));
+    const paymentId = await approvedPaymentId(database, {
+      bookingId: input.bookingId,
+      transactionId: input.transactionId,
+    });
+    if (paymentId === undefined) throw businessFailure(notFound('Payment', input.transactionId));
 
     const { refundId } = await paymentGateway
       .refund({
@@ -156,20 +154,15 @@ export function createPaymentActivities(dependencies: PaymentActivityDependencie
         throw gatewayFailure(error);
       });
 
-    const recorded: { id: string }[] = await database('refunds')
-      .insert({
-        booking_id: input.bookingId,
-        payment_id: payment.id,
-        idempotency_key: input.idempotencyKey,
-        amount_minor: input.amount.amountMinor,
-        currency: input.amount.currency,
-        status: 'SUCCEEDED',
-        gateway_refund_id: refundId,
-      })
-      .onConflict('idempotency_key')
-      .ignore()
-      .returning('id');
-    if (recorded.length > 0) {
+    const recorded = await recordRefund(database, {
+      bookingId: input.bookingId,
+      paymentId,
+      idempotencyKey: input.idempotencyKey,
+      amountMinor: input.amount.amountMinor,
+      currency: input.amount.currency,
+      gatewayRefundId: refundId,
+    });
+    if (recorded) {
       metrics.refund('succeeded', input.amount);
       metrics.compensation('refund_payment', 'succeeded');
     }

@@ -29,8 +29,9 @@ import { readTripCancellationMark } from '../db/trip-cancellations';
 import { seatsTakenOnLegs, uncoveredLegs, type LegRange, type TakenLegs } from '../domain/segments';
 import { createBusinessMetrics, type BusinessMetrics } from '../observability/metrics';
 import { notBookedReasonOf } from '../observability/metrics-labels';
+import { retrying } from '../retry';
 import type { FieldCipher } from '../security/field-encryption';
-import { isPostgresError, postgresErrorCodes } from './failures';
+import { isPostgresError, postgresErrorCodes } from '../db/postgres-errors';
 import {
   businessFailure,
   type ConfirmSeatsInput,
@@ -58,6 +59,13 @@ export interface SeatActivityDependencies {
  * inserting) until the deadlock detector aborts one: that one reruns too.
  */
 const MAXIMUM_RESERVE_ATTEMPTS = 3;
+
+function lostToAnotherReservation(error: unknown): boolean {
+  return (
+    isPostgresError(error, postgresErrorCodes.exclusionViolation, noOverlappingLegsConstraint) ||
+    isPostgresError(error, postgresErrorCodes.deadlockDetected)
+  );
+}
 
 function seatsFailure(violations: FieldViolation[]): never {
   throw businessFailure(validationFailed(violations));
@@ -216,19 +224,15 @@ export function createSeatActivities(dependencies: SeatActivityDependencies): Se
   }
 
   async function reserve(input: ReserveSeatsInput): Promise<Reservation> {
-    for (let attempt = 1; attempt <= MAXIMUM_RESERVE_ATTEMPTS; attempt += 1) {
-      try {
-        return await database.transaction((transaction) =>
-          reserveInTransaction(transaction, input, dependencies),
-        );
-      } catch (error) {
-        const refusal = reservationRefusal(input, error);
-        if (refusal !== undefined) throw businessFailure(refusal);
-        const lostToAnotherReservation =
-          isPostgresError(error, postgresErrorCodes.exclusionViolation, noOverlappingLegsConstraint) ||
-          isPostgresError(error, postgresErrorCodes.deadlockDetected);
-        if (!lostToAnotherReservation) throw error;
-      }
+    try {
+      return await retrying(
+        () => database.transaction((transaction) => reserveInTransaction(transaction, input, dependencies)),
+        { attempts: MAXIMUM_RESERVE_ATTEMPTS, retryOn: lostToAnotherReservation },
+      );
+    } catch (error) {
+      const refusal = reservationRefusal(input, error);
+      if (refusal !== undefined) throw businessFailure(refusal);
+      if (!lostToAnotherReservation(error)) throw error;
     }
     const legs = input.legs ?? (await wholeRouteLegs(database, input.tripId));
     const taken = await seatsTakenByOthers(database, {

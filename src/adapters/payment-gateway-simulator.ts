@@ -1,4 +1,4 @@
-// A card-processor simulator behind the PaymentGateway port, with a real ledger in PostgreSQL (schema payment_simulator).
+// A card-processor simulator behind the PaymentGateway port, its ledger behind the ledger port (PostgreSQL in db/).
 //
 // Test tokens (the same list is in src/ports/payment-gateway.ts and the README):
 //   tok_visa              approves, masked `visa •••• 4242`
@@ -11,7 +11,6 @@
 //                         (GatewayUnavailableError); the retry approves, `visa •••• 4242`
 //   anything else         declines: invalid_token
 import { randomBytes } from 'node:crypto';
-import type { Knex } from 'knex';
 import type { Money } from '../domain/booking';
 import {
   GatewayTimeoutError,
@@ -24,15 +23,13 @@ import {
   type RefundRequest,
   type RefundResult,
 } from '../ports/payment-gateway';
-
-/** Where the simulator keeps its ledger; tests and operators read these tables to audit money movements. */
-export const simulatorLedgerTables = {
-  charges: 'payment_simulator.charges',
-  refunds: 'payment_simulator.refunds',
-  transientFailures: 'payment_simulator.transient_failures',
-} as const;
-
-type TransientFailure = 'TIMEOUT' | 'UNAVAILABLE';
+import type {
+  LedgerCharge,
+  LedgerRefund,
+  PaymentSimulatorLedger,
+  RefundDecision,
+  TransientFailure,
+} from '../ports/payment-simulator-ledger';
 
 interface TokenBehaviour {
   readonly brand: string | null;
@@ -52,38 +49,6 @@ export const simulatorTestTokens: Readonly<Record<string, TokenBehaviour>> = {
 
 const unknownTokenBehaviour: TokenBehaviour = { brand: null, last4: null, declineReason: 'invalid_token' };
 
-/** A row of the simulator's ledger of charges (bigint amounts read as numbers by the pool's parser). */
-export interface ChargeRow {
-  id: string;
-  transaction_id: string;
-  idempotency_key: string;
-  amount_minor: number;
-  currency: string;
-  payment_token: string;
-  card_brand: string | null;
-  card_last4: string | null;
-  description: string;
-  status: 'APPROVED' | 'DECLINED';
-  decline_reason: string | null;
-  refunded_minor: number;
-}
-
-interface RefundRow {
-  refund_id: string;
-  idempotency_key: string;
-  charge_id: string;
-  amount_minor: number;
-  currency: string;
-}
-
-const UNIQUE_VIOLATION = '23505';
-
-function isUniqueViolation(error: unknown): boolean {
-  return (
-    typeof error === 'object' && error !== null && (error as { code?: unknown }).code === UNIQUE_VIOLATION
-  );
-}
-
 function generatedId(prefix: 'ch' | 're'): string {
   return `${prefix}_sim_${randomBytes(12).toString('hex')}`;
 }
@@ -101,149 +66,117 @@ function assertIdempotencyKey(key: string): void {
   }
 }
 
-function chargeResult(row: ChargeRow): ChargeResult {
-  if (row.status === 'DECLINED') return { status: 'declined', reason: row.decline_reason ?? 'declined' };
+function chargeResult(charge: LedgerCharge): ChargeResult {
+  if (charge.status === 'DECLINED') return { status: 'declined', reason: charge.declineReason ?? 'declined' };
   return {
     status: 'approved',
-    transactionId: row.transaction_id,
-    methodMasked: `${row.card_brand} •••• ${row.card_last4}`,
+    transactionId: charge.transactionId,
+    methodMasked: `${charge.cardBrand} •••• ${charge.cardLast4}`,
   };
 }
 
-function sameChargeRequest(row: ChargeRow, request: ChargeRequest): boolean {
+function sameChargeRequest(charge: LedgerCharge, request: ChargeRequest): boolean {
   return (
-    row.amount_minor === request.amount.amountMinor &&
-    row.currency === request.amount.currency &&
-    row.payment_token === request.paymentToken
+    charge.amountMinor === request.amount.amountMinor &&
+    charge.currency === request.amount.currency &&
+    charge.paymentToken === request.paymentToken
   );
 }
 
-export function createPaymentGatewaySimulator(database: Knex): PaymentGateway {
-  const charges = () => database<ChargeRow>(simulatorLedgerTables.charges);
-
-  /** True only for the first caller per key: the "fail once" tokens fail exactly that call. */
-  async function firstAttempt(idempotencyKey: string, failure: TransientFailure): Promise<boolean> {
-    const inserted = await database(simulatorLedgerTables.transientFailures)
-      .insert({ idempotency_key: idempotencyKey, failure })
-      .onConflict('idempotency_key')
-      .ignore()
-      .returning('idempotency_key');
-    return inserted.length > 0;
+function replay(charge: LedgerCharge, request: ChargeRequest): ChargeResult {
+  if (!sameChargeRequest(charge, request)) {
+    throw new IdempotencyKeyConflictError('idempotency key already used for a different charge');
   }
+  return chargeResult(charge);
+}
 
-  function replay(row: ChargeRow, request: ChargeRequest): ChargeResult {
-    if (!sameChargeRequest(row, request)) {
-      throw new IdempotencyKeyConflictError('idempotency key already used for a different charge');
-    }
-    return chargeResult(row);
+/** The processor's refund rules, for the charge as locked and the key's earlier refund, if any. */
+function refundDecision(
+  request: RefundRequest,
+  charge: LedgerCharge,
+  existing: LedgerRefund | undefined,
+): RefundDecision {
+  if (existing) {
+    const same =
+      existing.chargeId === charge.id &&
+      existing.amountMinor === request.amount.amountMinor &&
+      existing.currency === request.amount.currency;
+    if (!same) throw new IdempotencyKeyConflictError('idempotency key already used for a different refund');
+    return { replay: existing.refundId };
   }
+  if (charge.status !== 'APPROVED') throw new RefundRejectedError('a declined charge cannot be refunded');
+  if (charge.currency !== request.amount.currency) {
+    throw new RefundRejectedError(`the charge was in ${charge.currency}`);
+  }
+  const remaining = charge.amountMinor - charge.refundedMinor;
+  if (request.amount.amountMinor > remaining) {
+    throw new RefundRejectedError(
+      `refund of ${request.amount.amountMinor} exceeds the ${remaining} left on the charge`,
+    );
+  }
+  return {
+    record: {
+      refundId: generatedId('re'),
+      amountMinor: request.amount.amountMinor,
+      currency: request.amount.currency,
+    },
+  };
+}
 
+export function createPaymentGatewaySimulator(ledger: PaymentSimulatorLedger): PaymentGateway {
   async function charge(request: ChargeRequest): Promise<ChargeResult> {
     assertIdempotencyKey(request.idempotencyKey);
     assertValidAmount(request.amount);
-    const existing: ChargeRow | undefined = await charges()
-      .where({ idempotency_key: request.idempotencyKey })
-      .first();
+    const existing = await ledger.chargeByKey(request.idempotencyKey);
     if (existing) return replay(existing, request);
 
     const behaviour = simulatorTestTokens[request.paymentToken] ?? unknownTokenBehaviour;
+    // The "fail once" tokens fail exactly the first call per key.
     if (
       behaviour.failsOnceWith === 'UNAVAILABLE' &&
-      (await firstAttempt(request.idempotencyKey, 'UNAVAILABLE'))
+      (await ledger.noteTransientFailure(request.idempotencyKey, 'UNAVAILABLE'))
     ) {
       throw new GatewayUnavailableError('payment gateway answered 503 Service Unavailable');
     }
 
-    // ON CONFLICT DO NOTHING waits for a concurrent insert of the same key and then yields to it.
-    const [inserted]: ChargeRow[] = await charges()
-      .insert({
-        transaction_id: generatedId('ch'),
-        idempotency_key: request.idempotencyKey,
-        amount_minor: request.amount.amountMinor,
-        currency: request.amount.currency,
-        payment_token: request.paymentToken,
-        card_brand: behaviour.brand,
-        card_last4: behaviour.last4,
-        description: request.description,
-        status: behaviour.declineReason === undefined ? 'APPROVED' : 'DECLINED',
-        decline_reason: behaviour.declineReason ?? null,
-      })
-      .onConflict('idempotency_key')
-      .ignore()
-      .returning('*');
+    const inserted = await ledger.recordCharge({
+      transactionId: generatedId('ch'),
+      idempotencyKey: request.idempotencyKey,
+      amountMinor: request.amount.amountMinor,
+      currency: request.amount.currency,
+      paymentToken: request.paymentToken,
+      cardBrand: behaviour.brand,
+      cardLast4: behaviour.last4,
+      description: request.description,
+      status: behaviour.declineReason === undefined ? 'APPROVED' : 'DECLINED',
+      declineReason: behaviour.declineReason ?? null,
+    });
     if (!inserted) {
-      const winner: ChargeRow | undefined = await charges()
-        .where({ idempotency_key: request.idempotencyKey })
-        .first();
+      const winner = await ledger.chargeByKey(request.idempotencyKey);
       if (!winner) throw new GatewayUnavailableError('charge with this idempotency key is being processed');
       return replay(winner, request);
     }
-    if (behaviour.failsOnceWith === 'TIMEOUT' && (await firstAttempt(request.idempotencyKey, 'TIMEOUT'))) {
+    if (
+      behaviour.failsOnceWith === 'TIMEOUT' &&
+      (await ledger.noteTransientFailure(request.idempotencyKey, 'TIMEOUT'))
+    ) {
       throw new GatewayTimeoutError('payment gateway did not answer in time');
     }
     return chargeResult(inserted);
   }
 
-  async function refundInTransaction(
-    transaction: Knex.Transaction,
-    request: RefundRequest,
-  ): Promise<RefundResult> {
-    // Locking the charge first serialises every refund of it, including concurrent retries of one key.
-    const chargeRow = await transaction<ChargeRow>(simulatorLedgerTables.charges)
-      .where({ transaction_id: request.transactionId })
-      .forUpdate()
-      .first();
-    if (!chargeRow) throw new RefundRejectedError('no charge with this transaction id');
-
-    const existing = await transaction<RefundRow>(simulatorLedgerTables.refunds)
-      .where({ idempotency_key: request.idempotencyKey })
-      .first();
-    if (existing) {
-      const same =
-        existing.charge_id === chargeRow.id &&
-        existing.amount_minor === request.amount.amountMinor &&
-        existing.currency === request.amount.currency;
-      if (!same) throw new IdempotencyKeyConflictError('idempotency key already used for a different refund');
-      return { refundId: existing.refund_id };
-    }
-
-    if (chargeRow.status !== 'APPROVED')
-      throw new RefundRejectedError('a declined charge cannot be refunded');
-    if (chargeRow.currency !== request.amount.currency) {
-      throw new RefundRejectedError(`the charge was in ${chargeRow.currency}`);
-    }
-    const remaining = chargeRow.amount_minor - chargeRow.refunded_minor;
-    if (request.amount.amountMinor > remaining) {
-      throw new RefundRejectedError(
-        `refund of ${request.amount.amountMinor} exceeds the ${remaining} left on the charge`,
-      );
-    }
-    const refundId = generatedId('re');
-    await transaction(simulatorLedgerTables.refunds).insert({
-      refund_id: refundId,
-      idempotency_key: request.idempotencyKey,
-      charge_id: chargeRow.id,
-      amount_minor: request.amount.amountMinor,
-      currency: request.amount.currency,
-    });
-    await transaction(simulatorLedgerTables.charges)
-      .where({ id: chargeRow.id })
-      .increment('refunded_minor', request.amount.amountMinor);
-    return { refundId };
-  }
-
   async function refund(request: RefundRequest): Promise<RefundResult> {
     assertIdempotencyKey(request.idempotencyKey);
     assertValidAmount(request.amount);
-    try {
-      return await database.transaction((transaction) => refundInTransaction(transaction, request));
-    } catch (error) {
-      // One key used on two different charges at once: the loser's retry sees the winner's refund.
-      if (isUniqueViolation(error)) {
-        throw new GatewayUnavailableError('a refund with this idempotency key is being processed');
-      }
-      throw error;
+    const refunded = await ledger.refund(request, (charge, existing) =>
+      refundDecision(request, charge, existing),
+    );
+    if (refunded.outcome === 'no-charge') throw new RefundRejectedError('no charge with this transaction id');
+    // One key used on two different charges at once: the loser's retry sees the winner's refund.
+    if (refunded.outcome === 'key-taken') {
+      throw new GatewayUnavailableError('a refund with this idempotency key is being processed');
     }
+    return { refundId: refunded.refundId };
   }
 
   return { charge, refund };

@@ -1,5 +1,6 @@
 // The idempotency_keys table: a key taken by one request at a time, the id it reserves, and the answer it stored.
 import type { Knex } from 'knex';
+import { isPostgresError, postgresErrorCodes } from './postgres-errors';
 
 export interface IdempotencyKeyRef {
   customerId: string;
@@ -107,6 +108,8 @@ export async function purgeExpiredIdempotencyKeys(database: Knex): Promise<numbe
 
 /** PostgreSQL's foreign-key violation, or a customer id that is not a UUID at all: no account to scope a key to. */
 export function isMissingAccount(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return code === '23503' || code === '22P02';
+  return (
+    isPostgresError(error, postgresErrorCodes.foreignKeyViolation) ||
+    isPostgresError(error, postgresErrorCodes.invalidTextRepresentation)
+  );
 }

@@ -1,6 +1,8 @@
 // Trip cancellation in SQL: the mark on the trip row (under its lock) with its bookings to cancel, page by page.
 import type { Knex } from 'knex';
 import type { TripStanding, TripStatus } from '../domain/trip-cancellation';
+import { retrying } from '../retry';
+import { isPostgresError, postgresErrorCodes } from './postgres-errors';
 
 export interface TripCancellationMark {
   tripId: string;
@@ -68,24 +70,25 @@ export async function markTripCancelled(
   // A reservation that holds the trip row FOR KEY SHARE (its booking row's foreign key) and then asks FOR SHARE
   // (the trigger) can deadlock with the mark waiting between the two; PostgreSQL aborts one of them, and the mark
   // tries again (the reservation's activity retries in its turn).
-  for (let attempt = 1; ; attempt += 1) {
-    try {
-      return await markInTransaction(database, input);
-    } catch (error) {
-      const code = (error as { code?: unknown }).code;
-      if (code === lockNotAvailable || code === queryCanceled) throw new TimedOutMark(input.tripId);
-      if (attempt >= maximumMarkAttempts || (code !== deadlockDetected && code !== serializationFailure)) {
-        throw error;
-      }
+  try {
+    return await retrying(() => markInTransaction(database, input), {
+      attempts: maximumMarkAttempts,
+      retryOn: (error) =>
+        isPostgresError(error, postgresErrorCodes.deadlockDetected) ||
+        isPostgresError(error, postgresErrorCodes.serializationFailure),
+    });
+  } catch (error) {
+    if (
+      isPostgresError(error, postgresErrorCodes.lockNotAvailable) ||
+      isPostgresError(error, postgresErrorCodes.queryCanceled)
+    ) {
+      throw new TimedOutMark(input.tripId);
     }
+    throw error;
   }
 }
 
 const maximumMarkAttempts = 5;
-const deadlockDetected = '40P01';
-const serializationFailure = '40001';
-const lockNotAvailable = '55P03';
-const queryCanceled = '57014';
 
 /** The mark could not be made within its time: its transaction was rolled back, the trip is as it was. */
 export class TimedOutMark extends Error {

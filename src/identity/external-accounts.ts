@@ -1,5 +1,6 @@
 // Just-in-time local accounts for an external OIDC issuer's users: (issuer, subject) → users.id, cached.
 import type { Knex } from 'knex';
+import { createLinkedAccount, linkedUserId } from '../db/external-identities';
 import type { Role } from '../domain/roles';
 import type { FieldCipher } from '../security/field-encryption';
 import type { AccessTokenClaims, LocalAccountDirectory } from '../security/token-verifier';
@@ -18,11 +19,6 @@ export interface ExternalAccountDirectoryOptions {
 interface CachedLink {
   userId: string;
   expiresAt: number;
-}
-
-/** Thrown inside the linking transaction when a concurrent first request linked the subject first. */
-class LinkedConcurrently extends Error {
-  override readonly name = 'LinkedConcurrently';
 }
 
 function claimText(claims: AccessTokenClaims, name: string): string | undefined {
@@ -73,42 +69,24 @@ export function createExternalAccountDirectory(
     while (cache.size > cacheSize) cache.delete(cache.keys().next().value!);
   }
 
-  async function linkedUserId(subject: string): Promise<string | undefined> {
-    const row: { user_id: string } | undefined = await database('external_identities')
-      .where({ issuer, subject })
-      .first('user_id');
-    return row?.user_id;
-  }
-
-  async function createLinkedAccount(claims: AccessTokenClaims, roles: readonly Role[]): Promise<string> {
-    try {
-      return await database.transaction(async (transaction) => {
-        const [{ id }] = await transaction('users')
-          .insert({
-            email: cipher.encryptOptional(claimText(claims, 'email') ?? null),
-            display_name: cipher.encryptOptional(displayNameOf(claims) ?? null),
-            // Informational only: the roles of every request come from its token.
-            roles: roles.length === 0 ? ['customer'] : [...roles],
-          })
-          .returning<{ id: string }[]>('id');
-        const linked = await transaction('external_identities')
-          .insert({ issuer, subject: claims.sub, user_id: id })
-          .onConflict(['issuer', 'subject'])
-          .ignore()
-          .returning<{ user_id: string }[]>('user_id');
-        if (linked.length === 0) throw new LinkedConcurrently();
-        return id;
-      });
-    } catch (error) {
-      if (!(error instanceof LinkedConcurrently)) throw error;
-      const winner = await linkedUserId(claims.sub);
-      if (winner === undefined) throw new Error('the concurrent link of an external subject vanished');
-      return winner;
-    }
+  async function createAccount(claims: AccessTokenClaims, roles: readonly Role[]): Promise<string> {
+    const created = await createLinkedAccount(database, {
+      issuer,
+      subject: claims.sub,
+      email: cipher.encryptOptional(claimText(claims, 'email') ?? null),
+      displayName: cipher.encryptOptional(displayNameOf(claims) ?? null),
+      // Informational only: the roles of every request come from its token.
+      roles: roles.length === 0 ? ['customer'] : roles,
+    });
+    if (created !== undefined) return created;
+    const winner = await linkedUserId(database, { issuer, subject: claims.sub });
+    if (winner === undefined) throw new Error('the concurrent link of an external subject vanished');
+    return winner;
   }
 
   async function lookUp(claims: AccessTokenClaims, roles: readonly Role[]): Promise<string> {
-    const userId = (await linkedUserId(claims.sub)) ?? (await createLinkedAccount(claims, roles));
+    const userId =
+      (await linkedUserId(database, { issuer, subject: claims.sub })) ?? (await createAccount(claims, roles));
     remember(claims.sub, userId);
     return userId;
   }

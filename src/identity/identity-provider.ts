@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { SignJWT, type JWK } from 'jose';
 import type { Knex } from 'knex';
 import type { Config } from '../config';
+import { signInAccountOf, storedRolesOf, type SignInAccount } from '../db/user-credentials';
 import { emailLookup } from '../db/user-email';
 import { DomainError, rateLimited } from '../domain/errors';
 import { knownRoles, type Role } from '../domain/roles';
@@ -55,12 +56,6 @@ export interface IdentityProvider {
   jsonWebKeySet(): Promise<{ keys: JWK[] }>;
   rotateSigningKey(): Promise<string>;
   readonly signingKeys: SigningKeyStore;
-}
-
-interface UserRow {
-  id: string;
-  password_hash: string;
-  roles: string[];
 }
 
 export const invalidCredentials = () => new DomainError('UNAUTHENTICATED', 'The email or password is wrong');
@@ -121,16 +116,14 @@ export async function createIdentityProvider(options: IdentityProviderOptions): 
   async function authenticate(
     credentials: { email: string; password: string },
     clientAddress: string,
-  ): Promise<UserRow> {
+  ): Promise<SignInAccount> {
     const subjects = {
       accountKey: emailLookup(cipher, credentials.email),
       addressKey: cipher.blindIndex(`client-address:${clientAddress}`),
     };
     const verdict = await throttle.recordAttempt(subjects);
     if (!verdict.allowed) throw rateLimited(verdict.retryAfterSeconds);
-    const user = await database('users')
-      .where({ email_lookup: subjects.accountKey })
-      .first<UserRow | undefined>('id', 'password_hash', 'roles');
+    const user = await signInAccountOf(database, subjects.accountKey);
     const matched = await passwords.matches(user?.password_hash, credentials.password);
     if (user === undefined || !matched) throw invalidCredentials();
     await throttle.recordSuccess(subjects);
@@ -150,19 +143,15 @@ export async function createIdentityProvider(options: IdentityProviderOptions): 
   async function rolesOf(userId: string): Promise<Role[] | undefined> {
     // A subject from a session or token is ours, but a malformed one must not reach PostgreSQL's uuid cast.
     if (!userIdPattern.test(userId)) return undefined;
-    const user = await database('users')
-      .where({ id: userId })
-      .first<{ roles: string[] } | undefined>('roles');
-    return user === undefined ? undefined : knownRoles(user.roles);
+    const roles = await storedRolesOf(database, userId);
+    return roles === undefined ? undefined : knownRoles(roles);
   }
 
   async function refresh(refreshToken: string): Promise<TokenResponse> {
     const rotated = await refreshTokens.rotate(refreshToken);
-    const user = await database('users')
-      .where({ id: rotated.userId })
-      .first<UserRow | undefined>('id', 'roles');
-    if (user === undefined) throw invalidRefreshToken();
-    return tokensFor(user, rotated.refreshToken);
+    const roles = await storedRolesOf(database, rotated.userId);
+    if (roles === undefined) throw invalidRefreshToken();
+    return tokensFor({ id: rotated.userId, roles }, rotated.refreshToken);
   }
 
   return {

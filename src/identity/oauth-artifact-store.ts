@@ -1,5 +1,16 @@
 // oidc-provider's persistence on PostgreSQL, so every API replica sees the same grants, sessions, codes and tokens.
 import type { Knex } from 'knex';
+import {
+  consumeOAuthArtifact,
+  deleteOAuthArtifact,
+  deleteOAuthArtifactsOfGrant,
+  findLiveOAuthArtifact,
+  purgeExpiredOAuthArtifacts,
+  upsertOAuthArtifact,
+  type OAuthArtifactKey,
+  type OAuthArtifactLookup,
+  type OAuthArtifactRow,
+} from '../db/oauth-artifacts';
 import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
 import type { FieldCipher } from '../security/field-encryption';
 
@@ -11,11 +22,6 @@ export interface OAuthArtifactStoreOptions {
   purgeGraceSeconds?: number;
   /** Least time between two purges of one process (default 60 s). */
   purgeIntervalSeconds?: number;
-}
-
-interface ArtifactRow {
-  payload: string;
-  consumed_at: Date | null;
 }
 
 /** Models whose artifacts belong to a grant and are revoked with it. */
@@ -39,18 +45,16 @@ export function createOAuthArtifactStore(options: OAuthArtifactStoreOptions): (m
   async function purgeExpired(): Promise<void> {
     if (Date.now() - lastPurgeAt < purgeIntervalMs) return;
     lastPurgeAt = Date.now();
-    await database.raw(
-      `DELETE FROM identity_oauth_artifacts WHERE ctid IN (
-         SELECT ctid FROM identity_oauth_artifacts
-         WHERE expires_at < now() - make_interval(secs => ?) LIMIT 500)`,
-      [purgeGraceSeconds],
-    );
+    await purgeExpiredOAuthArtifacts(database, purgeGraceSeconds);
   }
 
   return (model) => {
-    const keyOf = (id: string) => ({ model, id_hash: cipher.blindIndex(`oauth-artifact:${model}:${id}`) });
+    const keyOf = (id: string): OAuthArtifactKey => ({
+      model,
+      id_hash: cipher.blindIndex(`oauth-artifact:${model}:${id}`),
+    });
 
-    function payloadOf(row: ArtifactRow | undefined): AdapterPayload | undefined {
+    function payloadOf(row: OAuthArtifactRow | undefined): AdapterPayload | undefined {
       if (row === undefined) return undefined;
       const payload = JSON.parse(cipher.decrypt(row.payload)) as AdapterPayload;
       return row.consumed_at === null
@@ -58,49 +62,36 @@ export function createOAuthArtifactStore(options: OAuthArtifactStoreOptions): (m
         : { ...payload, consumed: Math.floor(row.consumed_at.getTime() / 1000) };
     }
 
-    const findWhere = (where: Record<string, string>) =>
-      database('identity_oauth_artifacts')
-        .where(where)
-        .andWhere((live) => {
-          void live.whereNull('expires_at').orWhere('expires_at', '>', database.fn.now());
-        })
-        .first<ArtifactRow | undefined>('payload', 'consumed_at')
-        .then(payloadOf);
+    const findWhere = (where: OAuthArtifactLookup) => findLiveOAuthArtifact(database, where).then(payloadOf);
 
     return {
       async upsert(id, payload, expiresIn) {
-        await database('identity_oauth_artifacts')
-          .insert({
+        await upsertOAuthArtifact(
+          database,
+          {
             ...keyOf(id),
             payload: cipher.encrypt(JSON.stringify(payload)),
             grant_id: grantMembers.has(model) ? (payload.grantId ?? null) : null,
             uid: payload.uid ?? null,
             user_code: payload.userCode ?? null,
-            expires_at:
-              typeof expiresIn === 'number'
-                ? database.raw('now() + make_interval(secs => ?)', [expiresIn])
-                : null,
-          })
-          .onConflict(['model', 'id_hash'])
-          .merge(['payload', 'grant_id', 'uid', 'user_code', 'expires_at']);
+          },
+          typeof expiresIn === 'number' ? expiresIn : undefined,
+        );
         await purgeExpired();
       },
       find: (id) => findWhere(keyOf(id)),
       findByUid: (uid) => findWhere({ model, uid }),
       findByUserCode: (userCode) => findWhere({ model, user_code: userCode }),
       async consume(id) {
-        const consumed = await database('identity_oauth_artifacts')
-          .where(keyOf(id))
-          .whereNull('consumed_at')
-          .update({ consumed_at: database.fn.now() });
+        const consumed = await consumeOAuthArtifact(database, keyOf(id));
         // Two replicas redeeming one code or refresh token at once: only the first may use it.
-        if (consumed === 0) throw new errors.InvalidGrant(`${model} already consumed`);
+        if (!consumed) throw new errors.InvalidGrant(`${model} already consumed`);
       },
       async destroy(id) {
-        await database('identity_oauth_artifacts').where(keyOf(id)).delete();
+        await deleteOAuthArtifact(database, keyOf(id));
       },
       async revokeByGrantId(grantId) {
-        await database('identity_oauth_artifacts').where({ model, grant_id: grantId }).delete();
+        await deleteOAuthArtifactsOfGrant(database, { model, grantId });
       },
     };
   };

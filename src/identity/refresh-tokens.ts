@@ -1,6 +1,14 @@
 // Single-use refresh tokens, stored as hashes, in one family per login; replaying a used one revokes the family.
 import { createHash, randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
+import {
+  deleteExpiredRefreshTokensOf,
+  insertNextRefreshToken,
+  insertRefreshTokenFamily,
+  lockRefreshToken,
+  markRefreshTokenUsed,
+  revokeRefreshTokenFamily,
+} from '../db/refresh-tokens';
 import { DomainError } from '../domain/errors';
 
 export interface RefreshTokenStoreOptions {
@@ -16,16 +24,6 @@ export interface RefreshTokenStore {
   issue(userId: string): Promise<string>;
   /** Consumes `token` and returns the next one of its family, or throws UNAUTHENTICATED. */
   rotate(token: string): Promise<{ userId: string; refreshToken: string }>;
-}
-
-interface RefreshTokenRow {
-  id: string;
-  family_id: string;
-  user_id: string;
-  used_at: Date | null;
-  revoked_at: Date | null;
-  expires_at: Date;
-  expired: boolean;
 }
 
 type Rotation =
@@ -50,53 +48,32 @@ export function createRefreshTokenStore(options: RefreshTokenStoreOptions): Refr
 
   async function issue(userId: string): Promise<string> {
     const token = newToken();
-    await database('identity_refresh_tokens').insert({
-      family_id: database.raw('gen_random_uuid()'),
-      user_id: userId,
-      token_hash: tokenHash(token),
-      expires_at: database.raw('now() + make_interval(secs => ?)', [options.ttlSeconds]),
+    await insertRefreshTokenFamily(database, {
+      userId,
+      tokenHash: tokenHash(token),
+      ttlSeconds: options.ttlSeconds,
     });
-    // Housekeeping on the user's own rows only, so a login never scans the whole table.
-    await database('identity_refresh_tokens')
-      .where({ user_id: userId })
-      .andWhere('expires_at', '<', database.fn.now())
-      .delete();
+    await deleteExpiredRefreshTokensOf(database, userId);
     return token;
   }
 
   async function rotate(token: string): Promise<{ userId: string; refreshToken: string }> {
     const rotation = await database.transaction(async (transaction): Promise<Rotation> => {
-      const row = await transaction('identity_refresh_tokens')
-        .where({ token_hash: tokenHash(token) })
-        .forUpdate()
-        .first<RefreshTokenRow | undefined>(
-          'id',
-          'family_id',
-          'user_id',
-          'used_at',
-          'revoked_at',
-          'expires_at',
-          transaction.raw('expires_at <= now() AS expired'),
-        );
+      const row = await lockRefreshToken(transaction, tokenHash(token));
       if (row === undefined || row.revoked_at !== null) return { outcome: 'invalid' };
       if (row.used_at !== null) {
         // Committed even though the caller is refused: the thief and the owner both lose the family.
-        await transaction('identity_refresh_tokens')
-          .where({ family_id: row.family_id })
-          .whereNull('revoked_at')
-          .update({ revoked_at: transaction.fn.now() });
+        await revokeRefreshTokenFamily(transaction, row.family_id);
         return { outcome: 'reused', userId: row.user_id, familyId: row.family_id };
       }
       if (row.expired) return { outcome: 'invalid' };
-      await transaction('identity_refresh_tokens')
-        .where({ id: row.id })
-        .update({ used_at: transaction.fn.now() });
+      await markRefreshTokenUsed(transaction, row.id);
       const refreshToken = newToken();
-      await transaction('identity_refresh_tokens').insert({
-        family_id: row.family_id,
-        user_id: row.user_id,
-        token_hash: tokenHash(refreshToken),
-        expires_at: row.expires_at,
+      await insertNextRefreshToken(transaction, {
+        familyId: row.family_id,
+        userId: row.user_id,
+        tokenHash: tokenHash(refreshToken),
+        expiresAt: row.expires_at,
       });
       return { outcome: 'rotated', userId: row.user_id, refreshToken };
     });

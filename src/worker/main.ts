@@ -8,6 +8,7 @@ import { createLogger, type Logger } from '../logger';
 import { currentTracing, logTracingDiagnostics, withClientSpans } from '../observability/tracing';
 import { exitOnceLogged, exitOnStartupFailure, onShutdownSignal } from '../runtime/process';
 import { createProcessMetricsRegistry } from '../observability/metrics';
+import { retrying } from '../retry';
 import { createBookingWorkers, type BookingWorkers } from './booking-workers';
 import {
   createWorkerReadinessCheck,
@@ -19,32 +20,25 @@ import { installTemporalRuntime } from './temporal-logger';
 import { describeTemporalConnection, temporalConnectionOptions } from '../security/temporal-connection';
 
 const connectAttempts = 30;
-const maximumConnectDelayMs = 5000;
-
-function sleep(milliseconds: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, milliseconds));
-}
 
 /** The Temporal frontend may start after the worker (compose, the embedded stack): retry with backoff. */
-async function connectWithRetry(config: Config, logger: Logger): Promise<NativeConnection> {
-  for (let attempt = 1; ; attempt += 1) {
-    try {
-      return await NativeConnection.connect(temporalConnectionOptions(config.temporal));
-    } catch (error) {
-      if (attempt >= connectAttempts) {
-        throw new Error(
-          `cannot reach Temporal at ${config.temporal.address} (TEMPORAL_ADDRESS) after ${attempt} attempts`,
-          { cause: error },
-        );
-      }
-      const delayMs = Math.min(maximumConnectDelayMs, 250 * 2 ** (attempt - 1));
+function connectWithRetry(config: Config, logger: Logger): Promise<NativeConnection> {
+  return retrying(() => NativeConnection.connect(temporalConnectionOptions(config.temporal)), {
+    attempts: connectAttempts,
+    retryOn: () => true,
+    firstDelayMs: 250,
+    maxDelayMs: 5000,
+    onRetry: ({ error, attempt, delayMs }) =>
       logger.warn(
         { attempt, delayMs, ...describeTemporalConnection(config.temporal), err: error },
         'Temporal not reachable yet, retrying',
-      );
-      await sleep(delayMs);
-    }
-  }
+      ),
+    exhausted: (error, attempts) =>
+      new Error(
+        `cannot reach Temporal at ${config.temporal.address} (TEMPORAL_ADDRESS) after ${attempts} attempts`,
+        { cause: error },
+      ),
+  });
 }
 
 /** Connects and registers the workers; returns their run, which settles only when they stop. */

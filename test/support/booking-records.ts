@@ -1,9 +1,9 @@
 // What PostgreSQL holds about a booking, read straight from its tables: seats, the payment ledger, notifications.
 import type { Knex } from 'knex';
-import type { ChargeRow } from '../../src/adapters/payment-gateway-simulator';
+import type { LedgerChargeRow } from '../../src/db/payment-simulator-ledger';
 
 /** A row of the payment simulator's ledger of charges, with the time it was written. */
-export type SimulatorChargeRow = ChargeRow & { created_at: Date };
+export type SimulatorChargeRow = LedgerChargeRow & { created_at: Date };
 
 /** The booking's seats that are held or booked, as `seat:STATE`, sorted. */
 export async function activeSeatsOf(database: Knex, bookingId: string): Promise<string[]> {

@@ -1,7 +1,7 @@
 // The invariant scan: what PostgreSQL, the payment simulator's ledger and Temporal hold must agree after any chaos.
 import { WorkflowNotFoundError, type Client, type WorkflowExecutionDescription } from '@temporalio/client';
 import type { Knex } from 'knex';
-import { simulatorLedgerTables } from '../../../src/adapters/payment-gateway-simulator';
+import { simulatorLedgerTables } from '../../../src/db/payment-simulator-ledger';
 import type { BookingStatus, BookingState } from '../../../src/domain/booking';
 import { terminalStatuses } from '../../../src/domain/lifecycle';
 import {

@@ -1,10 +1,11 @@
 // The simulator's ledger rules, enforced by PostgreSQL itself: one charge per key, refunds within the captured amount.
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
+import { createPaymentGatewaySimulator } from '../../../src/adapters/payment-gateway-simulator';
 import {
-  createPaymentGatewaySimulator,
+  createPaymentSimulatorLedger,
   simulatorLedgerTables,
-} from '../../../src/adapters/payment-gateway-simulator';
+} from '../../../src/db/payment-simulator-ledger';
 import {
   IdempotencyKeyConflictError,
   RefundRejectedError,
@@ -35,7 +36,7 @@ async function approvedCharge(name: string, amountMinor = 2590): Promise<string>
 
 beforeAll(() => {
   database = openTestDatabase({ poolSize: 8, applicationName: 'payment-simulator-tests' });
-  gateway = createPaymentGatewaySimulator(database);
+  gateway = createPaymentGatewaySimulator(createPaymentSimulatorLedger(database));
 });
 
 afterAll(async () => {

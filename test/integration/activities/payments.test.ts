@@ -3,10 +3,11 @@ import { expect } from '@jest/globals';
 import type { PaymentActivities, ProcessPaymentInput } from '../../../src/activities/interface';
 import { createPaymentActivities } from '../../../src/activities/payments';
 import { createReadModelActivities } from '../../../src/activities/read-model';
+import { createPaymentGatewaySimulator } from '../../../src/adapters/payment-gateway-simulator';
 import {
-  createPaymentGatewaySimulator,
+  createPaymentSimulatorLedger,
   simulatorLedgerTables,
-} from '../../../src/adapters/payment-gateway-simulator';
+} from '../../../src/db/payment-simulator-ledger';
 import { findDomainError } from '../../../src/domain/errors';
 import { activityKey } from '../../../src/domain/ids';
 import {
@@ -26,7 +27,7 @@ beforeAll(() => {
   payments = createPaymentActivities({
     database: testBed.database,
     cipher: testBed.cipher,
-    paymentGateway: createPaymentGatewaySimulator(testBed.database),
+    paymentGateway: createPaymentGatewaySimulator(createPaymentSimulatorLedger(testBed.database)),
   });
 });
 

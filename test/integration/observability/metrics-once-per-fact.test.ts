@@ -5,6 +5,7 @@ import { createPaymentActivities } from '../../../src/activities/payments';
 import { createReadModelActivities } from '../../../src/activities/read-model';
 import { createSeatActivities } from '../../../src/activities/seats';
 import { createPaymentGatewaySimulator } from '../../../src/adapters/payment-gateway-simulator';
+import { createPaymentSimulatorLedger } from '../../../src/db/payment-simulator-ledger';
 import type { BookingState } from '../../../src/domain/booking';
 import { activityKey } from '../../../src/domain/ids';
 import { createBusinessMetrics, type BusinessMetrics } from '../../../src/observability/metrics';
@@ -37,7 +38,7 @@ function activitiesCountingInto(metrics: BusinessMetrics) {
     readModel: createReadModelActivities(dependencies),
     payments: createPaymentActivities({
       ...dependencies,
-      paymentGateway: createPaymentGatewaySimulator(testBed.database),
+      paymentGateway: createPaymentGatewaySimulator(createPaymentSimulatorLedger(testBed.database)),
     }),
     notifications: createNotificationActivities({
       ...dependencies,

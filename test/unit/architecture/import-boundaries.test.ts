@@ -32,6 +32,11 @@ const layeredTree: SourceTree = {
   'src/security/policy.ts':
     "import type { Role } from '../domain/roles';\nimport { read } from '../contracts/proto-options';\nexport const policy = (role: Role) => [role, read];\n",
   'src/db/connection.ts': "import { policy } from '../security/policy';\nexport const database = policy;\n",
+  'src/retry.ts': 'export const retrying = <T>(work: () => Promise<T>): Promise<T> => work();\n',
+  'src/ports/ledger.ts':
+    "import type { Money } from '../domain/booking';\nexport interface Ledger { record(amount: Money): Promise<void> }\nexport class LedgerDown extends Error {}\n",
+  'src/db/ledger.ts':
+    "import type { Ledger } from '../ports/ledger';\nimport { retrying } from '../retry';\nexport const ledger: Ledger = { record: () => retrying(() => Promise.resolve()) };\n",
   'src/identity/provider.ts':
     "import { database } from '../db/connection';\nexport const provider = database;\n",
   'src/activities/interface.ts':
@@ -138,6 +143,21 @@ const wrongWayImports: { file: string; source: string; expected: Violation[] }[]
     file: 'src/identity/demo-accounts.ts',
     source: "import { demoRole } from '../../dev/seed/demo-users';\nexport const role = demoRole;\n",
     expected: [{ rule: 'src-not-dev', from: 'src/identity/demo-accounts.ts', to: 'dev/seed/demo-users.ts' }],
+  },
+  {
+    file: 'src/retry.ts',
+    source: "import type { Money } from './domain/booking';\nexport type Backoff = Money;\n",
+    expected: [{ rule: 'layer-retry', from: 'src/retry.ts', to: 'src/domain/booking.ts' }],
+  },
+  {
+    file: 'src/db/ledger-errors.ts',
+    source: "import { LedgerDown } from '../ports/ledger';\nexport const down = LedgerDown;\n",
+    expected: [{ rule: 'db-ports-types-only', from: 'src/db/ledger-errors.ts', to: 'src/ports/ledger.ts' }],
+  },
+  {
+    file: 'src/adapters/simulator.ts',
+    source: "import { ledger } from '../db/ledger';\nexport const store = ledger;\n",
+    expected: [{ rule: 'layer-adapters', from: 'src/adapters/simulator.ts', to: 'src/db/ledger.ts' }],
   },
   {
     file: 'src/ports/left.ts',
