@@ -1,9 +1,9 @@
 # syntax=docker/dockerfile:1
 # One image for the booking API, the Temporal worker and the migration job; docker-compose.yml picks the command.
 
-# The runtime base, and the build stage's (which needs npm too). Both default to the official Node image; a base
-# without npm (Debian's nodejs package, say) takes a NODE_BUILD_IMAGE that has it.
-ARG NODE_IMAGE=node:20-bookworm-slim
+# The runtime base, and the build stage's (which needs npm too). Both default to the official Node 24 LTS image (the
+# line of package.json's engines and scripts/node-runtime.cjs); a base without npm takes a NODE_BUILD_IMAGE that has it.
+ARG NODE_IMAGE=node:24-bookworm-slim
 ARG NODE_BUILD_IMAGE=${NODE_IMAGE}
 
 FROM ${NODE_BUILD_IMAGE} AS build

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# `npm run image:test`: builds the service image with podman on a Node 20 base made from Debian packages (no
-# container registry needed), then runs it for real (scripts/containers/image-test.ts). Base images and build
-# layers are cached under .tools/containers.
+# `npm run image:test`: builds the service image with podman on a base made from Debian packages and the project's
+# pinned Node (no container registry needed), then runs it for real (scripts/containers/image-test.ts). Base images
+# and build layers are cached under .tools/containers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 started=$(date +%s)

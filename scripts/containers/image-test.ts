@@ -10,6 +10,8 @@ import { startEmbeddedPostgres } from '../../dev/stack/embedded-postgres';
 import { searchAttributeArguments } from '../../dev/stack/temporal-dev-server';
 import { bookOverRest, freePort, podman, secondsUntilHealthy, seedDemoDataWith, timedStop } from './podman';
 
+const { NODE_VERSION } = require('../node-runtime.cjs') as { NODE_VERSION: string };
+
 const image = process.env.BOOKING_IMAGE ?? 'localhost/bus-booking/service:test';
 const root = path.resolve(__dirname, '../..');
 const apiName = 'bus-booking-image-test-api';
@@ -213,6 +215,10 @@ async function main(): Promise<void> {
   );
 
   const failures: string[] = [];
+  const nodeVersion = await podman('exec', apiName, 'node', '--version');
+  step(`node in the image: ${nodeVersion}`);
+  if (nodeVersion !== `v${NODE_VERSION}`)
+    failures.push(`the image runs node ${nodeVersion}, not v${NODE_VERSION}`);
   for (const name of [apiName, workerName]) {
     const uid = await podman('exec', name, 'id', '-u');
     const readOnly = await podman('inspect', '--format', '{{.HostConfig.ReadonlyRootfs}}', name);

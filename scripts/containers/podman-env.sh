@@ -36,3 +36,9 @@ CONF
 
 export CONTAINERS_CONF="$containers_root/containers.conf"
 export CONTAINERS_STORAGE_CONF="$containers_root/storage.conf"
+
+# The Node bases the service image builds on (scripts/containers/base-images.sh): named by the project's pinned Node,
+# so a new pin builds new ones.
+node_version=$(node scripts/node-runtime.cjs --version)
+export NODE_BASE_IMAGE="localhost/bus-booking/node:$node_version-debian"
+export NODE_BUILD_BASE_IMAGE="localhost/bus-booking/node-npm:$node_version-debian"

@@ -1,7 +1,7 @@
 # Builds the images docker-compose.yml names but this machine cannot pull: PostgreSQL, nginx and Prometheus from
 # Debian's packages, Temporal (server and admin tools) from scripts/temporal-server.sh's build. Skips built ones.
 set -euo pipefail
-base=localhost/bus-booking/node:20-debian
+base=${NODE_BASE_IMAGE:?source scripts/containers/podman-env.sh first}
 context_root=deploy/compose/podman
 
 # Rebuilt when the files they are made from change: the image carries their digest as a label.

@@ -40,7 +40,11 @@ function npmScriptLaunches(): Launch[] {
     scripts: Record<string, string>;
   };
   return Object.entries(scripts).flatMap(([name, command]) => {
-    const launch = launchOf(`package.json scripts.${name}`, command.split(/\s+/));
+    // The scripts run their command through the wrapper that puts the project's Node first on PATH.
+    const launch = launchOf(
+      `package.json scripts.${name}`,
+      command.replace(/^bash scripts\/with-node\.sh\s+/, '').split(/\s+/),
+    );
     return launch ? [launch] : [];
   });
 }
