@@ -1,5 +1,5 @@
 // The configuration module: the settings table (schema.ts), its cross-field rules (rules.ts) and loadConfig.
-export { loadConfig, loadTracingConfig } from './load';
+export { loadConfig, loadLogFormat, loadTracingConfig } from './load';
 export { defaultMaxCachedWorkflows, plaintextTemporalEnvironment } from './rules';
 export {
   defaultTemporalUiOrigins,

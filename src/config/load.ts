@@ -8,9 +8,14 @@ import {
   temporalConnection,
   workflowCacheFitsTaskSlots,
 } from './rules';
-import { schema, tracingSettings, type tokenAlgorithms } from './schema';
+import { processSettings, schema, tracingSettings, type tokenAlgorithms } from './schema';
 import { readSettings, type Environment } from './settings';
-import type { AuthConfig, Config, TracingConfig } from './types';
+import type { AuthConfig, Config, LogFormat, TracingConfig } from './types';
+
+/** LOG_FORMAT alone, for a process that logs before or without reading the rest (the development stacks). */
+export function loadLogFormat(environment: Environment = process.env): LogFormat | undefined {
+  return readSettings({ LOG_FORMAT: processSettings.LOG_FORMAT }, environment).LOG_FORMAT;
+}
 
 /**
  * The OpenTelemetry specification's variables, readable on their own because tracing starts before the rest.
@@ -76,6 +81,7 @@ export function loadConfig(environment: Environment = process.env): Config {
   return {
     environment: values.NODE_ENV,
     logLevel: values.LOG_LEVEL,
+    ...(values.LOG_FORMAT !== undefined ? { logFormat: values.LOG_FORMAT } : {}),
     http: {
       host: values.HTTP_HOST,
       port: values.HTTP_PORT,

@@ -1,13 +1,22 @@
 // The typed configuration every process is handed: what loadConfig builds from the settings table.
 import type { OAuthClientRegistration } from './oauth-clients';
-import type { logLevels, notificationTransports, tokenAlgorithms, tracesSamplers } from './schema';
+import type {
+  logFormats,
+  logLevels,
+  notificationTransports,
+  tokenAlgorithms,
+  tracesSamplers,
+} from './schema';
 
 export type LogLevel = (typeof logLevels)[number];
+export type LogFormat = (typeof logFormats)[number];
 export type TokenAlgorithm = (typeof tokenAlgorithms)[number];
 
 export interface Config {
   environment: 'development' | 'production' | 'test';
   logLevel: LogLevel;
+  /** LOG_FORMAT when set; absent, the logger writes pretty lines to a terminal and JSON anywhere else. */
+  logFormat?: LogFormat;
   http: {
     host: string;
     port: number;
