@@ -1,6 +1,6 @@
 // Verifies OIDC access tokens against the issuer's JWKS with one set of rules for REST and gRPC; claims → Actor.
 import { createPublicKey } from 'node:crypto';
-import { decodeProtectedHeader, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
+import { decodeJwt, decodeProtectedHeader, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
 import jwksClient, { type JwksClient } from 'jwks-rsa';
 import type { AuthConfig, TokenAlgorithm } from '../config';
 import type { Actor } from '../domain/actor';
@@ -303,10 +303,12 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
     // Decode the header, fetch its key, verify with the shared options.
     let header: TokenHeader;
     try {
+      // Header and claims both decoded first, as a malformed token is not worth a key lookup.
+      decodeJwt(token);
       header = decodeProtectedHeader(token);
     } catch (error) {
       // jose's own error for it, so the failure keeps saying why (the answer is the same for every defect).
-      throw new joseErrors.JWSInvalid('The token is not a compact JWS', { cause: error });
+      throw new joseErrors.JWTInvalid('The token is not a compact JWT', { cause: error });
     }
     const key = createPublicKey(await signingKeyFor(header));
     const { payload } = await jwtVerify(token, key, {
