@@ -1,4 +1,4 @@
-// Reads the settings table once at start and shapes it into the Config every process is handed (its type: types.ts).
+// Reads the settings table once at start and shapes it into the Config every process is handed (typed by inference).
 import {
   createAnswerBeforeRequestTimeout,
   grpcTls,
@@ -150,7 +150,7 @@ export function loadConfig(environment: Environment = process.env) {
       /** Local activity slots: the seat hold of a create runs as one, inside the workflow task. */
       maxConcurrentLocalActivities: values.WORKER_MAX_CONCURRENT_LOCAL_ACTIVITIES,
       maxConcurrentWorkflowTasks: values.WORKER_MAX_CONCURRENT_WORKFLOW_TASKS,
-      /** Open bookings kept in the worker's memory at most (0: none); evicted ones are replayed when they next have work. */
+      /** Open bookings kept in the worker's memory at most (0: none); evicted ones replay when they next have work. */
       maxCachedWorkflows: workflowCacheFitsTaskSlots(values),
     },
     catalog: {
@@ -229,3 +229,11 @@ export function loadConfig(environment: Environment = process.env) {
     tracing: loadTracingConfig(environment),
   };
 }
+
+/** What loadConfig builds from the settings table; each field's meaning is written where it is built, above. */
+export type Config = ReturnType<typeof loadConfig>;
+export type AuthConfig = Config['auth'];
+export type EmbeddedIdentityProviderConfig = NonNullable<AuthConfig['embedded']>;
+export type NotificationsConfig = Config['notifications'];
+/** OpenTelemetry tracing, from the standard OTEL_* variables; off unless an exporter or endpoint is named. */
+export type TracingConfig = ReturnType<typeof loadTracingConfig>;

@@ -1,18 +1,9 @@
-// The typed configuration every process is handed: inferred from what loadConfig builds, and the parts rules.ts makes.
-import type { loadConfig, loadTracingConfig } from './load';
+// The configuration's named value types and the Temporal connection rules.ts makes (the rest is inferred: load.ts).
 import type { logFormats, logLevels, tokenAlgorithms } from './schema';
 
 export type LogLevel = (typeof logLevels)[number];
 export type LogFormat = (typeof logFormats)[number];
 export type TokenAlgorithm = (typeof tokenAlgorithms)[number];
-
-/** What loadConfig builds from the settings table; each field's meaning is written where it is built (load.ts). */
-export type Config = ReturnType<typeof loadConfig>;
-export type AuthConfig = Config['auth'];
-export type EmbeddedIdentityProviderConfig = NonNullable<AuthConfig['embedded']>;
-export type NotificationsConfig = Config['notifications'];
-/** OpenTelemetry tracing, from the standard OTEL_* variables; off unless an exporter or endpoint is named. */
-export type TracingConfig = ReturnType<typeof loadTracingConfig>;
 
 /** The Temporal frontend and how to reach it: the TEMPORAL_* variables of Temporal's environment configuration. */
 export interface TemporalConfig {
