@@ -4,8 +4,8 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import type { StdioOptions } from 'node:child_process';
-import type { Config } from '../../src/config';
-import { createLogger, synchronousStandardOutput } from '../../src/logger';
+import { loadLogFormat, type Config } from '../../src/config';
+import { createLogger, logFormatFor, synchronousStandardOutput } from '../../src/logger';
 import { projectRoot } from '../../src/project-root';
 import { migrateWithDatabase } from '../../src/db/migrate';
 import { createDatabase } from '../../src/db/connection';
@@ -18,8 +18,17 @@ import {
   type DevelopmentCertificates,
 } from './development-certificates';
 
+/**
+ * How the stack's own lines are written, handed to the processes whose output joins them (as LOG_FORMAT), so one
+ * terminal shows one format: LOG_FORMAT, else pretty when standard output is a terminal.
+ */
+export const stackLogFormat = logFormatFor(loadLogFormat(), process.stdout.isTTY === true);
+
 // Synchronous: the stack writes its banner to standard output itself, after lines that must come before it.
-export const stackLogger = createLogger({ level: 'info', name: 'stack' }, synchronousStandardOutput());
+export const stackLogger = createLogger(
+  { level: 'info', name: 'stack', format: stackLogFormat },
+  synchronousStandardOutput(),
+);
 
 function portIsFree(port: number): Promise<boolean> {
   return new Promise((resolve) => {

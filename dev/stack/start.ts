@@ -18,6 +18,7 @@ import {
   listenerUrl,
   migrateAndSeed,
   runStack,
+  stackLogFormat,
   stackLogger as logger,
   superviseBookingProcess,
   temporalCliPath,
@@ -135,6 +136,7 @@ async function start(stopEverything: (exitCode: number) => Promise<void>): Promi
     TEMPORAL_NAMESPACE: stack.namespace,
     HTTP_PORT: String(stack.httpPort),
     GRPC_PORT: String(stack.grpcPort),
+    LOG_FORMAT: stackLogFormat,
     NOTIFICATIONS_OUTBOX_DIR: stackOutboxDirectory(process.env, stack.dataDirectory),
     CODEC_CORS_ORIGINS:
       process.env.CODEC_CORS_ORIGINS ??

@@ -9,7 +9,7 @@ import { startApi } from './composition';
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  const logger = createLogger({ level: config.logLevel, name: 'api' });
+  const logger = createLogger({ level: config.logLevel, name: 'api', format: config.logFormat });
   logTracingDiagnostics(logger);
   const api = await startApi(config, logger);
   onShutdownSignal(logger, async () => {

@@ -1,5 +1,6 @@
 // Answers of a read kept for a short while (bounded, least recently used out); identical reads in flight share one load.
 // Answers can be forgotten when what they were read from changes; a load under way then is not kept either.
+import { LRUCache } from 'lru-cache';
 
 export interface ReadThroughCacheOptions {
   /** How long an answer is served again; 0 keeps none, and only reads in flight at the same time share a load. */
@@ -25,18 +26,22 @@ export interface ReadThroughCacheOptions {
 
 interface Entry<Value> {
   value: Value;
+  /** Epoch milliseconds from which the answer is never served (the LRU's own TTL would serve it at that instant). */
   expiresAt: number;
 }
 
 export class ReadThroughCache<Value> {
-  // A Map iterates in insertion order: re-inserting on a hit makes its first key the least recently used.
-  private readonly answers = new Map<string, Entry<Value>>();
+  /** Absent when nothing is kept (no time to live or no entries): reads in flight are still shared. */
+  private readonly answers: LRUCache<string, Entry<Value>> | undefined;
   private readonly loading = new Map<string, Promise<Value>>();
   private readonly now: () => number;
   private readonly random: () => number;
   private readonly keeping: () => boolean;
 
   constructor(private readonly options: ReadThroughCacheOptions) {
+    const { timeToLiveMs, maximumEntries } = options;
+    this.answers =
+      timeToLiveMs > 0 && maximumEntries > 0 ? new LRUCache({ max: Math.floor(maximumEntries) }) : undefined;
     this.now = options.now ?? Date.now;
     this.random = options.random ?? Math.random;
     this.keeping = options.keepWhile ?? (() => true);
@@ -47,13 +52,10 @@ export class ReadThroughCache<Value> {
    * never kept: the next read loads again.
    */
   read(key: string, load: () => Promise<Value>): Promise<Value> {
-    const kept = this.answers.get(key);
+    const kept = this.answers?.get(key);
     if (kept !== undefined) {
-      this.answers.delete(key);
-      if (kept.expiresAt > this.now() && this.keeping()) {
-        this.answers.set(key, kept);
-        return Promise.resolve(kept.value);
-      }
+      if (kept.expiresAt > this.now() && this.keeping()) return Promise.resolve(kept.value);
+      this.answers?.delete(key);
     }
     const underWay = this.loading.get(key);
     if (underWay !== undefined) return underWay;
@@ -80,25 +82,20 @@ export class ReadThroughCache<Value> {
    * later reads load again.
    */
   forgetWhere(matches: (key: string) => boolean): void {
-    // Deleting the entry a Map iteration is at is defined behaviour: no copy of the keys is needed.
-    for (const key of this.answers.keys()) if (matches(key)) this.answers.delete(key);
+    // The LRU's key walk is not safe against deletes along the way; the in-flight Map's is.
+    for (const key of [...(this.answers?.keys() ?? [])]) if (matches(key)) this.answers?.delete(key);
     for (const key of this.loading.keys()) if (matches(key)) this.loading.delete(key);
   }
 
   forgetAll(): void {
-    this.answers.clear();
+    this.answers?.clear();
     this.loading.clear();
   }
 
   private keep(key: string, value: Value): void {
-    const { timeToLiveMs, maximumEntries, expirySpread = 0 } = this.options;
-    if (timeToLiveMs <= 0 || maximumEntries <= 0 || !this.keeping()) return;
+    if (this.answers === undefined || !this.keeping()) return;
+    const { timeToLiveMs, expirySpread = 0 } = this.options;
     const keptForMs = timeToLiveMs * (1 - expirySpread * this.random());
     this.answers.set(key, { value, expiresAt: this.now() + keptForMs });
-    while (this.answers.size > maximumEntries) {
-      const oldest = this.answers.keys().next();
-      if (oldest.done === true) break;
-      this.answers.delete(oldest.value);
-    }
   }
 }

@@ -1,5 +1,14 @@
 // The configuration module: the settings table (schema.ts), its cross-field rules (rules.ts) and loadConfig.
-export { loadConfig, loadTracingConfig } from './load';
+export {
+  loadConfig,
+  loadLogFormat,
+  loadTracingConfig,
+  type AuthConfig,
+  type Config,
+  type EmbeddedIdentityProviderConfig,
+  type NotificationsConfig,
+  type TracingConfig,
+} from './load';
 export { defaultMaxCachedWorkflows, plaintextTemporalEnvironment } from './rules';
 export {
   defaultTemporalUiOrigins,

@@ -10,7 +10,7 @@ import type {
   notificationSettings,
 } from './schema';
 import { ConfigError, type Environment, type SettingValues } from './settings';
-import type { Config, PemSource, TemporalConfig } from './types';
+import type { PemSource, TemporalConfig } from './types';
 
 /** By default the cache holds a quarter of the V8 heap limit in MiB as bookings (100 to 1,000), never fewer than the workflow tasks that may run at once. */
 export function defaultMaxCachedWorkflows(heapLimitMiB: number, maxConcurrentWorkflowTasks: number): number {
@@ -76,12 +76,16 @@ export function allOrNone<Variable extends string>(
   return files as Record<Variable, string>;
 }
 
-export function httpTls(values: SettingValues<typeof restSettings>): Config['http']['tls'] {
+export function httpTls(
+  values: SettingValues<typeof restSettings>,
+): { certificateFile: string; keyFile: string } | undefined {
   const files = allOrNone({ HTTP_TLS_CERT: values.HTTP_TLS_CERT, HTTP_TLS_KEY: values.HTTP_TLS_KEY });
   return files && { certificateFile: files.HTTP_TLS_CERT, keyFile: files.HTTP_TLS_KEY };
 }
 
-export function grpcTls(values: SettingValues<typeof grpcSettings>): Config['grpc']['tls'] {
+export function grpcTls(
+  values: SettingValues<typeof grpcSettings>,
+): { caFile: string; certificateFile: string; keyFile: string } | undefined {
   const files = allOrNone({
     GRPC_TLS_CA: values.GRPC_TLS_CA,
     GRPC_TLS_CERT: values.GRPC_TLS_CERT,

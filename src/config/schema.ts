@@ -19,6 +19,8 @@ import {
 
 export const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
+export const logFormats = ['json', 'pretty'] as const;
+
 export const tracesSamplers = [
   'always_on',
   'always_off',
@@ -58,6 +60,12 @@ export const processSettings = {
     values: logLevels,
     default: 'info',
     description: 'pino level; sensitive fields are always redacted',
+  }),
+  LOG_FORMAT: oneOf({
+    values: logFormats,
+    defaultText: '`pretty` when standard output is a terminal, else `json`',
+    description:
+      "log lines as JSON (one object a line, for collectors) or coloured text for a person; `npm start` hands its own terminal's choice to the processes it runs",
   }),
   DATABASE_URL: postgresUrl({
     defaultText: 'required (set by `npm start`)',

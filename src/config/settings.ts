@@ -153,15 +153,15 @@ export function oneOf<const Value extends string>(
   options: Described & { values: readonly Value[]; default: Value },
 ): Setting<Value>;
 export function oneOf<const Value extends string>(
-  options: Described & { values: readonly Value[] },
+  options: Described & { values: readonly Value[] } & Partial<RuleDefault>,
 ): Setting<Value | undefined>;
 export function oneOf<const Value extends string>(
-  options: Described & { values: readonly Value[]; default?: Value },
+  options: Described & { values: readonly Value[]; default?: Value; defaultText?: string },
 ): Setting<Value | undefined> {
   const { values } = options;
   return setting(
     `one of ${values.map(code).join(', ')}`,
-    options.default === undefined ? 'unset' : code(options.default),
+    options.defaultText ?? (options.default === undefined ? 'unset' : code(options.default)),
     options,
     (value, variable) => {
       if (!(values as readonly string[]).includes(value)) {

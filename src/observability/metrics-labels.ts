@@ -1,5 +1,5 @@
 // Label values of the metrics, derived from what the code already knows: read-model writes, errors, token failures.
-import { JsonWebTokenError, TokenExpiredError } from 'jsonwebtoken';
+import { errors as joseErrors } from 'jose';
 import type { BookingState, BookingStatus } from '../domain/booking';
 import { DomainError, type ErrorCode } from '../domain/errors';
 import type { BookingTransition, RefusalReason, TokenFailureReason } from './metrics';
@@ -62,10 +62,28 @@ function causeOf(error: Error): unknown {
   return (error as { cause?: unknown }).cause;
 }
 
-/** What jsonwebtoken's and jwks-rsa's errors say about the token. */
+/** What jose's errors (the shared verifier, as gRPC calls it) say about the token. */
+function reasonOfJoseError(error: InstanceType<typeof joseErrors.JOSEError>): TokenFailureReason {
+  if (error instanceof joseErrors.JWTExpired) return 'expired';
+  if (error instanceof joseErrors.JWSSignatureVerificationFailed) return 'bad_signature';
+  if (error instanceof joseErrors.JWTClaimValidationFailed) {
+    if (error.claim === 'aud') return 'wrong_audience';
+    if (error.claim === 'iss') return 'wrong_issuer';
+    return 'other';
+  }
+  if (error instanceof joseErrors.JWSInvalid || error instanceof joseErrors.JWTInvalid) return 'malformed';
+  return 'other';
+}
+
+/**
+ * What the libraries' errors say about the token: jose's by class; koa-jwt's (REST) and jwks-rsa's by name, as
+ * koa-jwt's classes are not imported here.
+ */
 function reasonOfVerificationError(error: unknown): TokenFailureReason | undefined {
-  if (error instanceof TokenExpiredError) return 'expired';
-  if (error instanceof JsonWebTokenError) {
+  if (!(error instanceof Error)) return undefined;
+  if (error instanceof joseErrors.JOSEError) return reasonOfJoseError(error);
+  if (error.name === 'TokenExpiredError') return 'expired';
+  if (error.name === 'JsonWebTokenError') {
     if (error.message === 'invalid signature') return 'bad_signature';
     if (error.message.startsWith('jwt audience invalid')) return 'wrong_audience';
     if (error.message.startsWith('jwt issuer invalid')) return 'wrong_issuer';
@@ -73,7 +91,8 @@ function reasonOfVerificationError(error: unknown): TokenFailureReason | undefin
       return 'malformed';
     return 'other';
   }
-  if (error instanceof Error && error.name === 'SigningKeyNotFoundError') return 'unknown_key';
+  if (error.name === 'NotBeforeError') return 'other';
+  if (error.name === 'SigningKeyNotFoundError') return 'unknown_key';
   return undefined;
 }
 

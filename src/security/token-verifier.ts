@@ -1,5 +1,6 @@
 // Verifies OIDC access tokens against the issuer's JWKS with one set of rules for REST and gRPC; claims → Actor.
-import jwt, { JsonWebTokenError, TokenExpiredError, type JwtHeader, type JwtPayload } from 'jsonwebtoken';
+import { createPublicKey } from 'node:crypto';
+import { decodeJwt, decodeProtectedHeader, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
 import jwksClient, { type JwksClient } from 'jwks-rsa';
 import type { AuthConfig, TokenAlgorithm } from '../config';
 import type { Actor } from '../domain/actor';
@@ -51,12 +52,21 @@ export interface LocalAccountDirectory {
 }
 
 /** The claims of a verified access token; `sub` and `exp` are always present. */
-export interface AccessTokenClaims extends JwtPayload {
+export interface AccessTokenClaims extends JWTPayload {
   sub: string;
   exp: number;
 }
 
-/** Options handed to jsonwebtoken, for REST and gRPC alike, so both apply the same rules. */
+/** The header fields a signing key is chosen by (koa-jwt hands over the whole decoded header). */
+export interface TokenHeader {
+  alg?: string;
+  kid?: string;
+}
+
+/**
+ * Options for jose's jwtVerify here and for koa-jwt on REST, which read them alike, so both fronts apply the same
+ * rules.
+ */
 export interface SharedVerifyOptions {
   readonly algorithms: TokenAlgorithm[];
   readonly issuer: string;
@@ -68,8 +78,8 @@ export interface TokenVerifier {
   readonly issuer: string;
   readonly verifyOptions: SharedVerifyOptions;
   /** The PEM public key that verifies a token with this header; rejects disallowed algorithms and unknown kids. */
-  signingKeyFor(header: JwtHeader | undefined): Promise<string>;
-  /** Checks that jsonwebtoken leaves to the caller: subject, expiry present, audience claim, token use. */
+  signingKeyFor(header: TokenHeader | undefined): Promise<string>;
+  /** Checks that the JWT libraries leave to the caller: subject, expiry present, audience claim, token use. */
   checkClaims(payload: unknown): AccessTokenClaims;
   /** Verifies `Bearer <token>` (an HTTP header or the gRPC `authorization` metadata value). */
   verifyBearerToken(authorization: string | undefined): Promise<AccessTokenClaims>;
@@ -106,14 +116,20 @@ class IssuerUnreachableError extends Error {
   readonly isEndpointUnavailable = true;
 }
 
+/** An expired token, as jose (this verifier) or koa-jwt (REST, by its error's name) reports it. */
+function tokenExpired(error: unknown): boolean {
+  return (
+    error instanceof joseErrors.JWTExpired || (error instanceof Error && error.name === 'TokenExpiredError')
+  );
+}
+
 /**
  * Turns whatever verification threw into the answer a client gets: an expired or bad token is
  * UNAUTHENTICATED (one message for every defect, so probing learns nothing), an unreachable issuer UNAVAILABLE.
  */
 export function authenticationFailure(error: unknown): DomainError {
   if (error instanceof DomainError) return error;
-  if (error instanceof TokenExpiredError)
-    return tokenRejected('The access token expired', 'invalid_token', error);
+  if (tokenExpired(error)) return tokenRejected('The access token expired', 'invalid_token', error);
   if (typeof error === 'object' && error !== null && 'isEndpointUnavailable' in error) {
     return new DomainError('UNAVAILABLE', 'The token issuer cannot be reached', {
       details: { retryAfterSeconds: 5 },
@@ -254,8 +270,8 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
     return clientPromise;
   }
 
-  async function signingKeyFor(header: JwtHeader | undefined): Promise<string> {
-    if (!header || !allowedAlgorithms.includes(header.alg)) {
+  async function signingKeyFor(header: TokenHeader | undefined): Promise<string> {
+    if (!header || header.alg === undefined || !allowedAlgorithms.includes(header.alg)) {
       throw tokenRejected('The access token is invalid');
     }
     if (typeof header.kid !== 'string' || header.kid === '') {
@@ -285,17 +301,22 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
 
   async function verifyToken(token: string): Promise<AccessTokenClaims> {
     // Decode the header, fetch its key, verify with the shared options.
-    const decoded = jwt.decode(token, { complete: true });
-    // jsonwebtoken's own error for it, so the failure keeps saying why (the answer is the same for every defect).
-    if (!decoded || typeof decoded.payload === 'string') throw new JsonWebTokenError('jwt malformed');
-    const key = await signingKeyFor(decoded.header);
-    return checkClaims(
-      jwt.verify(token, key, {
-        ...verifyOptions,
-        algorithms: [...verifyOptions.algorithms],
-        clockTimestamp: Math.floor(now() / 1000),
-      }),
-    );
+    let header: TokenHeader;
+    try {
+      // Header and claims both decoded first, as a malformed token is not worth a key lookup.
+      decodeJwt(token);
+      header = decodeProtectedHeader(token);
+    } catch (error) {
+      // jose's own error for it, so the failure keeps saying why (the answer is the same for every defect).
+      throw new joseErrors.JWTInvalid('The token is not a compact JWT', { cause: error });
+    }
+    const key = createPublicKey(await signingKeyFor(header));
+    const { payload } = await jwtVerify(token, key, {
+      ...verifyOptions,
+      algorithms: [...verifyOptions.algorithms],
+      currentDate: new Date(now()),
+    });
+    return checkClaims(payload);
   }
 
   async function actorFromClaims(claims: AccessTokenClaims): Promise<Actor> {

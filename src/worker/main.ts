@@ -92,7 +92,7 @@ async function start(logger: Logger, config: Config): Promise<{ running: Promise
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  const logger = createLogger({ level: config.logLevel, name: 'worker' });
+  const logger = createLogger({ level: config.logLevel, name: 'worker', format: config.logFormat });
   const { running } = await start(logger, config);
   await running.catch((error: unknown) => {
     logger.fatal({ err: error }, 'a booking worker stopped unexpectedly');

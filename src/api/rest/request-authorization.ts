@@ -25,7 +25,7 @@ function rejecting(context: Koa.Context, error: unknown): never {
 }
 
 /**
- * Verifies `Authorization: Bearer <token>` with koa-jwt (jsonwebtoken) and the verifier's JWKS keys, then sets
+ * Verifies `Authorization: Bearer <token>` with koa-jwt and the verifier's JWKS keys, then sets
  * `context.state.actor`. A token verified before answers from the verifier's cache until it expires (the cache
  * gRPC shares), so the signature is checked once per token, not once per request. Any missing, malformed,
  * expired, mis-addressed, unsigned or unknown-key token answers 401 UNAUTHENTICATED with a Bearer challenge.

@@ -1,5 +1,5 @@
 // Label values of the metrics: read-model transitions, not-booked reasons, refused tokens, refusals, gRPC codes.
-import { JsonWebTokenError, TokenExpiredError } from 'jsonwebtoken';
+import { errors as joseErrors } from 'jose';
 import { grpcCodeLabel } from '../../../src/api/grpc/call-metrics';
 import { DomainError, rateLimited } from '../../../src/domain/errors';
 import {
@@ -114,23 +114,71 @@ describe('tokenFailureReasonOf', () => {
   });
 
   it.each([
-    ['expired', 'an expired token', new TokenExpiredError('jwt expired', new Date())],
-    ['bad_signature', 'a bad signature', new JsonWebTokenError('invalid signature')],
-    ['wrong_audience', 'another audience', new JsonWebTokenError('jwt audience invalid. expected: api')],
+    ['expired', 'an expired token', new joseErrors.JWTExpired('"exp" claim timestamp check failed', {})],
+    ['bad_signature', 'a bad signature', new joseErrors.JWSSignatureVerificationFailed()],
+    [
+      'wrong_audience',
+      'another audience',
+      new joseErrors.JWTClaimValidationFailed('unexpected "aud" claim value', {}, 'aud', 'check_failed'),
+    ],
     [
       'wrong_issuer',
       'another issuer',
-      new JsonWebTokenError('jwt issuer invalid. expected: https://a.example'),
+      new joseErrors.JWTClaimValidationFailed('unexpected "iss" claim value', {}, 'iss', 'check_failed'),
     ],
-    ['malformed', 'a malformed token', new JsonWebTokenError('jwt malformed')],
+    ['malformed', 'a malformed token', new joseErrors.JWSInvalid('Invalid Compact JWS')],
+    [
+      'malformed',
+      'claims that are not an object',
+      new joseErrors.JWTInvalid('JWT Claims Set must be an object'),
+    ],
     [
       'unknown_key',
       'a key id the issuer does not publish',
       Object.assign(new Error('Unable to find a signing key'), { name: 'SigningKeyNotFoundError' }),
     ],
-    ['other', 'a disallowed algorithm', new JsonWebTokenError('invalid algorithm')],
-  ] as const)('is %s for %s, wrapped as the verifier wraps it', (reason, _case, cause) => {
+    [
+      'other',
+      'a disallowed algorithm',
+      new joseErrors.JOSEAlgNotAllowed('"alg" (Algorithm) value not allowed'),
+    ],
+  ] as const)(
+    'is %s for %s (jose, the shared verifier), wrapped as the verifier wraps it',
+    (reason, _case, cause) => {
+      expect(tokenFailureReasonOf(authenticationFailure(cause))).toBe(reason);
+    },
+  );
+
+  /** An error of koa-jwt's verifying library, which REST sees: recognised by its name, as its classes are not imported. */
+  const koaJwtError = (name: string, message: string) => Object.assign(new Error(message), { name });
+
+  it.each([
+    ['expired', 'an expired token', koaJwtError('TokenExpiredError', 'jwt expired')],
+    ['bad_signature', 'a bad signature', koaJwtError('JsonWebTokenError', 'invalid signature')],
+    [
+      'wrong_audience',
+      'another audience',
+      koaJwtError('JsonWebTokenError', 'jwt audience invalid. expected: api'),
+    ],
+    [
+      'wrong_issuer',
+      'another issuer',
+      koaJwtError('JsonWebTokenError', 'jwt issuer invalid. expected: https://a.example'),
+    ],
+    ['malformed', 'a malformed token', koaJwtError('JsonWebTokenError', 'jwt malformed')],
+    ['other', 'a disallowed algorithm', koaJwtError('JsonWebTokenError', 'invalid algorithm')],
+    ['other', 'a token not yet valid', koaJwtError('NotBeforeError', 'jwt not active')],
+  ] as const)('is %s for %s (koa-jwt, on REST), wrapped as the verifier wraps it', (reason, _case, cause) => {
     expect(tokenFailureReasonOf(authenticationFailure(cause))).toBe(reason);
+  });
+
+  it('tells an expired token by its own message, from jose and koa-jwt alike', () => {
+    for (const cause of [
+      new joseErrors.JWTExpired('"exp" claim timestamp check failed', {}),
+      koaJwtError('TokenExpiredError', 'jwt expired'),
+    ]) {
+      expect(authenticationFailure(cause).message).toBe('The access token expired');
+    }
   });
 
   it('is malformed for a token that is not a JWT at all, as the shared verifier refuses it', async () => {
