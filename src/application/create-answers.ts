@@ -14,11 +14,15 @@ export interface StartedCreate {
   outcome: Promise<{ booking: BookingState } | { error: unknown }>;
 }
 
-/** The promise's value, or undefined when `deadline` (epoch milliseconds) comes first. */
-export async function settledBy<T>(promise: Promise<T>, deadline: number): Promise<T | undefined> {
+/** The promise's value, or undefined when `deadline` (epoch milliseconds on the `now` clock) comes first. */
+export async function settledBy<T>(
+  promise: Promise<T>,
+  deadline: number,
+  now: () => Date = () => new Date(),
+): Promise<T | undefined> {
   let timer: NodeJS.Timeout | undefined;
   const expiry = new Promise<undefined>((resolve) => {
-    timer = setTimeout(resolve, Math.max(0, deadline - Date.now()), undefined);
+    timer = setTimeout(resolve, Math.max(0, deadline - now().getTime()), undefined);
   });
   try {
     return await Promise.race([promise, expiry]);
@@ -57,7 +61,7 @@ export async function answerFailedStart(
       () => true,
       () => false,
     );
-  if (!started && (await context.holdClaims.releaseUnlessAcknowledged(bookingId))) {
+  if (!started && (await context.holdClaims.withdraw(bookingId))) {
     throw domainErrorFromTemporal(failure);
   }
   throw bookingProcessing(bookingId, processingRetryAfterSeconds);
@@ -80,7 +84,8 @@ export function settleLateCreate(context: BookingContext, bookingId: string, sta
         await context.starts.ensureStarted(bookingId, started.sealedStart);
       }
     })
-    .catch(() => undefined);
+    // The reconciler sends a lost start again, and the slot of a claim whose booking never came lapses.
+    .catch((error: unknown) => context.reportFailure('settle_late_create', error));
 }
 
 /**

@@ -68,7 +68,7 @@ export async function createBooking(
   options: CreateBookingOptions = {},
 ): Promise<BookingView> {
   // Counted from the request's arrival: the front's own timeout keeps a margin for what runs after this call.
-  const answerBy = answerByOf(options, context.config.booking.createAnswerTimeoutMs);
+  const answerBy = answerByOf(options, context.config.booking.createAnswerTimeoutMs, context.now);
   const create = await admit(context, actor, input, options);
   let started: StartedCreate;
   try {
@@ -220,7 +220,7 @@ async function startBooking(
 ): Promise<StartedCreate> {
   // Queueing (a burst, a slow database) used the whole answer time before anything was started: nothing exists
   // yet, so the caller may be told to retry. An id an earlier create of it already gave out is started all the same.
-  if (Date.now() >= answerBy && (await context.holdClaims.releaseUnlessAcknowledged(create.bookingId))) {
+  if (context.now().getTime() >= answerBy && (await context.holdClaims.withdraw(create.bookingId))) {
     throw unavailable(
       'Too many bookings are being made right now; retry shortly',
       processingRetryAfterSeconds,
@@ -251,14 +251,20 @@ async function answerByDeadline(
   answerBy: number,
 ): Promise<BookingView> {
   const { bookingId, chosenBookingId, requestFingerprint } = create;
-  const answer = await settledBy(started.outcome, answerBy);
+  const answer = await settledBy(started.outcome, answerBy, context.now);
   if (answer === undefined) {
     // Pointed at the booking only when it is this request's (or its start is still on its way).
     if (chosenBookingId !== undefined) {
       await assertStartedBySameRequest(context, bookingId, requestFingerprint, { notStartedYet: 'fine' });
     }
-    // The id goes out: from here on the booking is a promise, kept by whoever finds it unstarted.
-    await context.holdClaims.acknowledge(bookingId);
+    // The id goes out: from here on the booking is a promise, kept by whoever finds it unstarted. A create of
+    // the same id that answered an error withdrew the claim first: nothing is promised under it any more.
+    if (!(await context.holdClaims.promise(bookingId))) {
+      throw unavailable(
+        'Too many bookings are being made right now; retry shortly',
+        processingRetryAfterSeconds,
+      );
+    }
     settleLateCreate(context, bookingId, started);
     throw bookingProcessing(bookingId, processingRetryAfterSeconds);
   }
