@@ -35,7 +35,7 @@ import { createBookingDataConverter } from '../security/temporal-payload-codec';
 import type { TokenVerifier } from '../security/token-verifier';
 import { createRestApp, restSettingsFromConfig } from './rest/app';
 import { identityProviderRouter } from './rest/auth-routes';
-import { schedulePurge } from '../application/admission';
+import { schedulePurge } from '../application/idempotency-key-store';
 import { createIdempotencyStore, type IdempotencyStore } from './rest/idempotency';
 import { createOperationGuard } from './rest/request-authorization';
 import { createRestServer } from './rest/server';

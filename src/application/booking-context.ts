@@ -11,7 +11,7 @@ import type { ReportBackgroundFailure } from '../observability/background-failur
 import type { FieldCipher } from '../security/field-encryption';
 import type { bookingWorkflow } from '../workflows/booking';
 import { bookingWorkflowId, type BookingTimings } from '../workflows/shared';
-import type { SeatsInFlight } from './admission';
+import type { SeatsInFlight } from './seats-in-flight';
 import type { BookingStarts } from './booking-starts';
 
 /** How long a client is told to wait before reading a booking whose seats are still being held. */

@@ -55,7 +55,7 @@ import {
   updateBookingUpdate,
   type BookingTimings,
 } from '../workflows/shared';
-import { createSeatsInFlight } from './admission';
+import { createSeatsInFlight } from './seats-in-flight';
 import {
   answerEndedCreate,
   processingRetryAfterSeconds,

@@ -5,6 +5,7 @@ import { bookingProcessing, idempotencyKeyReused } from '../domain/errors';
 import type { bookingWorkflow } from '../workflows/booking';
 import { bookingWorkflowId, createRequestMemoKey } from '../workflows/shared';
 import { processingRetryAfterSeconds, type BookingContext } from './booking-context';
+import { isSameRequest, type RequestFingerprints } from './request-fingerprints';
 import { domainErrorFromTemporal, isWorkflowGone } from './temporal-outcomes';
 
 /** The update-with-start on its way; its outcome never rejects (it carries the error). */
@@ -96,7 +97,7 @@ export function settleLateCreate(context: BookingContext, bookingId: string, sta
 export async function assertStartedBySameRequest(
   context: BookingContext,
   bookingId: string,
-  requestFingerprint: string,
+  fingerprints: RequestFingerprints,
   options: { notStartedYet?: 'fine' } = {},
 ): Promise<void> {
   let memo: Record<string, unknown> | undefined;
@@ -107,5 +108,23 @@ export async function assertStartedBySameRequest(
     throw domainErrorFromTemporal(error);
   }
   const recorded = memo?.[createRequestMemoKey];
-  if (typeof recorded === 'string' && recorded !== requestFingerprint) throw idempotencyKeyReused();
+  if (typeof recorded === 'string' && !isSameRequest(recorded, fingerprints)) throw idempotencyKeyReused();
+}
+
+/**
+ * Whether a create the update's validator refused as another request is this one after all: its workflow was
+ * started with the fingerprint of the earlier scheme, which the validator compares as it stands.
+ */
+export async function startedUnderEarlierFingerprint(
+  context: BookingContext,
+  bookingId: string,
+  fingerprints: RequestFingerprints,
+): Promise<boolean> {
+  if (fingerprints.earlierFingerprint === fingerprints.fingerprint) return false;
+  try {
+    const { memo } = await context.temporal.workflow.getHandle(bookingWorkflowId(bookingId)).describe();
+    return memo?.[createRequestMemoKey] === fingerprints.earlierFingerprint;
+  } catch (error) {
+    throw domainErrorFromTemporal(error);
+  }
 }
