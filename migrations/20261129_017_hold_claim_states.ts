@@ -1,10 +1,10 @@
 // A hold claim's lifecycle as one state column, moved only along the written transitions (src/domain/hold-claims.ts).
 import type { Knex } from 'knex';
 
-// Four nullable columns (released_at, acknowledged_at, started_at, refused_request_fingerprint) used to say where a
-// claim stood, and nothing stopped a write from moving it backwards (acknowledging a released claim un-released it).
-// `state` now says it, and a trigger refuses any change of state that is not one of the moves listed in
-// booking_hold_claim_moves (the moves of the domain's transition table; a test keeps the two equal).
+// Where a claim stands is one column, `state`, which existing rows get from what their timestamps mean. A trigger
+// refuses any change of state that is not one of the moves listed in booking_hold_claim_moves (the moves of the
+// domain's transition table; a test keeps the two equal), so no write moves a claim backwards: a released claim is
+// never promised again.
 //
 // The three timestamps stay, written by the trigger alone from the state, because API processes of the previous
 // release keep serving during a roll-out (the migration runs before the first pod is replaced): they read and
