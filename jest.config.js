@@ -12,7 +12,8 @@ const shared = {
   transform,
   testEnvironment: 'node',
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
-  transformIgnorePatterns: ['/node_modules/(?!(jose|oidc-provider)/)'],
+  // ESM-only packages (canonicalize ships no CommonJS build) are compiled to CommonJS like our own code.
+  transformIgnorePatterns: ['/node_modules/(?!(jose|oidc-provider|canonicalize)/)'],
   // .tools holds unpacked packages and container file systems (npm run image:test): thousands of package.json files
   // that jest's module map would otherwise crawl and report as name collisions.
   modulePathIgnorePatterns: ['<rootDir>/.tools/'],

@@ -16,6 +16,7 @@ import * as tickets from './20261128_013_tickets';
 import * as passengerBoarding from './20261128_014_passenger_boarding';
 import * as tripCancellation from './20261128_015_trip_cancellation';
 import * as tripCancellationBookings from './20261129_016_trip_cancellation_bookings';
+import * as holdClaimStates from './20261129_017_hold_claim_states';
 
 export interface NamedMigration {
   /** Recorded in knex_migrations; never rename an applied migration. */
@@ -40,4 +41,5 @@ export const migrations: readonly NamedMigration[] = [
   { name: '20261128_014_passenger_boarding', migration: passengerBoarding },
   { name: '20261128_015_trip_cancellation', migration: tripCancellation },
   { name: '20261129_016_trip_cancellation_bookings', migration: tripCancellationBookings },
+  { name: '20261129_017_hold_claim_states', migration: holdClaimStates },
 ];

@@ -35,7 +35,7 @@ import { createBookingDataConverter } from '../security/temporal-payload-codec';
 import type { TokenVerifier } from '../security/token-verifier';
 import { createRestApp, restSettingsFromConfig } from './rest/app';
 import { identityProviderRouter } from './rest/auth-routes';
-import { schedulePurge } from '../application/admission';
+import { schedulePurge } from '../application/idempotency-key-store';
 import { createIdempotencyStore, type IdempotencyStore } from './rest/idempotency';
 import { createOperationGuard } from './rest/request-authorization';
 import { createRestServer } from './rest/server';
@@ -47,6 +47,7 @@ import {
   registerAvailabilityChangesHeard,
   type ApiMetrics,
 } from '../observability/metrics';
+import { backgroundFailureReporter } from '../observability/background-failures';
 import { createPlainHttpServer, registryMetrics } from '../observability/metrics-http';
 import { listen } from '../runtime/process';
 import { temporalClientInterceptors } from '../observability/tracing-temporal';
@@ -103,12 +104,14 @@ export async function composeApi(
     ...(keySetSource === undefined ? {} : { keySetSource }),
   });
 
+  const metrics = options.metrics ?? createApiMetrics();
   const bookings = createBookingApplication({
     config,
     database,
     temporal,
     cipher,
     logger,
+    reportFailure: backgroundFailureReporter(metrics.backgroundFailures, logger),
     ...(options.taskQueues === undefined ? {} : { taskQueues: options.taskQueues }),
     ...(options.timings === undefined ? {} : { timings: options.timings }),
   });
@@ -123,7 +126,6 @@ export async function composeApi(
   });
   const checkReadiness = createReadinessCheck({ database, temporal: connection });
   const idempotency = createIdempotencyStore({ database, cipher, settings: config.idempotency });
-  const metrics = options.metrics ?? createApiMetrics();
   const countedIdentityProvider =
     identityProvider === undefined ? undefined : countingLoginThrottle(metrics, identityProvider);
   const authorizationServerOptions =
@@ -221,9 +223,14 @@ export async function startApi(
     dataConverter: createBookingDataConverter(config),
     interceptors: { workflow: temporalClientInterceptors() },
   });
+  const apiMetrics = options.metrics ?? createApiMetrics(createProcessMetricsRegistry());
   const availabilityChanges =
     config.catalog.availabilityCacheSeconds > 0
-      ? await listenForRouteAvailabilityChanges({ databaseUrl: config.database.url, logger })
+      ? await listenForRouteAvailabilityChanges({
+          databaseUrl: config.database.url,
+          logger,
+          reportFailure: backgroundFailureReporter(apiMetrics.backgroundFailures, logger),
+        })
       : undefined;
 
   const { app, bookings, tickets, boarding, checkReadiness, verifier, idempotency, metrics } =
@@ -237,7 +244,7 @@ export async function startApi(
         temporal,
         ...(availabilityChanges === undefined ? {} : { availabilityChanges }),
       },
-      { metrics: createApiMetrics(createProcessMetricsRegistry()), ...options },
+      { ...options, metrics: apiMetrics },
     );
   const stopPurge = schedulePurge(idempotency, config.idempotency.purgeIntervalSeconds * 1000, (error) =>
     logger.warn({ err: error }, 'purging expired idempotency keys failed'),

@@ -7,10 +7,11 @@ import { DomainError, notFound } from '../domain/errors';
 import type { TaskQueueNames } from '../domain/task-queues';
 import { bookingViews, findBookingRow, type BookingRow, type BookingView } from '../db/booking-read-model';
 import type { OpenHoldClaims } from '../db/booking-hold-claims';
+import type { ReportBackgroundFailure } from '../observability/background-failures';
 import type { FieldCipher } from '../security/field-encryption';
 import type { bookingWorkflow } from '../workflows/booking';
 import { bookingWorkflowId, type BookingTimings } from '../workflows/shared';
-import type { SeatsInFlight } from './admission';
+import type { SeatsInFlight } from './seats-in-flight';
 import type { BookingStarts } from './booking-starts';
 
 /** How long a client is told to wait before reading a booking whose seats are still being held. */
@@ -27,6 +28,8 @@ export interface BookingContext {
   timings: BookingTimings;
   taskQueues: TaskQueueNames;
   now: () => Date;
+  /** Told of failures nobody waits for (a create's settle after its answer): logged and counted. */
+  reportFailure: ReportBackgroundFailure;
 }
 
 export async function viewOf(context: BookingContext, row: BookingRow): Promise<BookingView> {

@@ -92,7 +92,7 @@ export function createBookingStarts(dependencies: {
 
   async function startedBy(bookingId: string, send: () => Promise<unknown>): Promise<StartOutcome> {
     // The create's error answer and this start are one or the other, never both: one row decides.
-    if (!(await claims.promiseUnlessReleased(bookingId))) return 'withdrawn';
+    if (!(await claims.promise(bookingId))) return 'withdrawn';
     let outcome: StartOutcome = 'running';
     try {
       await send();

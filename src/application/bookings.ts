@@ -42,6 +42,10 @@ import {
 } from '../db/booking-read-model';
 import { pageWindow } from '../db/paging';
 import { readTripCancellationMark } from '../db/trip-cancellations';
+import {
+  standaloneBackgroundFailureReporter,
+  type ReportBackgroundFailure,
+} from '../observability/background-failures';
 import type { FieldCipher } from '../security/field-encryption';
 import type { bookingWorkflow } from '../workflows/booking';
 import {
@@ -51,7 +55,7 @@ import {
   updateBookingUpdate,
   type BookingTimings,
 } from '../workflows/shared';
-import { createSeatsInFlight } from './admission';
+import { createSeatsInFlight } from './seats-in-flight';
 import {
   answerEndedCreate,
   processingRetryAfterSeconds,
@@ -91,6 +95,8 @@ export interface BookingApplicationDependencies {
   now?: () => Date;
   /** Hears the outcomes of commands that finished after their answer was sent. */
   logger?: CommandLogger;
+  /** Told of failures nobody waits for; by default they go to `logger` and a counter of their own. */
+  reportFailure?: ReportBackgroundFailure;
 }
 
 const admittedStage =
@@ -139,6 +145,7 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
     timings,
     taskQueues: queueNames,
     now,
+    reportFailure: dependencies.reportFailure ?? standaloneBackgroundFailureReporter(dependencies.logger),
   };
   const viewOf = (row: BookingRow) => viewOfRow(context, row);
 

@@ -11,10 +11,17 @@ export interface AnswerTiming {
   receivedAt?: number;
 }
 
-/** When a create or command must be answered: its answer time from its arrival, or the caller's sooner deadline. */
-export function answerByOf(timing: AnswerTiming, answerTimeoutMs: number): number {
+/**
+ * When a create or command must be answered: its answer time from its arrival, or the caller's sooner deadline.
+ * `now` is the caller's clock, read when the front did not say when the request arrived.
+ */
+export function answerByOf(
+  timing: AnswerTiming,
+  answerTimeoutMs: number,
+  now: () => Date = () => new Date(),
+): number {
   return Math.min(
-    (timing.receivedAt ?? Date.now()) + answerTimeoutMs,
+    (timing.receivedAt ?? now().getTime()) + answerTimeoutMs,
     timing.answerBy ?? Number.POSITIVE_INFINITY,
   );
 }

@@ -5,6 +5,7 @@ import { bookingProcessing, idempotencyKeyReused } from '../domain/errors';
 import type { bookingWorkflow } from '../workflows/booking';
 import { bookingWorkflowId, createRequestMemoKey } from '../workflows/shared';
 import { processingRetryAfterSeconds, type BookingContext } from './booking-context';
+import { isSameRequest, type RequestFingerprints } from './request-fingerprints';
 import { domainErrorFromTemporal, isWorkflowGone } from './temporal-outcomes';
 
 /** The update-with-start on its way; its outcome never rejects (it carries the error). */
@@ -14,11 +15,15 @@ export interface StartedCreate {
   outcome: Promise<{ booking: BookingState } | { error: unknown }>;
 }
 
-/** The promise's value, or undefined when `deadline` (epoch milliseconds) comes first. */
-export async function settledBy<T>(promise: Promise<T>, deadline: number): Promise<T | undefined> {
+/** The promise's value, or undefined when `deadline` (epoch milliseconds on the `now` clock) comes first. */
+export async function settledBy<T>(
+  promise: Promise<T>,
+  deadline: number,
+  now: () => Date = () => new Date(),
+): Promise<T | undefined> {
   let timer: NodeJS.Timeout | undefined;
   const expiry = new Promise<undefined>((resolve) => {
-    timer = setTimeout(resolve, Math.max(0, deadline - Date.now()), undefined);
+    timer = setTimeout(resolve, Math.max(0, deadline - now().getTime()), undefined);
   });
   try {
     return await Promise.race([promise, expiry]);
@@ -57,7 +62,7 @@ export async function answerFailedStart(
       () => true,
       () => false,
     );
-  if (!started && (await context.holdClaims.releaseUnlessAcknowledged(bookingId))) {
+  if (!started && (await context.holdClaims.withdraw(bookingId))) {
     throw domainErrorFromTemporal(failure);
   }
   throw bookingProcessing(bookingId, processingRetryAfterSeconds);
@@ -80,7 +85,8 @@ export function settleLateCreate(context: BookingContext, bookingId: string, sta
         await context.starts.ensureStarted(bookingId, started.sealedStart);
       }
     })
-    .catch(() => undefined);
+    // The reconciler sends a lost start again, and the slot of a claim whose booking never came lapses.
+    .catch((error: unknown) => context.reportFailure('settle_late_create', error));
 }
 
 /**
@@ -91,7 +97,7 @@ export function settleLateCreate(context: BookingContext, bookingId: string, sta
 export async function assertStartedBySameRequest(
   context: BookingContext,
   bookingId: string,
-  requestFingerprint: string,
+  fingerprints: RequestFingerprints,
   options: { notStartedYet?: 'fine' } = {},
 ): Promise<void> {
   let memo: Record<string, unknown> | undefined;
@@ -102,5 +108,23 @@ export async function assertStartedBySameRequest(
     throw domainErrorFromTemporal(error);
   }
   const recorded = memo?.[createRequestMemoKey];
-  if (typeof recorded === 'string' && recorded !== requestFingerprint) throw idempotencyKeyReused();
+  if (typeof recorded === 'string' && !isSameRequest(recorded, fingerprints)) throw idempotencyKeyReused();
+}
+
+/**
+ * Whether a create the update's validator refused as another request is this one after all: its workflow was
+ * started with the fingerprint of the earlier scheme, which the validator compares as it stands.
+ */
+export async function startedUnderEarlierFingerprint(
+  context: BookingContext,
+  bookingId: string,
+  fingerprints: RequestFingerprints,
+): Promise<boolean> {
+  if (fingerprints.earlierFingerprint === fingerprints.fingerprint) return false;
+  try {
+    const { memo } = await context.temporal.workflow.getHandle(bookingWorkflowId(bookingId)).describe();
+    return memo?.[createRequestMemoKey] === fingerprints.earlierFingerprint;
+  } catch (error) {
+    throw domainErrorFromTemporal(error);
+  }
 }

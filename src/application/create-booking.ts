@@ -29,11 +29,15 @@ import {
   type CreateBookingInput,
 } from '../domain/validation';
 import { readBookableTrip, userAccountExists, type BookableTrip } from '../db/bookable-trips';
-import { bookingViewOfSnapshot, type BookingView } from '../db/booking-read-model';
+import { bookingViewOfSnapshot, findBookingRow, type BookingView } from '../db/booking-read-model';
 import type { bookingWorkflow } from '../workflows/booking';
 import { bookingWorkflowType, createBookingUpdate } from '../workflows/shared';
-import { assertNotRefusedWithOtherRequest, createRequestFingerprint, seatsBeingReserved } from './admission';
-import { answerEndedCreate, processingRetryAfterSeconds, type BookingContext } from './booking-context';
+import {
+  answerEndedCreate,
+  processingRetryAfterSeconds,
+  viewOf,
+  type BookingContext,
+} from './booking-context';
 import { bookingStartOptions, type BookingStart } from './booking-starts';
 import { answerByOf } from './command-options';
 import type { CreateBookingOptions } from './interface';
@@ -43,8 +47,15 @@ import {
   reachedStart,
   settledBy,
   settleLateCreate,
+  startedUnderEarlierFingerprint,
   type StartedCreate,
 } from './create-answers';
+import {
+  assertNotRefusedWithOtherRequest,
+  createRequestFingerprints,
+  type RequestFingerprints,
+} from './request-fingerprints';
+import { seatsBeingReserved } from './seats-in-flight';
 import { domainErrorFromTemporal, isWorkflowGone } from './temporal-outcomes';
 
 /** A create let in: who books what under which booking id, and the fingerprint that tells its retries apart. */
@@ -56,7 +67,7 @@ interface AdmittedCreate {
   command: CreateBookingCommand;
   trip: BookableTrip;
   segment: Segment;
-  requestFingerprint: string;
+  fingerprints: RequestFingerprints;
   /** Lets other creates of this process at the seats again; idempotent. */
   leaveSeats: () => void;
 }
@@ -68,7 +79,7 @@ export async function createBooking(
   options: CreateBookingOptions = {},
 ): Promise<BookingView> {
   // Counted from the request's arrival: the front's own timeout keeps a margin for what runs after this call.
-  const answerBy = answerByOf(options, context.config.booking.createAnswerTimeoutMs);
+  const answerBy = answerByOf(options, context.config.booking.createAnswerTimeoutMs, context.now);
   const create = await admit(context, actor, input, options);
   let started: StartedCreate;
   try {
@@ -117,12 +128,12 @@ async function admit(
   assertSegmentNotDeparted(command.tripId, trip, segment, context.now());
   assertCreateSeatsOnBus(command, trip.seatClasses);
   assertFareClassesOnSale(command.passengers, trip.farePrices);
-  const requestFingerprint = createRequestFingerprint(context.cipher, command);
-  assertNotRefusedWithOtherRequest(trip.refusedRequestFingerprint, requestFingerprint);
+  const fingerprints = createRequestFingerprints(context.cipher, command);
+  assertNotRefusedWithOtherRequest(trip.refusedRequestFingerprint, fingerprints);
   // A refused create that named its booking id is remembered under it; a retry of a booking id is judged afresh.
   const refuseEarly = async (refusal: DomainError): Promise<never> => {
     if (chosenBookingId !== undefined)
-      await holdClaims.recordRefusal(customerId, bookingId, requestFingerprint);
+      await holdClaims.recordRefusal(customerId, bookingId, fingerprints.fingerprint);
     throw refusal;
   };
   const seatsTaken = trip.seatsTaken.filter((taken) =>
@@ -137,7 +148,7 @@ async function admit(
   const leaveSeats = () => {
     if (passage.entered) passage.leave();
   };
-  return { customerId, bookingId, chosenBookingId, command, trip, segment, requestFingerprint, leaveSeats };
+  return { customerId, bookingId, chosenBookingId, command, trip, segment, fingerprints, leaveSeats };
 }
 
 /** A segment whose boarding stop the bus has left cannot be booked, even when the trip is still on its way. */
@@ -177,7 +188,7 @@ async function claimHoldSlot(
   context: BookingContext,
   create: AdmittedCreate,
 ): Promise<{ start: BookingStart; sealedStart: string }> {
-  const { customerId, bookingId, command, trip, segment, requestFingerprint } = create;
+  const { customerId, bookingId, command, trip, segment, fingerprints } = create;
   const times = segmentTimes(trip.stops, segment, trip.departureTime.toISOString());
   const boardingStop = trip.stops[segment.boardingPosition];
   const start: BookingStart = {
@@ -201,7 +212,7 @@ async function claimHoldSlot(
       timings: context.timings,
       taskQueues: context.taskQueues,
     },
-    requestFingerprint,
+    requestFingerprint: fingerprints.fingerprint,
   };
   const sealedStart = context.starts.seal(start);
   await context.holdClaims.claim(customerId, bookingId, sealedStart);
@@ -220,7 +231,7 @@ async function startBooking(
 ): Promise<StartedCreate> {
   // Queueing (a burst, a slow database) used the whole answer time before anything was started: nothing exists
   // yet, so the caller may be told to retry. An id an earlier create of it already gave out is started all the same.
-  if (Date.now() >= answerBy && (await context.holdClaims.releaseUnlessAcknowledged(create.bookingId))) {
+  if (context.now().getTime() >= answerBy && (await context.holdClaims.withdraw(create.bookingId))) {
     throw unavailable(
       'Too many bookings are being made right now; retry shortly',
       processingRetryAfterSeconds,
@@ -232,7 +243,7 @@ async function startBooking(
   );
   const outcome = context.temporal.workflow
     .executeUpdateWithStart(createBookingUpdate, {
-      args: [{ requestFingerprint: create.requestFingerprint }],
+      args: [{ requestFingerprint: create.fingerprints.fingerprint }],
       startWorkflowOperation: operation,
     })
     .then(
@@ -250,15 +261,21 @@ async function answerByDeadline(
   started: StartedCreate,
   answerBy: number,
 ): Promise<BookingView> {
-  const { bookingId, chosenBookingId, requestFingerprint } = create;
-  const answer = await settledBy(started.outcome, answerBy);
+  const { bookingId, chosenBookingId, fingerprints } = create;
+  const answer = await settledBy(started.outcome, answerBy, context.now);
   if (answer === undefined) {
     // Pointed at the booking only when it is this request's (or its start is still on its way).
     if (chosenBookingId !== undefined) {
-      await assertStartedBySameRequest(context, bookingId, requestFingerprint, { notStartedYet: 'fine' });
+      await assertStartedBySameRequest(context, bookingId, fingerprints, { notStartedYet: 'fine' });
     }
-    // The id goes out: from here on the booking is a promise, kept by whoever finds it unstarted.
-    await context.holdClaims.acknowledge(bookingId);
+    // The id goes out: from here on the booking is a promise, kept by whoever finds it unstarted. A create of
+    // the same id that answered an error withdrew the claim first: nothing is promised under it any more.
+    if (!(await context.holdClaims.promise(bookingId))) {
+      throw unavailable(
+        'Too many bookings are being made right now; retry shortly',
+        processingRetryAfterSeconds,
+      );
+    }
     settleLateCreate(context, bookingId, started);
     throw bookingProcessing(bookingId, processingRetryAfterSeconds);
   }
@@ -267,22 +284,40 @@ async function answerByDeadline(
   const { error } = answer;
   if (error instanceof WorkflowExecutionAlreadyStartedError) {
     // The booking id names a workflow that has ended: answer what its first request got.
-    await assertStartedBySameRequest(context, bookingId, requestFingerprint);
+    await assertStartedBySameRequest(context, bookingId, fingerprints);
     return answerEndedCreate(context, actor, bookingId);
   }
   if (error instanceof WorkflowUpdateFailedError) {
     const refusal = domainErrorFromTemporal(error);
-    // Refused as another request's booking id: that booking keeps its slot.
-    if (refusal.code !== 'IDEMPOTENCY_KEY_REUSED') await context.holdClaims.release(bookingId);
+    if (refusal.code === 'IDEMPOTENCY_KEY_REUSED') {
+      // This request's own booking, started under the earlier fingerprint: answered as a repeat is.
+      if (await startedUnderEarlierFingerprint(context, bookingId, fingerprints)) {
+        return answerRunningCreate(context, actor, bookingId);
+      }
+      // Refused as another request's booking id: that booking keeps its slot.
+      throw refusal;
+    }
+    await context.holdClaims.release(bookingId);
     throw refusal;
   }
   const startReached = await reachedStart(started.operation);
   if (chosenBookingId !== undefined && startReached) {
-    await assertStartedBySameRequest(context, bookingId, requestFingerprint);
+    await assertStartedBySameRequest(context, bookingId, fingerprints);
   }
   // The workflow ended between its start and the update (a fast SEAT_UNAVAILABLE): answer its outcome.
   if (isWorkflowGone(error)) return answerEndedCreate(context, actor, bookingId);
   if (!startReached) return answerFailedStart(context, bookingId, error);
   // The workflow has started and goes on whatever failed between this process and Temporal since.
+  throw bookingProcessing(bookingId, processingRetryAfterSeconds);
+}
+
+/** A create joining its booking's running workflow: the booking once its seats are held, until then BOOKING_PROCESSING. */
+async function answerRunningCreate(
+  context: BookingContext,
+  actor: Actor,
+  bookingId: string,
+): Promise<BookingView> {
+  const row = await findBookingRow(context.database, bookingId);
+  if (row !== undefined && row.customer_id === actor.userId.toLowerCase()) return viewOf(context, row);
   throw bookingProcessing(bookingId, processingRetryAfterSeconds);
 }

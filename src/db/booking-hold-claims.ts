@@ -2,6 +2,14 @@
 import type { Knex } from 'knex';
 import type { Config } from '../config';
 import { DomainError } from '../domain/errors';
+import {
+  holdClaimStatesAllowing,
+  nextHoldClaimState,
+  slotTakingHoldClaimStates,
+  unstartedHoldClaimStates,
+  type HoldClaimEvent,
+  type HoldClaimState,
+} from '../domain/hold-claims';
 
 export interface OpenHoldClaims {
   /**
@@ -13,20 +21,17 @@ export interface OpenHoldClaims {
   /** The create ended without a booking: its slot is free again (the claim is kept to answer reads). */
   release(bookingId: string): Promise<void>;
   /**
-   * A client is about to be given the booking id (202, BOOKING_PROCESSING): from now on the claim is a promise that
-   * the booking is started, which no later error answer for the same id may drop.
+   * The booking id is about to be given to a client (202, BOOKING_PROCESSING), or someone other than the create (a
+   * read, the reconciler) is about to start the booking: from now on the claim is a promise that the booking is
+   * started, which no later error answer may drop. False when the create withdrew the claim first (an error
+   * answer): nothing may be started or promised under it.
    */
-  acknowledge(bookingId: string): Promise<void>;
+  promise(bookingId: string): Promise<boolean>;
   /**
-   * Someone other than the create is about to start the booking (a read, the reconciler): the claim becomes a
-   * promise as for `acknowledge`, unless the create dropped it meanwhile with an error answer. Whether it did.
+   * A create whose start failed answers an error: its slot is freed and its start dropped, unless the id was
+   * promised first. Whether it was dropped.
    */
-  promiseUnlessReleased(bookingId: string): Promise<boolean>;
-  /**
-   * A create whose start failed answers an error: its slot is freed and its start dropped, unless an earlier
-   * answer gave the booking id to a client. Whether it was dropped.
-   */
-  releaseUnlessAcknowledged(bookingId: string): Promise<boolean>;
+  withdraw(bookingId: string): Promise<boolean>;
   /** A workflow exists for the booking: nobody needs to start it again. */
   markStarted(bookingId: string): Promise<void>;
   /** The claim of this booking id, while it is kept; undefined otherwise. */
@@ -45,10 +50,11 @@ export interface OpenHoldClaims {
 
 export interface HoldClaim {
   customerId: string;
+  state: HoldClaimState;
   /** The encrypted BookingStart; null for a create refused before it claimed anything. */
   sealedStart: string | null;
+  /** Takes no slot and may not be started: its create ended without a booking, or was refused. */
   released: boolean;
-  acknowledged: boolean;
 }
 
 export interface OpenHoldClaimsDependencies {
@@ -72,18 +78,39 @@ const lockPrefix = 'booking-hold-claims:';
  * still without a row that nobody released or saw started. Both read one snapshot: a claim marked here is not
  * listed, since its row exists.
  */
-const unstartedSql = `
-  WITH settled AS (
-    UPDATE booking_hold_claims AS claims SET started_at = :at
-      FROM bookings
-     WHERE bookings.id = claims.booking_id AND claims.released_at IS NULL AND claims.started_at IS NULL
-  )
-  SELECT claims.booking_id, claims.start_request FROM booking_hold_claims AS claims
-   WHERE claims.released_at IS NULL AND claims.started_at IS NULL AND claims.start_request IS NOT NULL
-     AND claims.claimed_at < :claimedBefore
-     AND NOT EXISTS (SELECT 1 FROM bookings WHERE bookings.id = claims.booking_id)
-   ORDER BY claims.claimed_at
-   LIMIT :limit`;
+function unstartedQuery(database: Knex, claimedBefore: Date, limit: number): Knex.Raw<unknown> {
+  const start = movesTo('start', 'claims.state');
+  return database.raw(
+    `WITH settled AS (
+       UPDATE booking_hold_claims AS claims SET state = ${start.sql}
+         FROM bookings
+        WHERE bookings.id = claims.booking_id AND claims.state IN (${start.from.map(() => '?').join(', ')})
+     )
+     SELECT claims.booking_id, claims.start_request FROM booking_hold_claims AS claims
+      WHERE claims.state IN (${unstartedHoldClaimStates.map(() => '?').join(', ')})
+        AND claims.start_request IS NOT NULL AND claims.claimed_at < ?
+        AND NOT EXISTS (SELECT 1 FROM bookings WHERE bookings.id = claims.booking_id)
+      ORDER BY claims.claimed_at
+      LIMIT ?`,
+    [...start.bindings, ...start.from, ...unstartedHoldClaimStates, claimedBefore, limit],
+  );
+}
+
+/**
+ * The new state of a claim that `event` moves, as a CASE over its state, and the states it is allowed from: the
+ * domain's transition table, the only moves these statements make (the table's trigger refuses any other).
+ */
+function movesTo(
+  event: HoldClaimEvent,
+  column = 'state',
+): { sql: string; bindings: string[]; from: HoldClaimState[] } {
+  const from = holdClaimStatesAllowing(event);
+  return {
+    sql: `CASE ${column} ${from.map(() => 'WHEN ? THEN ?').join(' ')} END`,
+    bindings: from.flatMap((state) => [state, nextHoldClaimState(state, event) as HoldClaimState]),
+    from,
+  };
+}
 
 /**
  * Columns for a create's query about earlier creates of this booking id: `made_before`, whether one got as far as
@@ -94,7 +121,7 @@ export function earlierCreateColumns(database: Knex, bookingId: string): Knex.Ra
   return [
     database.raw(
       `(EXISTS (SELECT 1 FROM booking_hold_claims
-                 WHERE booking_id = ? AND refused_request_fingerprint IS NULL)
+                 WHERE booking_id = ? AND state <> 'REFUSED')
           OR EXISTS (SELECT 1 FROM bookings WHERE id = ?)) AS made_before`,
       [bookingId, bookingId],
     ),
@@ -145,73 +172,34 @@ export function createOpenHoldClaims(dependencies: OpenHoldClaimsDependencies): 
     );
   }
 
-  async function release(bookingId: string): Promise<void> {
-    await database('booking_hold_claims')
+  /** Moves the claim by `event` when its state allows it; whether it moved (a move to the same state counts). */
+  async function move(bookingId: string, event: HoldClaimEvent): Promise<boolean> {
+    const { sql, bindings, from } = movesTo(event);
+    const moved = await database('booking_hold_claims')
       .where('booking_id', bookingId)
-      .whereNull('released_at')
-      .update({ released_at: now() });
-  }
-
-  async function acknowledge(bookingId: string): Promise<void> {
-    // A concurrent create of the same id may have just dropped the claim on an error of its own; this answer
-    // names the booking, so the claim is armed again and its start goes on.
-    await database('booking_hold_claims')
-      .where('booking_id', bookingId)
-      .update({ acknowledged_at: database.raw('coalesce(acknowledged_at, ?)', [now()]), released_at: null });
-  }
-
-  async function promiseUnlessReleased(bookingId: string): Promise<boolean> {
-    const promised = await database('booking_hold_claims')
-      .where('booking_id', bookingId)
-      .whereNull('released_at')
-      .update({ acknowledged_at: database.raw('coalesce(acknowledged_at, ?)', [now()]) });
-    return promised > 0;
-  }
-
-  async function releaseUnlessAcknowledged(bookingId: string): Promise<boolean> {
-    const released = await database('booking_hold_claims')
-      .where('booking_id', bookingId)
-      .whereNull('acknowledged_at')
-      .update({ released_at: database.raw('coalesce(released_at, ?)', [now()]) });
-    return released > 0;
-  }
-
-  async function markStarted(bookingId: string): Promise<void> {
-    await database('booking_hold_claims')
-      .where('booking_id', bookingId)
-      .whereNull('started_at')
-      .update({ started_at: now() });
+      .whereIn('state', from)
+      .update({ state: database.raw(sql, bindings) });
+    return moved > 0;
   }
 
   async function find(bookingId: string): Promise<HoldClaim | undefined> {
-    const row:
-      | {
-          customer_id: string;
-          start_request: string | null;
-          released_at: Date | null;
-          acknowledged_at: Date | null;
-        }
-      | undefined = await database('booking_hold_claims')
-      .where('booking_id', bookingId)
-      .first('customer_id', 'start_request', 'released_at', 'acknowledged_at');
+    const row: { customer_id: string; state: HoldClaimState; start_request: string | null } | undefined =
+      await database('booking_hold_claims')
+        .where('booking_id', bookingId)
+        .first('customer_id', 'state', 'start_request');
     if (row === undefined) return undefined;
     return {
       customerId: row.customer_id,
+      state: row.state,
       sealedStart: row.start_request,
-      released: row.released_at !== null,
-      acknowledged: row.acknowledged_at !== null,
+      released: !slotTakingHoldClaimStates.includes(row.state),
     };
   }
 
   async function unstarted(claimedBefore: Date, limit: number) {
-    const result: { rows: { booking_id: string; start_request: string }[] } = await database.raw(
-      unstartedSql,
-      {
-        at: now(),
-        claimedBefore,
-        limit,
-      },
-    );
+    const result = (await unstartedQuery(database, claimedBefore, limit)) as {
+      rows: { booking_id: string; start_request: string }[];
+    };
     return result.rows.map((row) => ({ bookingId: row.booking_id, sealedStart: row.start_request }));
   }
 
@@ -223,7 +211,7 @@ export function createOpenHoldClaims(dependencies: OpenHoldClaimsDependencies): 
         customer_id: customerId,
         claimed_at: at,
         expires_at: new Date(at.getTime() + claimDurationMs),
-        released_at: at,
+        state: nextHoldClaimState('new', 'refuse'),
         refused_request_fingerprint: requestFingerprint,
       })
       .onConflict('booking_id')
@@ -232,11 +220,14 @@ export function createOpenHoldClaims(dependencies: OpenHoldClaimsDependencies): 
 
   return {
     claim,
-    release,
-    acknowledge,
-    promiseUnlessReleased,
-    releaseUnlessAcknowledged,
-    markStarted,
+    release: async (bookingId) => {
+      await move(bookingId, 'release');
+    },
+    promise: (bookingId) => move(bookingId, 'promise'),
+    withdraw: (bookingId) => move(bookingId, 'withdraw'),
+    markStarted: async (bookingId) => {
+      await move(bookingId, 'start');
+    },
     find,
     unstarted,
     recordRefusal,

@@ -1,5 +1,9 @@
 // Hears PostgreSQL say that a route's seat availability may have changed, on a connection of its own that comes back.
 import { Client } from 'pg';
+import {
+  standaloneBackgroundFailureReporter,
+  type ReportBackgroundFailure,
+} from '../observability/background-failures';
 
 /** The channel migration 008's triggers notify; the payload is a route id or `everyRoute`. */
 const routeAvailabilityChannel = 'route_availability_changed';
@@ -30,6 +34,8 @@ export interface ListeningLog {
 export interface RouteAvailabilityChangesOptions {
   databaseUrl: string;
   logger: ListeningLog;
+  /** Told when a lost connection fails to close; by default `logger` and a counter of its own. */
+  reportFailure?: ReportBackgroundFailure;
   /** Shown in pg_stat_activity (default `bookings-api-availability-changes`). */
   applicationName?: string;
   /** The wait before the first reconnection, doubled after each failure up to `maximumReconnectDelayMs`. */
@@ -42,6 +48,7 @@ export async function listenForRouteAvailabilityChanges(
   options: RouteAvailabilityChangesOptions,
 ): Promise<RouteAvailabilityChanges> {
   const { logger } = options;
+  const reportFailure = options.reportFailure ?? standaloneBackgroundFailureReporter(logger);
   const firstReconnectDelayMs = options.firstReconnectDelayMs ?? 500;
   const maximumReconnectDelayMs = options.maximumReconnectDelayMs ?? 30_000;
   const subscribers = new Set<(routeId: string) => void>();
@@ -68,7 +75,8 @@ export async function listenForRouteAvailabilityChanges(
   function release(client: Client): Promise<void> {
     lostClients.add(client);
     if (current === client) current = undefined;
-    return client.end().catch(() => undefined);
+    // The connection is dropped either way; a close that fails only leaves the server to notice it is gone.
+    return client.end().catch((error: unknown) => reportFailure('close_availability_listener', error));
   }
 
   function lost(client: Client, error?: unknown): void {

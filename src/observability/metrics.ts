@@ -1,6 +1,7 @@
 // Prometheus metrics (prom-client): one registry per process, the API's request metrics and the business counters.
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Money } from '../domain/booking';
+import { createBackgroundFailures } from './background-failures';
 
 /** Content type of the Prometheus text exposition format every /metrics answers in. */
 export const metricsContentType = Registry.PROMETHEUS_CONTENT_TYPE;
@@ -61,6 +62,8 @@ export interface ApiMetrics {
   readonly idempotentReplays: Counter<'front'>;
   readonly requestRefusals: Counter<'front' | 'reason'>;
   readonly tokenVerificationFailures: Counter<'reason'>;
+  /** Failures of background work nobody waits for (observability/background-failures.ts). */
+  readonly backgroundFailures: Counter<'task'>;
 }
 
 /** The API's metrics in `registry` (a fresh, unexported one when none is given, as tests compose the API). */
@@ -110,6 +113,7 @@ export function createApiMetrics(registry: Registry = new Registry()): ApiMetric
       labelNames: ['reason'] as const,
       registers,
     }),
+    backgroundFailures: createBackgroundFailures(registry),
   };
   // Every series exists from the start at 0, so rate() and absent() work before the first occurrence.
   metrics.idempotentReplays.inc({ front: 'rest' }, 0);

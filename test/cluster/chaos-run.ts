@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
-import { bookingIdForRequest } from '../../src/application/admission';
+import { bookingIdForRequest } from '../../src/application/request-ids';
 import { createDatabase } from '../../src/db/connection';
 import { createFieldCipherFromConfig } from '../../src/security/field-cipher-from-config';
 import { createBookingDataConverter } from '../../src/security/temporal-payload-codec';

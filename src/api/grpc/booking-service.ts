@@ -8,7 +8,7 @@ import {
   bookingIdForRequest,
   commandIdForRequest,
   paymentAttemptIdForRequest,
-} from '../../application/admission';
+} from '../../application/request-ids';
 import type { Actor } from '../../domain/actor';
 import { isWellFormedRequestId } from '../../domain/request-correlation';
 import { runWithRequestId } from '../../observability/request-context';

@@ -5,7 +5,6 @@ import type { Actor } from '../../domain/actor';
 import { openApiOperations, type OpenApiOperation } from '../../contracts/openapi-document';
 import { DomainError, validationFailed } from '../../domain/errors';
 import type { IdempotencyStore } from './idempotency';
-import { requestFingerprint } from '../../application/admission';
 import {
   bookingProcessingResponse,
   idempotentOperationIds,
@@ -127,7 +126,11 @@ export function createApiRouter(dependencies: ApiRouterDependencies): RouterMidd
                   customerId: actor.userId,
                   key,
                   operationId: operation.canonicalOperationId,
-                  fingerprint: requestFingerprint(operation.canonicalOperationId, input.path, input.body),
+                  ...dependencies.idempotency.fingerprintOf(
+                    operation.canonicalOperationId,
+                    input.path,
+                    input.body,
+                  ),
                   instance: context.path,
                   requestId,
                 },

@@ -1,5 +1,5 @@
-// REST's Idempotency-Key, the admission of repeated requests (application/admission.ts) answering in problem+json.
-import { createIdempotencyKeys, type IdempotencyKeys } from '../../application/admission';
+// REST's Idempotency-Key (application/idempotency-key-store.ts), answering final refusals in problem+json.
+import { createIdempotencyKeys, type IdempotencyKeys } from '../../application/idempotency-key-store';
 import { problemResponse } from './problem-details';
 
 export type IdempotencyStore = IdempotencyKeys;

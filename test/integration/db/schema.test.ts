@@ -36,6 +36,7 @@ describe('migrations', () => {
         ).sort();
       expect(await tables()).toEqual(
         [
+          'booking_hold_claim_moves',
           'booking_hold_claims',
           'bookings',
           'external_identities',

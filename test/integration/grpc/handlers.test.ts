@@ -8,7 +8,7 @@ import {
   bookingIdForRequest,
   commandIdForRequest,
   paymentAttemptIdForRequest,
-} from '../../../src/application/admission';
+} from '../../../src/application/request-ids';
 import {
   DomainError,
   errorCodeMappings,

@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { createIdempotencyStore } from '../../../src/api/rest/idempotency';
-import type { IdempotentRequest } from '../../../src/application/admission';
+import type { IdempotentRequest } from '../../../src/application/idempotency-key-store';
 import type { RestResponse } from '../../../src/api/rest/responses';
 import { bookingProcessing, DomainError, seatUnavailable, unavailable } from '../../../src/domain/errors';
 import type { FieldCipher } from '../../../src/security/field-encryption';
@@ -279,6 +279,34 @@ describe('idempotency store', () => {
     const { calls, operation } = counting();
     await store.run(first, operation);
     expect(calls.count).toBe(1);
+  });
+
+  it('answers a key stored under the earlier fingerprint scheme for the same request, and takes it over', async () => {
+    const fingerprints = store.fingerprintOf('createBooking', {}, { trip_id: 't1' });
+    expect(fingerprints.fingerprint).not.toBe(fingerprints.earlierFingerprint);
+    const stored = request({ fingerprint: fingerprints.earlierFingerprint });
+    await store.run(stored, counting().operation);
+    const { calls, operation } = counting();
+    const replayed = await store.run({ ...stored, ...fingerprints }, operation);
+    expect(calls.count).toBe(0);
+    expect(replayed.headers['idempotent-replayed']).toBe('true');
+
+    const died = request();
+    await database('idempotency_keys').insert({
+      customer_id: customer.id,
+      key: died.key,
+      operation: died.operationId,
+      request_hash: fingerprints.earlierFingerprint,
+      state: 'IN_FLIGHT',
+      locked_until: database.raw(`now() - interval '1 second'`),
+    });
+    const other = store.fingerprintOf('createBooking', {}, { trip_id: 't2' });
+    expect((await rejection(store.run({ ...died, ...other }, counting().operation))).code).toBe(
+      'IDEMPOTENCY_KEY_REUSED',
+    );
+    const retry = counting();
+    await store.run({ ...died, ...fingerprints }, retry.operation);
+    expect(retry.calls.count).toBe(1);
   });
 
   it('leaves callers without an account to the operation, which refuses them itself', async () => {

@@ -294,10 +294,10 @@ describe('REST', () => {
         saga
           .database('booking_hold_claims')
           .where({ booking_id: (accepted.body as ProcessingJson).id })
-          .first<{ released_at: Date | null } | undefined>('released_at'),
-      (row) => row?.released_at !== null && row?.released_at !== undefined,
+          .first<{ state: string } | undefined>('state'),
+      (row) => row?.state === 'RELEASED',
     );
-    expect(claim?.released_at).toBeInstanceOf(Date);
+    expect(claim?.state).toBe('RELEASED');
   });
 });
 
@@ -331,8 +331,50 @@ describe('the application', () => {
     const claim = await saga
       .database('booking_hold_claims')
       .where({ booking_id: bookingId })
-      .first<{ released_at: Date | null } | undefined>('released_at');
-    expect(claim?.released_at).toBeInstanceOf(Date);
+      .first<{ state: string } | undefined>('state');
+    expect(claim?.state).toBe('RELEASED');
+  });
+});
+
+describe('a claim withdrawn by another create of its id', () => {
+  test('is not promised again: the late create answers UNAVAILABLE instead of giving out the id', async () => {
+    const bookingId = randomUUID();
+    // A customer of its own: the booking goes on once the gate opens, and holds one of its owner's slots.
+    const owner = await createCustomer(saga.database, saga.cipher);
+    gate.close();
+    try {
+      const answer = domainErrorOf(
+        saga.applicationWith({ BOOKING_CREATE_ANSWER_TIMEOUT_MS: '1500' }).createBooking(
+          owner,
+          {
+            tripId: trip.tripId,
+            passengers: [
+              {
+                firstName: 'Ana',
+                lastName: 'Silva',
+                email: 'ana@example.com',
+                seatNumber: freshSeat(),
+                fareClass: 'STANDARD',
+              },
+            ],
+            contactEmail: 'ana@example.com',
+          },
+          { bookingId },
+        ),
+      );
+      const claims = () => saga.database('booking_hold_claims').where({ booking_id: bookingId });
+      await eventually(
+        () => claims().first<{ state: string } | undefined>('state'),
+        (row) => row?.state === 'CLAIMED',
+      );
+      // What a concurrent create of the same id does when its own start fails and it answers an error.
+      await claims().update({ state: 'RELEASED' });
+
+      expect((await answer)?.code).toBe('UNAVAILABLE');
+      expect(await claims().first<{ state: string } | undefined>('state')).toEqual({ state: 'RELEASED' });
+    } finally {
+      gate.open();
+    }
   });
 });
 

@@ -1,5 +1,5 @@
 // The seats a process's creates are reserving: one booking per seat at a time, its own retries alongside it.
-import { createSeatsInFlight } from '../../../src/application/admission';
+import { createSeatsInFlight } from '../../../src/application/seats-in-flight';
 
 const trip = 'trip-1';
 
