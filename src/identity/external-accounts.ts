@@ -1,5 +1,6 @@
 // Just-in-time local accounts for an external OIDC issuer's users: (issuer, subject) → users.id, cached.
 import type { Knex } from 'knex';
+import { LRUCache } from 'lru-cache';
 import { createLinkedAccount, linkedUserId } from '../db/external-identities';
 import type { Role } from '../domain/roles';
 import type { FieldCipher } from '../security/field-encryption';
@@ -14,11 +15,6 @@ export interface ExternalAccountDirectoryOptions {
   cacheSize?: number;
   /** How long a remembered link is trusted before it is read again (default 10 minutes). */
   cacheTtlMs?: number;
-}
-
-interface CachedLink {
-  userId: string;
-  expiresAt: number;
 }
 
 function claimText(claims: AccessTokenClaims, name: string): string | undefined {
@@ -50,23 +46,16 @@ export function createExternalAccountDirectory(
   const { database, cipher, issuer } = options;
   const cacheSize = options.cacheSize ?? 10_000;
   const cacheTtlMs = options.cacheTtlMs ?? 10 * 60_000;
-  // A Map iterates in insertion order: re-inserting on a hit makes its first key the least recently used.
-  const cache = new Map<string, CachedLink>();
+  // A link is only ever added, never changed, so lru-cache's own time-to-live is enough here.
+  const cache = new LRUCache<string, string>({ max: cacheSize, ttl: cacheTtlMs, updateAgeOnGet: false });
   const lookups = new Map<string, Promise<string>>();
 
   function remembered(subject: string): string | undefined {
-    const link = cache.get(subject);
-    if (link === undefined) return undefined;
-    cache.delete(subject);
-    if (link.expiresAt <= Date.now()) return undefined;
-    cache.set(subject, link);
-    return link.userId;
+    return cache.get(subject);
   }
 
   function remember(subject: string, userId: string): void {
-    cache.delete(subject);
-    cache.set(subject, { userId, expiresAt: Date.now() + cacheTtlMs });
-    while (cache.size > cacheSize) cache.delete(cache.keys().next().value!);
+    cache.set(subject, userId);
   }
 
   async function createAccount(claims: AccessTokenClaims, roles: readonly Role[]): Promise<string> {
