@@ -65,7 +65,8 @@ export async function recordTripCancellation(context: RecordingContext): Promise
     answerTimeoutMs: 10_000,
   });
   // A read of a cancellation whose workflow is not there starts it.
-  for (let deadline = Date.now() + 60_000; ;) {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
     const progress = await cancellations.getTripCancellation(agent, trip.tripId);
     if (progress.status === 'FINISHED') break;
     if (Date.now() > deadline) throw new Error('the trip cancellation did not finish');
