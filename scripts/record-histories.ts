@@ -1,201 +1,101 @@
-// Records one finished booking workflow per saga path: the release's baseline histories the replay test replays.
+// Records the release's workflow histories the replay test replays: one per path of the lifecycle, and a manifest.
 //
-// Usage: npm run histories:record   (starts its own PostgreSQL and Temporal dev server, like the tests, and
-// replaces test/histories/<release>/, the release being package.json's version, with one file per entry of
-// `bookingPaths` below).
+// Usage: npm run histories:record   (starts its own PostgreSQL and Temporal dev server, like the tests, and writes
+// test/histories/<release>/, the release being package.json's version: one file per recorded workflow run and
+// index.json, which names each file's workflow type, the path it took, the lifecycle rows and patch markers it
+// covers).
 //
-// The versioning policy (docs/design.md): once a release is out, its folder is never re-recorded or deleted; a
-// workflow change that alters the commands of a recorded path is guarded with `patched()` so every folder still
-// replays. Re-record only the folder of the release being prepared (after bumping the version, that is a new
-// folder), and add a path here and to the coverage table of test/integration/saga/replay.test.ts together.
+// A recorded release is never recorded again: when test/histories/<release>/ exists this refuses and changes
+// nothing. A new set belongs to a new release: bump "version" in package.json first. The versioning policy is in
+// docs/design.md ("Versioning the workflow"). A new lifecycle row or patch marker needs a path here that covers it;
+// the replay test fails until the current release's manifest does.
 // The saga environment's Temporal Client and Workers encrypt payloads (createBookingDataConverter), so recordings
 // hold ciphertext under the saga test key; the replay test decodes them with the same converter.
-import { randomUUID } from 'node:crypto';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
+import type { WorkflowHandle } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
-import { bookingStartOptions } from '../src/application/booking-starts';
-import type { BookingApplication } from '../src/application/interface';
-import type { Actor } from '../src/domain/actor';
-import type { bookingWorkflow } from '../src/workflows/booking';
-import {
-  bookingWorkflowId,
-  bookingWorkflowType,
-  createBookingUpdate,
-  requestCancellationSignal,
-  type BookingWorkflowInput,
-  type CancelBookingRequest,
-} from '../src/workflows/shared';
+import { bookingWorkflowType } from '../src/workflows/shared';
 import { quietTemporalRuntime, startSagaEnvironment, type SagaEnvironment } from '../test/support/saga';
-import { bookingRequest, createTrip, type TestTrip } from '../test/support/trips';
-import { createCustomer } from '../test/support/users';
+import { createTrip } from '../test/support/trips';
+import { actorOf, createCustomer, insertUser } from '../test/support/users';
+import {
+  departingTripOptions,
+  departingTripPaths,
+  segmentPath,
+  type BookingPath,
+} from './histories/booking-paths';
+import { recordChargeAfterHoldLapsed, recordTripCancellation } from './histories/held-charge-paths';
+import type { HistoryEntry, RecordedRun, RecordingContext } from './histories/recording';
+import { bookingWorkflowId } from '../src/workflows/shared';
 
 const { version: release } = JSON.parse(readFileSync(path.resolve(__dirname, '../package.json'), 'utf8')) as {
   version: string;
 };
 const historiesDirectory = path.resolve(__dirname, '../test/histories', release);
-/**
- * Bookings that must reach COMPLETED depart this soon, on a one-minute trip (they complete on arrival); every step
- * before departure takes well under it.
- */
-const departureInMs = 12_000;
-const tripMinutes = 1;
+const relativeDirectory = path.relative(process.cwd(), historiesDirectory) || historiesDirectory;
+/** Written here first, and moved into place only once every history is: a failed recording leaves no release. */
+const partialDirectory = `${historiesDirectory}.partial`;
 
-interface PathContext {
-  saga: SagaEnvironment;
-  customer: Actor;
-  trip: TestTrip;
-  shortHold: BookingApplication;
-}
+/** Boarding closes this long after the departure, so the no-shows are recorded within the recording. */
+const noShowGraceMs = 3000;
 
-/**
- * The start input of a booking the application made, for a new booking id on `seatNumbers`: how a workflow is
- * started directly for what the application never starts itself (a seat taken between its check and the hold,
- * a cancel that arrives before the start).
- */
-async function inputLike(
-  saga: SagaEnvironment,
-  templateBookingId: string,
-  seatNumbers: readonly string[],
-): Promise<BookingWorkflowInput> {
-  const history = await saga.client.workflow.getHandle(bookingWorkflowId(templateBookingId)).fetchHistory();
-  const started = history.events?.[0]?.workflowExecutionStartedEventAttributes;
-  const template = await decodeFromPayloadsAtIndex<BookingWorkflowInput>(
-    saga.client.options.loadedDataConverter,
-    0,
-    started?.input?.payloads,
-  );
+async function recordBookingPath(
+  context: RecordingContext,
+  name: string,
+  bookingPath: BookingPath,
+  trip: Awaited<ReturnType<typeof createTrip>>,
+): Promise<RecordedRun> {
+  const bookingId = await bookingPath.run(context, await context.newCustomer(), trip);
   return {
-    ...template,
-    bookingId: randomUUID(),
-    passengers: template.passengers.map((passenger, index) => ({
-      ...passenger,
-      seatNumber: seatNumbers[index],
-    })),
-    passengerIds: template.passengers.map(() => randomUUID()),
+    name,
+    workflowId: bookingWorkflowId(bookingId),
+    workflowType: bookingWorkflowType,
+    path: bookingPath.path,
+    rows: bookingPath.rows,
+    patches: [],
   };
 }
 
-function startOptionsFor(input: BookingWorkflowInput) {
-  return bookingStartOptions({ input, requestFingerprint: `recorded-${input.bookingId}` });
+/** The `core_patch` markers of a history: the patched() branches its workflow took. */
+function patchMarkersOf(history: Awaited<ReturnType<WorkflowHandle['fetchHistory']>>): string[] {
+  const ids = new Set<string>();
+  for (const event of history.events ?? []) {
+    const marker = event.markerRecordedEventAttributes;
+    const data =
+      marker?.markerName === 'core_patch' ? marker.details?.['patch-data']?.payloads?.[0]?.data : undefined;
+    if (data) ids.add((JSON.parse(Buffer.from(data).toString()) as { id: string }).id);
+  }
+  return [...ids].sort();
 }
 
-/** Each path returns the booking id whose workflow history it produced. */
-const bookingPaths: Record<string, (context: PathContext) => Promise<string>> = {
-  'confirmed-then-completed': async ({ saga, customer, trip }) => {
-    const booking = await saga.application.createBooking(
-      customer,
-      bookingRequest(trip, ['1A', '1B'], { contactPhone: '+351912345678' }),
-    );
-    await saga.application.confirmPayment(customer, booking.id, { paymentToken: 'tok_visa' });
-    return booking.id;
-  },
-  'declined-then-confirmed-then-completed': async ({ saga, customer, trip }) => {
-    const booking = await saga.application.createBooking(customer, bookingRequest(trip, ['2A']));
-    await saga.application
-      .confirmPayment(customer, booking.id, { paymentToken: 'tok_chargeDeclined' })
-      .catch(() => undefined);
-    await saga.application.confirmPayment(customer, booking.id, { paymentToken: 'tok_visa' });
-    return booking.id;
-  },
-  'transient-gateway-failure-then-completed': async ({ saga, customer, trip }) => {
-    const booking = await saga.application.createBooking(customer, bookingRequest(trip, ['2B']));
-    await saga.application.confirmPayment(customer, booking.id, { paymentToken: 'tok_timeoutOnce' });
-    return booking.id;
-  },
-  'changed-while-pending-and-confirmed-then-completed': async ({ saga, customer, trip }) => {
-    const booking = await saga.application.createBooking(customer, bookingRequest(trip, ['3A']));
-    const [passenger] = booking.passengers;
-    await saga.application.updateBooking(customer, booking.id, {
-      seatChanges: [{ passengerId: passenger.id, seatNumber: '3B' }],
-    });
-    await saga.application.confirmPayment(customer, booking.id, { paymentToken: 'tok_visa' });
-    await saga.application.updateBooking(customer, booking.id, {
-      addPassengers: [
-        {
-          firstName: 'Rui',
-          lastName: 'Costa',
-          email: 'rui@example.com',
-          seatNumber: '3C',
-          fareClass: 'STANDARD',
-        },
-      ],
-      passengerUpdates: [{ passengerId: passenger.id, lastName: 'Costa' }],
-    });
-    await saga.application.updateBooking(customer, booking.id, {
-      seatChanges: [{ passengerId: passenger.id, seatNumber: '1C', fareClass: 'PREMIUM' }],
-    });
-    await saga.application.updateBooking(customer, booking.id, {
-      seatChanges: [{ passengerId: passenger.id, seatNumber: '3D', fareClass: 'STANDARD' }],
-    });
-    return booking.id;
-  },
-  'hold-expired': async ({ shortHold, customer, trip }) => {
-    const booking = await shortHold.createBooking(customer, bookingRequest(trip, ['4A']));
-    return booking.id;
-  },
-  'cancelled-while-pending': async ({ saga, customer, trip }) => {
-    const booking = await saga.application.createBooking(customer, bookingRequest(trip, ['4B']));
-    await saga.application.cancelBooking(customer, booking.id, { reason: 'Plans changed' });
-    return booking.id;
-  },
-  'cancelled-after-confirmation-with-refund': async ({ saga, customer, trip }) => {
-    const booking = await saga.application.createBooking(customer, bookingRequest(trip, ['4C']));
-    await saga.application.confirmPayment(customer, booking.id, { paymentToken: 'tok_mastercard' });
-    await saga.application.cancelBooking(customer, booking.id, {});
-    return booking.id;
-  },
-  'seat-unavailable-not-booked': async ({ saga, customer, trip }) => {
-    // The application refuses a taken seat before starting a workflow; a start that lost the race looks like this.
-    const holder = await saga.application.createBooking(customer, bookingRequest(trip, ['4D']));
-    const input = await inputLike(saga, holder.id, ['4D']);
-    const handle = await saga.client.workflow.start<typeof bookingWorkflow>(
-      bookingWorkflowType,
-      startOptionsFor(input),
-    );
-    await handle
-      .executeUpdate(createBookingUpdate, { args: [{ requestFingerprint: `recorded-${input.bookingId}` }] })
-      .catch(() => undefined);
-    return input.bookingId;
-  },
-  'cancelled-while-being-created': async ({ saga, customer, trip }) => {
-    // A cancel that reached Temporal with the start (RequestCancellation), applied once the seats are held.
-    const template = await saga.application.createBooking(customer, bookingRequest(trip, ['5B']));
-    const input = await inputLike(saga, template.id, ['5C']);
-    await saga.client.workflow.signalWithStart<typeof bookingWorkflow, [CancelBookingRequest]>(
-      bookingWorkflowType,
-      {
-        ...startOptionsFor(input),
-        signal: requestCancellationSignal,
-        signalArgs: [{ reason: 'Changed my mind' }],
-      },
-    );
-    return input.bookingId;
-  },
-  'cancelled-by-operator': async ({ saga, customer, trip }) => {
-    const booking = await saga.application.createBooking(customer, bookingRequest(trip, ['5A']));
-    await saga.application.confirmPayment(customer, booking.id, { paymentToken: 'tok_visa' });
-    await saga.client.workflow.getHandle(bookingWorkflowId(booking.id)).cancel();
-    return booking.id;
-  },
-};
-
-async function recordPath(name: string, shared: Omit<PathContext, 'customer'>): Promise<void> {
-  // A customer per path: the paths run at once, and one customer's open holds are capped.
-  const context = { ...shared, customer: await createCustomer(shared.saga.database, shared.saga.cipher) };
-  const bookingId = await bookingPaths[name](context);
-  const handle = context.saga.client.workflow.getHandle(bookingWorkflowId(bookingId));
-  // Cancelled workflows end with a failure; the history is what matters.
+/** Waits for the run to end and writes its history; the manifest entry names the patches it actually carries. */
+async function writeRun(saga: SagaEnvironment, run: RecordedRun): Promise<HistoryEntry> {
+  const handle = saga.client.workflow.getHandle(run.workflowId, run.runId);
+  // Cancelled and not-booked workflows end with a failure or a refusal; the history is what matters.
   await handle.result().catch(() => undefined);
-  writeFileSync(
-    path.join(historiesDirectory, `${name}.json`),
-    `${historyToJSON(await handle.fetchHistory())}\n`,
-  );
-  process.stdout.write(`recorded ${release}/${name}\n`);
+  const history = await handle.fetchHistory();
+  const file = `${run.name}.json`;
+  writeFileSync(path.join(partialDirectory, file), `${historyToJSON(history)}\n`);
+  process.stdout.write(`recorded ${release}/${file}\n`);
+  return {
+    file,
+    workflowType: run.workflowType,
+    path: run.path,
+    rows: run.rows,
+    patches: patchMarkersOf(history),
+  };
 }
 
 async function main(): Promise<void> {
+  if (existsSync(historiesDirectory)) {
+    process.stderr.write(
+      `${relativeDirectory} exists: release ${release} is recorded already, and a recorded release is never ` +
+        `recorded again (the replay test replays it as long as its bookings may be open). For a new release, ` +
+        `bump "version" in package.json and run this again.\n`,
+    );
+    process.exit(2);
+  }
   // The jest global setup starts (and its teardown stops) the same servers the integration tests use.
   const setupModule = '../test/support/global-setup.mjs';
   const teardownModule = '../test/support/global-teardown.mjs';
@@ -203,19 +103,51 @@ async function main(): Promise<void> {
   const { default: stopServers } = (await import(teardownModule)) as { default: () => Promise<void> };
   quietTemporalRuntime();
   await startServers();
-  const saga = await startSagaEnvironment({ environment: { BOOKING_CHANGE_CUTOFF_SECONDS: '0' } });
+  const saga = await startSagaEnvironment({
+    // Lapsed holds free their seats at once, so a recording can hand one to another booking.
+    environment: {
+      BOOKING_CHANGE_CUTOFF_SECONDS: '0',
+      BOOKING_LAPSED_HOLD_GRACE_SECONDS: '0',
+      BOOKING_MAX_OPEN_HOLDS_PER_CUSTOMER: '100',
+    },
+    timings: { noShowGraceMs },
+  });
   try {
-    rmSync(historiesDirectory, { recursive: true, force: true });
-    mkdirSync(historiesDirectory, { recursive: true });
-    const trip = await createTrip(saga.database, {
-      seatCount: 20,
-      premiumRows: 1,
-      departureInMs,
-      durationMinutes: tripMinutes,
-    });
-    const shortHold = saga.applicationWith({ BOOKING_HOLD_SECONDS: '2', BOOKING_CHANGE_CUTOFF_SECONDS: '0' });
-    const context = { saga, trip, shortHold };
-    await Promise.all(Object.keys(bookingPaths).map((name) => recordPath(name, context)));
+    const agent = actorOf(await insertUser(saga.database, saga.cipher, { roles: ['agent'] }));
+    const context: RecordingContext = {
+      saga,
+      agent,
+      newCustomer: () => createCustomer(saga.database, saga.cipher),
+      shortHold: saga.applicationWith({ BOOKING_HOLD_SECONDS: '2', BOOKING_CHANGE_CUTOFF_SECONDS: '0' }),
+    };
+    // Holding the charges stops every payment: these run alone, before the others.
+    const runs: RecordedRun[] = [
+      ...(await recordTripCancellation(context)),
+      await recordChargeAfterHoldLapsed(context),
+    ];
+    const departing = await createTrip(saga.database, departingTripOptions);
+    runs.push(
+      ...(await Promise.all([
+        recordBookingPath(
+          context,
+          'segment-changed-while-pending-and-confirmed-then-cancelled',
+          segmentPath,
+          departing,
+        ),
+        ...Object.entries(departingTripPaths).map(([name, bookingPath]) =>
+          recordBookingPath(context, name, bookingPath, departing),
+        ),
+      ])),
+    );
+    rmSync(partialDirectory, { recursive: true, force: true });
+    mkdirSync(partialDirectory, { recursive: true });
+    const entries = await Promise.all(runs.map((run) => writeRun(saga, run)));
+    entries.sort((left, right) => left.file.localeCompare(right.file));
+    writeFileSync(
+      path.join(partialDirectory, 'index.json'),
+      `${JSON.stringify({ release, histories: entries }, null, 2)}\n`,
+    );
+    renameSync(partialDirectory, historiesDirectory);
   } finally {
     await saga.stop();
     await stopServers();

@@ -2,9 +2,7 @@
 import { patched } from '@temporalio/workflow';
 import type { BookingState } from '../domain/booking';
 import type { BookingSteps } from './booking-steps';
-
-/** Patch marker of ticket issuance: histories recorded before it replay without the step. */
-export const ticketsPatchId = 'issue-tickets';
+import { ticketsPatch } from './patches';
 
 /**
  * A confirmed booking's passengers get tickets, a change replaces the ones it invalidates, a cancellation
@@ -12,6 +10,6 @@ export const ticketsPatchId = 'issue-tickets';
  */
 export async function keepTicketsInLine(steps: BookingSteps, booking: BookingState): Promise<void> {
   if (booking.confirmedAt === undefined || booking.status === 'COMPLETED') return;
-  if (!patched(ticketsPatchId)) return;
+  if (!patched(ticketsPatch)) return;
   await steps.issueTickets(booking);
 }
