@@ -1,6 +1,7 @@
 // ProcessPayment and RefundPayment: money moves through the PaymentGateway port, the booking's ledger rows follow.
 import type { Knex } from 'knex';
 import { approvedPaymentId, recordPayment, recordRefund } from '../db/payments';
+import { Context } from '@temporalio/activity';
 import { tripStandingOfBooking } from '../db/trip-cancellations';
 import {
   idempotencyKeyReused,
@@ -91,9 +92,12 @@ export function createPaymentActivities(dependencies: PaymentActivityDependencie
     ]);
 
     // No charge without a booking, nor for a trip the operator cancelled: both are read before any money moves.
+    // A retry is the exception for the trip: its first attempt may have charged and lost the answer, so it goes to
+    // the gateway, whose idempotency key replays that charge; the workflow then learns of the money and refunds it
+    // when the cancelled trip refuses the seats.
     const trip = await tripStandingOfBooking(database, input.bookingId);
     if (trip === undefined) throw businessFailure(notFound('Booking', input.bookingId));
-    if (trip.tripStatus === 'CANCELLED') {
+    if (trip.tripStatus === 'CANCELLED' && Context.current().info.attempt === 1) {
       throw businessFailure(tripCancelledRefusal(trip.tripId, trip.cancellationReason));
     }
 

@@ -1,5 +1,6 @@
 // ProcessPayment and RefundPayment through the gateway simulator: every test token, retries, races, refund limits.
 import { expect } from '@jest/globals';
+import { MockActivityEnvironment } from '@temporalio/testing';
 import type { PaymentActivities, ProcessPaymentInput } from '../../../src/activities/interface';
 import { createPaymentActivities } from '../../../src/activities/payments';
 import { createReadModelActivities } from '../../../src/activities/read-model';
@@ -13,6 +14,7 @@ import { activityKey } from '../../../src/domain/ids';
 import {
   bookingSnapshot,
   failureOf,
+  quietLogger,
   runActivity,
   testPassenger,
   useActivityTestBed,
@@ -77,6 +79,35 @@ describe('ProcessPayment', () => {
       });
       expect(await ledgerCharges(input.idempotencyKey)).toEqual([]);
       expect(await testBed.database('payments').where({ booking_id: booking.id })).toEqual([]);
+    } finally {
+      await trip.remove();
+    }
+  });
+
+  it('lets a retry for a cancelled trip reach the charge its first attempt took and lost the answer of', async () => {
+    const trip = await createTrip(testBed.database, { seatCount: 4 });
+    const booking = bookingSnapshot({ ...trip, customerId: testBed.trip.customerId }, [
+      testPassenger(trip.seatNumbers[0]),
+    ]);
+    await createReadModelActivities({ database: testBed.database, cipher: testBed.cipher }).RecordBooking(
+      booking,
+    );
+    try {
+      const input = payment(booking.id, 'tok_timeoutOnce');
+      expect(await failureOf(runActivity(payments, 'ProcessPayment', input))).toMatchObject({
+        type: 'GatewayTimeoutError',
+      });
+      await testBed
+        .database('trips')
+        .where({ id: trip.tripId })
+        .update({ status: 'CANCELLED', cancelled_at: new Date(), cancellation_reason: 'Storm warning' });
+      const [taken] = await ledgerCharges(input.idempotencyKey);
+      const retry = new MockActivityEnvironment({ attempt: 2 }, { logger: quietLogger }).run(
+        payments.ProcessPayment,
+        input,
+      );
+      await expect(retry).resolves.toMatchObject({ transactionId: taken.transaction_id });
+      expect(await testBed.database('payments').where({ booking_id: booking.id })).toHaveLength(1);
     } finally {
       await trip.remove();
     }
