@@ -8,6 +8,7 @@ import { Connection } from '@temporalio/client';
 import { projectRoot } from '../../src/project-root';
 import { aliceDemoUser } from '../../dev/seed/demo-users';
 import { startClusterStack, type ClusterStack } from '../../dev/stack/cluster';
+import { eventually } from '../support/outcomes';
 import { fetchJson, type TokenAnswer } from '../support/responses';
 import { findFreePort } from '../support/ports';
 import { restBookingBody } from '../support/trips';
@@ -59,19 +60,19 @@ async function freeSeat(restUrl: string, token: string): Promise<{ tripId: strin
   throw new Error('the demo data has no free STANDARD seat in the next three days');
 }
 
-/** The booking's status once it is `expected`, or whatever it is after 60 s of asking. */
+/** The booking's status once it is `expected`; after 60 s of asking, a failure naming the last answer. */
 async function statusOnceSettled(
   restUrl: string,
   token: string,
   bookingId: string,
   expected: string,
 ): Promise<string> {
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const answer = await fetchJson<BookingAnswer>(restUrl, 'GET', `/v1/bookings/${bookingId}`, { token });
-    if (answer.body.status === expected || Date.now() > deadline) return answer.body.status;
-    await new Promise((resolve) => setTimeout(resolve, 500));
-  }
+  const answer = await eventually(
+    () => fetchJson<BookingAnswer>(restUrl, 'GET', `/v1/bookings/${bookingId}`, { token }),
+    (read) => read.body.status === expected,
+    { timeoutMs: 60_000, intervalMs: 500 },
+  );
+  return answer.body.status;
 }
 
 /** The first JSON log line of `child` whose message is `message`, or the child's exit, within `timeoutMs`. */

@@ -310,7 +310,8 @@ describe('Keycloak tokens the API refuses, over REST and gRPC', () => {
     const { exp } = JSON.parse(Buffer.from(shortLived.split('.')[1], 'base64url').toString('utf8')) as {
       exp: number;
     };
-    // Past its expiry and the clock tolerance configured above.
+    // Not a wait for state: the token must be past its expiry and the clock tolerance configured above, by the
+    // system clock the API composed from its configuration reads (this client's tokens live one second).
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, (exp + 2) * 1000 - Date.now())));
     await expectUnauthenticated(shortLived, 'The access token expired');
   });

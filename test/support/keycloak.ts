@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Role } from '../../src/domain/roles';
+import { eventually } from './outcomes';
 import { findFreePort } from './ports';
 
 const projectRoot = path.resolve(__dirname, '../..');
@@ -256,24 +257,25 @@ export async function startKeycloak(realms: readonly KeycloakRealm[]): Promise<R
 
   const issuerOf = (realm: string) => `${baseUrl}/realms/${realm}`;
   const startedAt = Date.now();
+  const hasExited = () => child.exitCode !== null || child.signalCode !== null;
+  const exitedWhileStarting = () =>
+    new Error(`Keycloak exited while starting; ${logFile} ends with:\n${lastLines(logFile, 30)}`);
   try {
     for (const realm of realms) {
-      for (;;) {
-        if (child.exitCode !== null || child.signalCode !== null) {
-          throw new Error(`Keycloak exited while starting; ${logFile} ends with:\n${lastLines(logFile, 30)}`);
-        }
-        if (Date.now() - startedAt > startTimeoutMs) {
-          throw new Error(
-            `Keycloak did not serve realm ${realm.name} within ${startTimeoutMs / 1000} s; ` +
-              `${logFile} ends with:\n${lastLines(logFile, 30)}`,
-          );
-        }
-        const answer = await getJson(`${issuerOf(realm.name)}/.well-known/openid-configuration`).catch(
-          () => undefined,
+      await eventually(
+        () => {
+          if (hasExited()) throw exitedWhileStarting();
+          return getJson(`${issuerOf(realm.name)}/.well-known/openid-configuration`).catch(() => undefined);
+        },
+        (answer) => answer?.status === 200,
+        { timeoutMs: Math.max(0, startTimeoutMs - (Date.now() - startedAt)), intervalMs: 500 },
+      ).catch(() => {
+        if (hasExited()) throw exitedWhileStarting();
+        throw new Error(
+          `Keycloak did not serve realm ${realm.name} within ${startTimeoutMs / 1000} s; ` +
+            `${logFile} ends with:\n${lastLines(logFile, 30)}`,
         );
-        if (answer?.status === 200) break;
-        await new Promise((resolve) => setTimeout(resolve, 500));
-      }
+      });
     }
   } catch (error) {
     await stop();

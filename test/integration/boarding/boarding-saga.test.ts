@@ -45,6 +45,30 @@ beforeAll(async () => {
   });
 });
 
+/**
+ * A confirmed booking of two on the shortest trip a route can have (one minute from the origin to the
+ * destination), leaving seconds after it is made, its first passenger boarded: started before the other tests, so
+ * that the grace and the minute to its arrival pass while they run rather than after them. Its test reads the
+ * outcome.
+ */
+let departingBooking: Promise<{ soon: TestTrip; booking: BookingView }>;
+
+beforeAll(() => {
+  departingBooking = (async () => {
+    const soon = await createTrip(testBed.saga.database, {
+      seatCount: 4,
+      departureInMs: 8000,
+      durationMinutes: 1,
+    });
+    const booking = await confirmedBooking(soon, ['1A', '1B']);
+    const { token } = await issueTestTicket(testBed.saga.database, keys, booking, 0);
+    await boarding.recordBoarding(driver, soon.tripId, { ticket: token, stop: soon.stopCodes[0] });
+    return { soon, booking };
+  })();
+  // Its test reports a failure; until then it must not count as unhandled.
+  departingBooking.catch(() => undefined);
+});
+
 async function boardingStatusOf(passengerId: string): Promise<string | undefined> {
   const row: { boarding_status: string } | undefined = await testBed.saga
     .database('passengers')
@@ -186,16 +210,8 @@ test('A cancelled booking boards no one, and the manifest shows its passengers c
 });
 
 test('At the departure plus the grace period the passenger not aboard is a no-show; the booking still completes', async () => {
-  // The shortest trip a route can have, leaving seconds after the booking is confirmed.
-  const soon = await createTrip(testBed.saga.database, {
-    seatCount: 4,
-    departureInMs: 8000,
-    durationMinutes: 1,
-  });
-  const booking = await confirmedBooking(soon, ['1A', '1B']);
+  const { soon, booking } = await departingBooking;
   const [aboard, missing] = booking.passengers;
-  const { token } = await issueTestTicket(testBed.saga.database, keys, booking, 0);
-  await boarding.recordBoarding(driver, soon.tripId, { ticket: token, stop: soon.stopCodes[0] });
 
   const expectedNoShowAt = soon.departureTime.getTime() + graceMs;
   const statuses = await eventually(

@@ -222,6 +222,7 @@ describe('seat_allocations', () => {
           if (backendProcessIds.length === CONCURRENT_ATTEMPTS) releaseAll();
           await allConnected;
           await allocate(bookingId, '1C', 'HELD', transaction);
+          // Not a wait for state: each transaction stays open a moment, so the others' inserts meet it uncommitted.
           await transaction.raw('SELECT pg_sleep(0.05)');
         }),
       ),

@@ -47,6 +47,8 @@ let customer: Actor;
 let server: RunningGrpcServer;
 let shortHoldServer: RunningGrpcServer;
 let slowServer: RunningGrpcServer;
+/** The slow server's latest verification, and the creates that got past verification to the application. */
+const lateCreates = { verified: Promise.resolve(), started: 0 };
 let restApp: Koa;
 const clients: BookingClient[] = [];
 const tokens: Record<'customer' | 'otherCustomer' | 'readOnly', string> = {
@@ -122,13 +124,27 @@ beforeAll(async () => {
     application: saga.applicationWith({ BOOKING_HOLD_SECONDS: '2' }),
     verifyAccessToken,
   });
-  // Token verification that outlasts the caller's deadline, to prove a late change is never started.
+  // Token verification that outlasts the caller's deadline as the server measures it (from when the call reached
+  // it), to prove a late change is never started; the application counts the creates that reach it.
   slowServer = await startTestServer({
     certificates,
-    application: saga.application,
-    verifyAccessToken: async (token) => {
-      await new Promise((resolve) => setTimeout(resolve, 400));
-      return verifyAccessToken(token);
+    application: {
+      ...saga.application,
+      createBooking: (...args) => {
+        lateCreates.started += 1;
+        return saga.application.createBooking(...args);
+      },
+    },
+    verifyAccessToken: (token) => {
+      // Not a wait for state: the gap is what the server must see between the call's arrival and its start.
+      const verified = new Promise((resolve) => setTimeout(resolve, 400)).then(() =>
+        verifyAccessToken(token),
+      );
+      lateCreates.verified = verified.then(
+        () => undefined,
+        () => undefined,
+      );
+      return verified;
     },
   });
   restApp = buildApp({
@@ -419,8 +435,10 @@ describe('deadlines end to end', () => {
       ),
     );
     expect(status[failure.code]).toBe('DEADLINE_EXCEEDED');
-    // Past the slow verifier: the handler has reached the point where it would have started the change.
-    await new Promise((resolve) => setTimeout(resolve, 800));
+    await lateCreates.verified;
+    // The handler decides in the turn its verification ends; one more turn of the event loop lets it act.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(lateCreates.started).toBe(0);
     expect((await seatHolders(saga.database, trip.tripId))['9A']).toBeUndefined();
   });
 });

@@ -1,5 +1,5 @@
 // Integration: deadlines, message-size limits, plaintext only on request, and shutdown that drains calls in flight.
-import { status } from '@grpc/grpc-js';
+import { connectivityState, status } from '@grpc/grpc-js';
 import { createBookingClient, type BookingClient } from '../../../src/api/grpc/client';
 import type { RunningGrpcServer } from '../../../src/api/grpc/server';
 import type { AccessTokenVerifier } from '../../../src/api/grpc/caller-authorization';
@@ -15,6 +15,7 @@ import {
   verifyTestToken,
   type TestCertificates,
 } from '../../support/grpc-server';
+import { eventually } from '../../support/outcomes';
 
 const booking = bookingView();
 let certificates: TestCertificates;
@@ -25,10 +26,6 @@ function track(server: RunningGrpcServer, client: BookingClient) {
   servers.push(server);
   clients.push(client);
   return { server, client };
-}
-
-function sleep(milliseconds: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, milliseconds));
 }
 
 /** A promise the test settles by hand, to hold a call in flight. */
@@ -51,9 +48,13 @@ afterAll(async () => {
 describe('deadlines', () => {
   it('does not start a change whose deadline passed while the caller was being authenticated', async () => {
     const createBooking = jest.fn(() => Promise.resolve(booking));
-    const slowVerifier: AccessTokenVerifier = async (token) => {
-      await sleep(300);
-      return verifyTestToken(token);
+    let verified: Promise<unknown> = Promise.resolve();
+    // Not a wait for state: the verification outlasts the deadline as the server measures it (from when the call
+    // reached it), which is the gap the handler must see.
+    const slowVerifier: AccessTokenVerifier = (token) => {
+      const verifying = new Promise((resolve) => setTimeout(resolve, 300)).then(() => verifyTestToken(token));
+      verified = verifying.catch(() => undefined);
+      return verifying;
     };
     const server = await startTestServer({
       certificates,
@@ -63,8 +64,9 @@ describe('deadlines', () => {
     const { client } = track(server, clientFor(server, certificates));
     const failure = await failureOf(client.createBooking({ tripId: booking.tripId }, { timeoutMs: 100 }));
     expect(status[failure.code]).toBe('DEADLINE_EXCEEDED');
-    // Well past the verifier's delay: the handler has run to the point where it would have started the change.
-    await sleep(500);
+    await verified;
+    // The handler decides in the turn its verification ends; one more turn of the event loop lets it act.
+    await new Promise((resolve) => setImmediate(resolve));
     expect(createBooking).not.toHaveBeenCalled();
   });
 
@@ -144,7 +146,13 @@ describe('graceful shutdown', () => {
 
     let stopped = false;
     const stopping = server.stop().then(() => (stopped = true));
-    await sleep(100);
+    // The client has heard the server go away once its connection is no longer ready.
+    const channel = client.raw.getChannel();
+    await eventually(
+      () => Promise.resolve(channel.getConnectivityState(false)),
+      (state) => state !== connectivityState.READY,
+      { intervalMs: 10 },
+    );
     const refused = await failureOf(client.getBooking({ bookingId: booking.id }, { timeoutMs: 2000 }));
     expect(status[refused.code]).toBe('UNAVAILABLE');
     expect(stopped).toBe(false);

@@ -258,44 +258,55 @@ describe('refresh tokens', () => {
 });
 
 describe('login throttling', () => {
-  let fixture: IdentityFixture;
-  const windowSeconds = 2;
-
-  beforeAll(async () => {
+  // Each test starts a provider of its own: the address counter is keyed by the provider's blind index, so no test
+  // inherits another's failed logins, whatever the order.
+  let fixture: IdentityFixture | undefined;
+  const throttledProvider = async (windowSeconds: number) => {
     fixture = await startIdentityFixture({
       loginMaxFailuresPerAccount: 3,
       loginMaxFailuresPerAddress: 6,
       loginThrottleWindowSeconds: windowSeconds,
     });
+    return fixture;
+  };
+  afterEach(async () => {
+    await fixture?.close();
+    fixture = undefined;
   });
-  afterAll(() => fixture?.close());
 
-  const attempt = (email: string, password: string) =>
-    answerOf<TokenOrProblemAnswer>(request(fixture.server).post('/api/auth/login').send({ email, password }));
+  const attempt = (provider: IdentityFixture, email: string, password: string) =>
+    answerOf<TokenOrProblemAnswer>(
+      request(provider.server).post('/api/auth/login').send({ email, password }),
+    );
 
   it('answers RATE_LIMITED with Retry-After past the account limit, even to the right password, then lets a good login in after the window', async () => {
-    const user = await fixture.createUser();
+    const windowSeconds = 2;
+    const provider = await throttledProvider(windowSeconds);
+    const user = await provider.createUser();
     for (let failure = 0; failure < 3; failure += 1) {
-      expect((await attempt(user.email, 'wrong-password')).status).toBe(401);
+      expect((await attempt(provider, user.email, 'wrong-password')).status).toBe(401);
     }
-    const limited = await attempt(user.email, user.password);
+    const limited = await attempt(provider, user.email, user.password);
     expect(limited.status).toBe(429);
     expect(limited.body).toMatchObject({ code: 'RATE_LIMITED', status: 429 });
     const retryAfter = Number(limited.headers['retry-after']);
     expect(retryAfter).toBeGreaterThanOrEqual(1);
     expect(retryAfter).toBeLessThanOrEqual(windowSeconds);
 
+    // Not a wait for state: the test holds the client to the Retry-After it was given, and the window is kept by
+    // PostgreSQL's clock, which no test can move.
     await sleep(retryAfter * 1000 + 200);
-    const afterWindow = await attempt(user.email, user.password);
+    const afterWindow = await attempt(provider, user.email, user.password);
     expect(afterWindow.status).toBe(200);
     expect(afterWindow.body.token_type).toBe('Bearer');
   });
 
   it('limits one client address guessing across many accounts', async () => {
-    await sleep(windowSeconds * 1000 + 200);
+    // A window no run of seven logins outlasts, however slow the machine.
+    const provider = await throttledProvider(60);
     const statuses: number[] = [];
     for (let guess = 0; guess < 7; guess += 1) {
-      statuses.push((await attempt(`guess-${guess}@identity.test`, 'password')).status);
+      statuses.push((await attempt(provider, `guess-${guess}@identity.test`, 'password')).status);
     }
     expect(statuses).toEqual([401, 401, 401, 401, 401, 401, 429]);
   });
@@ -303,7 +314,7 @@ describe('login throttling', () => {
 
 describe('signing key rotation', () => {
   let fixture: IdentityFixture;
-  const accessTokenTtlSeconds = 3;
+  const accessTokenTtlSeconds = 60;
 
   beforeAll(async () => {
     fixture = await startIdentityFixture({ accessTokenTtlSeconds, clockToleranceSeconds: 0 });
@@ -316,7 +327,12 @@ describe('signing key rotation', () => {
       answerOf<TokenAnswer>(
         request(fixture.server).post('/api/auth/login').send({ email: user.email, password: user.password }),
       );
-    const verifier = verifierFor(fixture, { clockToleranceSeconds: 0 });
+    // The verifier reads this clock: moving it on expires tokens without waiting out their lifetime.
+    let clockAheadMs = 0;
+    const verifier = verifierFor(fixture, {
+      clockToleranceSeconds: 0,
+      now: () => Date.now() + clockAheadMs,
+    });
 
     const before = (await login()).body.access_token;
     const previousKid = decodeProtectedHeader(before).kid;
@@ -335,11 +351,29 @@ describe('signing key rotation', () => {
     ).body.keys.map((key) => key.kid);
     expect(published).toEqual([newKid, previousKid]);
 
-    await sleep(accessTokenTtlSeconds * 1000 + 500);
+    clockAheadMs = (accessTokenTtlSeconds + 1) * 1000;
     await expect(verifier.verifyBearerToken(`Bearer ${before}`)).rejects.toMatchObject({
       code: 'UNAUTHENTICATED',
       message: 'The access token expired',
     });
+    // The retired key is published for exactly one token lifetime (no tolerance, no key cache here); PostgreSQL's
+    // clock decides when that has passed, so the retirement moves back by that lifetime instead of waiting.
+    const retired = await fixture
+      .database('identity_signing_keys')
+      .where({ kid: previousKid })
+      .first<{ seconds: string }>(
+        fixture.database.raw('extract(epoch FROM published_until - retired_at)::text AS seconds'),
+      );
+    expect(Number(retired.seconds)).toBe(accessTokenTtlSeconds);
+    await fixture
+      .database('identity_signing_keys')
+      .where({ kid: previousKid })
+      .update({
+        retired_at: fixture.database.raw('retired_at - make_interval(secs => ?)', [accessTokenTtlSeconds]),
+        published_until: fixture.database.raw('published_until - make_interval(secs => ?)', [
+          accessTokenTtlSeconds,
+        ]),
+      });
     const later = (
       await answerOf<KeySetAnswer>(request(fixture.server).get('/.well-known/jwks.json'))
     ).body.keys.map((key) => key.kid);

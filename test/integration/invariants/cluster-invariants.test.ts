@@ -167,6 +167,8 @@ describe('The scan reports each corruption of the data behind the service', () =
       temporal: saga.client,
       cipher: saga.cipher,
       scope: { tripIds: [trip.tripId], bookingIds: [orphanBookingId] },
+      // Every workflow here has settled: the corrupted row reads the same again at once, no need to wait seconds.
+      recheckDelayMs: 100,
       acknowledged: {
         created: [ids.held, neverCreatedId],
         paid: [ids.held, ids.doubleCharged],

@@ -15,6 +15,7 @@ import {
   type RunningServer,
 } from '../../support/rest-app';
 import { insertUser, type TestUser } from '../../support/users';
+import { eventually } from '../../support/outcomes';
 
 // Starting the saga's workers (a webpack bundle) and driving Temporal take longer than jest's default.
 jest.setTimeout(120_000);
@@ -622,8 +623,13 @@ describe('POST /v1/bookings/{booking_id}/payment (confirmPayment)', () => {
       base: shortHoldServer,
     });
     expect(created.status).toBe(201);
-    await new Promise((resolve) => setTimeout(resolve, 3500));
-    const late = await call(`/v1/bookings/${(created.body as BookingJson).id}/payment`, {
+    const bookingId = (created.body as BookingJson).id;
+    await eventually(
+      async () => (await call(`/v1/bookings/${bookingId}`, { base: shortHoldServer })).body as BookingJson,
+      (booking) => booking.status === 'EXPIRED',
+      { intervalMs: 100 },
+    );
+    const late = await call(`/v1/bookings/${bookingId}/payment`, {
       method: 'POST',
       body: { payment_token: 'tok_visa' },
       base: shortHoldServer,

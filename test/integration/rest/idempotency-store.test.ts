@@ -148,8 +148,14 @@ describe('idempotency store', () => {
   it('refuses a repeat while the first request still runs, with a retry hint', async () => {
     const first = request();
     let finish: (response: RestResponse) => void = () => undefined;
-    const running = store.run(first, () => new Promise<RestResponse>((resolve) => (finish = resolve)));
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    let started: () => void = () => undefined;
+    const operationStarted = new Promise<void>((resolve) => (started = resolve));
+    const running = store.run(first, () => {
+      started();
+      return new Promise<RestResponse>((resolve) => (finish = resolve));
+    });
+    // The key is reserved once the operation runs.
+    await operationStarted;
     const error = await rejection(store.run(first, counting().operation));
     expect(error.code).toBe('IDEMPOTENCY_KEY_IN_USE');
     expect(error.details.retryAfterSeconds).toBe(1);

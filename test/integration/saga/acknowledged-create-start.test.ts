@@ -28,15 +28,25 @@ const answerTimeoutMs = 300;
 
 /**
  * Lets every start through, or, from `loseStarts` until `stopLosing`, sends each in a form Temporal refuses before
- * starting anything, the create's update-with-start only once its answer fell due: the start is lost after the
- * create answered 202, as when a saturated frontend refuses the calls, and so is the create's own second try.
+ * starting anything, the create's update-with-start only once the test has had its 202 (`answerReceived`): the
+ * start is lost after the create answered, as when a saturated frontend refuses the calls, and so is the create's
+ * own second try.
  */
 class StartLoser {
   private losing = false;
+  private answered: Promise<void> = Promise.resolve();
+  private answer = (): void => undefined;
   readonly lost: string[] = [];
 
   loseStarts(): void {
     this.losing = true;
+    this.answered = new Promise((resolve) => {
+      this.answer = resolve;
+    });
+  }
+
+  answerReceived(): void {
+    this.answer();
   }
 
   stopLosing(): void {
@@ -47,7 +57,7 @@ class StartLoser {
     return {
       startUpdateWithStart: async (input, next) => {
         if (!this.losing) return next(input);
-        await new Promise((resolve) => setTimeout(resolve, answerTimeoutMs * 3));
+        await this.answered;
         this.lost.push(input.workflowStartOptions.workflowId);
         return next({ ...input, workflowStartOptions: { ...input.workflowStartOptions, taskQueue: '' } });
       },
@@ -135,6 +145,7 @@ test('a create answered 202 whose start then fails: GET answers the booking, nev
   const body = restBookingBody(trip, seat);
   startLoser.loseStarts();
   const accepted = await rest('/v1/bookings', { method: 'POST', body, headers });
+  startLoser.answerReceived();
   expect(accepted.status).toBe(202);
   expectContract('createBooking', accepted);
   const bookingId = (accepted.body as { id: string }).id;
@@ -165,6 +176,7 @@ test('a lost start that nobody reads is started by the reconciler', async () => 
   const seat = trip.seatNumbers[1];
   startLoser.loseStarts();
   const accepted = await rest('/v1/bookings', { method: 'POST', body: restBookingBody(trip, seat) });
+  startLoser.answerReceived();
   expect(accepted.status).toBe(202);
   const bookingId = (accepted.body as { id: string }).id;
   await expectStartLost(bookingId);
@@ -193,6 +205,7 @@ test('a cancel of a booking whose start was lost starts it with the cancel: it e
   const seat = trip.seatNumbers[3];
   startLoser.loseStarts();
   const accepted = await rest('/v1/bookings', { method: 'POST', body: restBookingBody(trip, seat) });
+  startLoser.answerReceived();
   expect(accepted.status).toBe(202);
   const bookingId = (accepted.body as { id: string }).id;
   await expectStartLost(bookingId);

@@ -6,6 +6,7 @@ import { startSagaEnvironment, type SagaEnvironment } from '../../support/saga';
 import { bookingRequest, createTrip, type TestTrip } from '../../support/trips';
 import { createCustomer } from '../../support/users';
 import { doublyHeldSeats, seatHolders } from '../../support/booking-records';
+import { eventually } from '../../support/outcomes';
 
 /** Two shared cores serve 100 workflows and their activities: generous, since only the outcome is asserted. */
 jest.setTimeout(180_000);
@@ -38,14 +39,19 @@ afterAll(async () => {
  * seats when its answer fell due (BOOKING_PROCESSING) is followed to its outcome by id, as a client would.
  */
 async function outcomeOf(customer: Actor, creation: Promise<BookingView>): Promise<BookingView | string> {
+  const stillProcessing = (answer: unknown) => findDomainError(answer)?.code === 'BOOKING_PROCESSING';
   let answer = await creation.catch((error: unknown) => findDomainError(error) ?? error);
-  while (findDomainError(answer)?.code === 'BOOKING_PROCESSING') {
+  if (stillProcessing(answer)) {
     const bookingId = findDomainError(answer)?.details.bookingId;
     if (typeof bookingId !== 'string') throw new Error('BOOKING_PROCESSING names no booking id');
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    answer = await saga.application
-      .getBooking(customer, bookingId)
-      .catch((error: unknown) => findDomainError(error) ?? error);
+    answer = await eventually(
+      () =>
+        saga.application
+          .getBooking(customer, bookingId)
+          .catch((error: unknown) => findDomainError(error) ?? error),
+      (read) => !stillProcessing(read),
+      { timeoutMs: 120_000 },
+    );
   }
   return findDomainError(answer)?.code ?? (answer as BookingView);
 }

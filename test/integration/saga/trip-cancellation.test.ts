@@ -3,6 +3,7 @@ import type { BookingView, TripCancellationView } from '../../../src/application
 import type { Actor } from '../../../src/domain/actor';
 import { findDomainError, type DomainError } from '../../../src/domain/errors';
 import { paymentLedger } from '../../support/booking-records';
+import { eventually } from '../../support/outcomes';
 import { startSagaEnvironment, type SagaEnvironment } from '../../support/saga';
 import { bookingRequest, createTrip, type TestTrip } from '../../support/trips';
 import { actorOf, createCustomer, insertUser } from '../../support/users';
@@ -45,16 +46,12 @@ function settle<T>(work: Promise<T>): Promise<T | string> {
   });
 }
 
-async function untilFinished(tripId: string): Promise<TripCancellationView> {
-  const deadline = Date.now() + 120_000;
-  for (;;) {
-    const cancellation = await saga.application.getTripCancellation(agent, tripId);
-    if (cancellation.status === 'FINISHED') return cancellation;
-    if (Date.now() > deadline) {
-      throw new Error(`the cancellation did not finish: ${JSON.stringify(cancellation.counts)}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
+function untilFinished(tripId: string): Promise<TripCancellationView> {
+  return eventually(
+    () => saga.application.getTripCancellation(agent, tripId),
+    (cancellation) => cancellation.status === 'FINISHED',
+    { timeoutMs: 120_000, intervalMs: 250 },
+  );
 }
 
 /** Every booking row of the trip, after each workflow is done with what it was asked (no update in flight). */
@@ -87,6 +84,7 @@ test('a trip cancelled while creates, payments and seat changes race it ends wit
       }),
     ),
   );
+  // Not a wait for state: the cancel is put a moment after the others so that it lands among them, not first.
   const cancel = new Promise((resolve) => setTimeout(resolve, 150)).then(() =>
     application.cancelTrip(agent, trip.tripId, { reason: 'The bus broke down' }),
   );

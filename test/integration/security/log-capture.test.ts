@@ -3,6 +3,7 @@ import { expect } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { format } from 'node:util';
 import type { DestinationStream } from 'pino';
+import { Runtime } from '@temporalio/worker';
 import { createLogger } from '../../../src/logger';
 import { bundleBookingWorkflows } from '../../../src/worker/booking-workers';
 import {
@@ -165,8 +166,8 @@ beforeAll(async () => {
     { timeoutMs: 30_000 },
   );
   await saga.stopWorkers();
-  // Forwarded native lines are buffered for 100 ms before they reach the logger.
-  await new Promise((resolve) => setTimeout(resolve, 500));
+  // Forwarded native lines wait in the SDK's buffer for a while before they reach the logger: hand them over now.
+  Runtime.instance().flushLogs();
 });
 
 afterAll(async () => {
