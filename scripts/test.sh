@@ -26,7 +26,7 @@ npx spectral lint openapi/openapi.yaml --ruleset .spectral.yaml --fail-severity=
 step 'monitoring (promtool check config, check rules, test rules; Grafana dashboard queries)'
 bash scripts/check-monitoring.sh
 
-step 'workflow tier (jest: the booking workflow on a Temporal dev server, its activities in-memory fakes)'
+step 'workflow tier (jest: the booking workflow on the time-skipping test server, its activities in-memory fakes)'
 npx jest --ci --selectProjects workflow
 
 step 'unit and integration tests (jest, real PostgreSQL and Temporal)'
