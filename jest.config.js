@@ -1,4 +1,4 @@
-// Jest projects: fast pure unit tests, the workflow with fake activities (a Temporal dev server, no database),
+// Jest projects: fast pure unit tests, the workflow with fake activities (a time-skipping server, no database),
 // integration tests against real PostgreSQL and Temporal, the cluster tests (a real multi-process Temporal server),
 // the Keycloak tests (a real external OIDC provider), the schema-registry tests (a real Apicurio Registry) and the
 // ticket PDF check (pdftoppm and zbarimg); the last four run from their own npm scripts, never `npm test`.
@@ -25,7 +25,8 @@ module.exports = {
   testTimeout: 120000,
   projects: [
     { ...shared, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
-    // The workflow on a real worker and dev server, its activities in-memory fakes: seconds, no database.
+    // The workflow on a real worker and Temporal's time-skipping test server (Java, installed into .tools/ on first
+    // use), its activities in-memory fakes: seconds, no database.
     {
       ...shared,
       displayName: 'workflow',

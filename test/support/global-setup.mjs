@@ -12,15 +12,20 @@ const projectRoot = path.resolve(path.dirname(new URL(import.meta.url).pathname)
 async function startPostgres() {
   if (process.env.DATABASE_URL) return { url: process.env.DATABASE_URL, stop: async () => {} };
   const { startEmbeddedPostgres } = await tsImport('../../dev/stack/embedded-postgres.ts', import.meta.url);
-  const { findFreePort } = await tsImport('./ports.ts', import.meta.url);
-  return startEmbeddedPostgres({
-    dataDirectory: fs.mkdtempSync(path.join(os.tmpdir(), 'bookings-test-pg-')),
-    port: await findFreePort(),
-    databaseName: 'bookings_test',
-    persistent: false,
-  });
+  const { withFreePort } = await tsImport('./ports.ts', import.meta.url);
+  // PostgreSQL takes a port number, not a socket: the port is held from other processes until it binds, and a start
+  // that finds it taken all the same is tried again on another (its data folder is made anew each time).
+  return withFreePort((port) =>
+    startEmbeddedPostgres({
+      dataDirectory: fs.mkdtempSync(path.join(os.tmpdir(), 'bookings-test-pg-')),
+      port,
+      databaseName: 'bookings_test',
+      persistent: false,
+    }),
+  );
 }
 
+// The SDK picks the dev server's port the way ports.ts does (held in TIME_WAIT until the server binds it).
 async function startTemporal() {
   if (process.env.TEMPORAL_ADDRESS) return { address: process.env.TEMPORAL_ADDRESS, stop: async () => {} };
   const { TestWorkflowEnvironment } = require('@temporalio/testing');

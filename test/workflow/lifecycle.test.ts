@@ -59,14 +59,10 @@ test('PENDING_PAYMENT, payment approved → CONFIRMED: charged, seats booked, em
   });
 
   expect(confirmed).toMatchObject({ status: 'CONFIRMED', amountPaid: confirmed.price.total });
-  expect(activitiesOf(booking)).toEqual([
-    'ReserveSeats',
-    'ProcessPayment',
-    'ConfirmSeats',
-    'IssueTickets',
-    'SendEmailNotification',
-    'SendSMSNotification',
-  ]);
+  const activities = activitiesOf(booking);
+  expect(activities.slice(0, 4)).toEqual(['ReserveSeats', 'ProcessPayment', 'ConfirmSeats', 'IssueTickets']);
+  // The email and the SMS are sent together: which the worker runs first is not the workflow's to say.
+  expect(activities.slice(4).sort()).toEqual(['SendEmailNotification', 'SendSMSNotification']);
 });
 
 test('PENDING_PAYMENT, payment declined → PENDING_PAYMENT: the attempt recorded, PAYMENT_DECLINED, a retry may pay', async () => {

@@ -26,6 +26,7 @@ import {
 } from '../../support/entry-points';
 import { eventually } from '../../support/outcomes';
 import { fetchJson } from '../../support/responses';
+import { holdExclusive } from '../../support/exclusive';
 import { findFreePort } from '../../support/ports';
 import { createTrip, restBookingBody, type TestTrip } from '../../support/trips';
 import { insertLoginUser, type LoginUser } from '../../support/users';
@@ -168,8 +169,11 @@ let restBaseUrl: string;
 let grpcAddress: string;
 let api: EntryPointProcess | undefined;
 let worker: EntryPointProcess | undefined;
+let releaseTaskQueues: (() => void) | undefined;
 
 beforeAll(async () => {
+  // Its worker process serves the standard task queues, as does one other suite's: never both at once.
+  releaseTaskQueues = await holdExclusive('standard-task-queues');
   database = openTestDatabase({ poolSize: 2, applicationName: 'tracing-tests' });
   [project, receiver, customer, trip] = await Promise.all([
     compileProject({ timeoutMs: buildTimeoutMs }),
@@ -215,6 +219,7 @@ afterAll(async () => {
   await receiver?.close();
   if (outboxDirectory !== undefined) rmSync(outboxDirectory, { recursive: true, force: true });
   await database?.destroy();
+  releaseTaskQueues?.();
 });
 
 /** The caller's own trace: every request of the flow continues it, as a traced client's requests would. */

@@ -14,6 +14,7 @@ import {
 } from '../../support/entry-points';
 import { eventually } from '../../support/outcomes';
 import { fetchJson } from '../../support/responses';
+import { holdExclusive } from '../../support/exclusive';
 import { findFreePort } from '../../support/ports';
 import { createTrip, restBookingBody, standardPriceMinor, type TestTrip } from '../../support/trips';
 import { insertLoginUser, type LoginUser } from '../../support/users';
@@ -35,8 +36,11 @@ let apiMetricsUrl: string;
 let workerMetricsUrl: string;
 let api: EntryPointProcess | undefined;
 let worker: EntryPointProcess | undefined;
+let releaseTaskQueues: (() => void) | undefined;
 
 beforeAll(async () => {
+  // Its worker process serves the standard task queues, as does one other suite's: never both at once.
+  releaseTaskQueues = await holdExclusive('standard-task-queues');
   database = openTestDatabase({ poolSize: 2, applicationName: 'entry-point-tests' });
   [project, customer, trip] = await Promise.all([
     compileProject({ timeoutMs: buildTimeoutMs }),
@@ -93,6 +97,7 @@ afterAll(async () => {
   project?.remove();
   if (outboxDirectory !== undefined) rmSync(outboxDirectory, { recursive: true, force: true });
   await database?.destroy();
+  releaseTaskQueues?.();
 });
 
 interface BookingJson {

@@ -15,12 +15,17 @@ const quickPolicy: RestartPolicy = {
 
 let folder: string;
 const supervisors: ServiceSupervisor[] = [];
+// Captured before any test fakes the timers: polling for a real child process needs real time to pass.
+const realSetTimeout = setTimeout;
 
 beforeEach(() => {
   folder = fs.mkdtempSync(path.join(os.tmpdir(), 'supervisor-test-'));
 });
 
 afterEach(async () => {
+  // Real timers first: a stop's grace period must be able to end in a SIGKILL.
+  jest.useRealTimers();
+  jest.restoreAllMocks();
   await Promise.all(supervisors.splice(0).map((supervisor) => supervisor.stop(2000)));
   fs.rmSync(folder, { recursive: true, force: true });
 });
@@ -30,8 +35,32 @@ async function waitFor(what: string, condition: () => boolean): Promise<void> {
   const deadline = Date.now() + 20_000;
   while (!condition()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
+    await new Promise((resolve) => realSetTimeout(resolve, 10));
   }
+}
+
+/**
+ * Fakes the supervisor's restart timer (and nothing the child processes need), so a test can run the clock past
+ * any restart delay at once and see that no restart was left scheduled.
+ */
+function fakeRestartTimer(): void {
+  jest.useFakeTimers({
+    doNotFake: [
+      'Date',
+      'hrtime',
+      'nextTick',
+      'performance',
+      'queueMicrotask',
+      'setImmediate',
+      'clearImmediate',
+    ],
+  });
+}
+
+/** From now on the supervisor's clock reads `aheadMs` later than the real one. */
+function clockAhead(aheadMs: number): void {
+  const realNow = Date.now.bind(Date);
+  jest.spyOn(Date, 'now').mockImplementation(() => realNow() + aheadMs);
 }
 
 function isRunning(pid: number): boolean {
@@ -115,8 +144,8 @@ describe('service supervisor', () => {
     const { supervisor, startedPids, restartLines } = supervise('crash,crash,run', policy);
     supervisor.start();
     await waitFor('the third start', () => startedPids().length === 3);
-    // Longer than the stable period however slow the machine: the run began before its start was recorded.
-    await new Promise((resolve) => setTimeout(resolve, policy.stableAfterMs + 100));
+    // Its start was stamped before its pid was recorded: from now on, that run has outlasted the stable period.
+    clockAhead(policy.stableAfterMs + 100);
     process.kill(startedPids()[2], 'SIGKILL');
     await waitFor('the fourth start', () => startedPids().length === 4);
 
@@ -128,6 +157,7 @@ describe('service supervisor', () => {
   });
 
   it('stops the service and never restarts it while stopping', async () => {
+    fakeRestartTimer();
     const { supervisor, startedPids, restartLines, reasons } = supervise('run', quickPolicy);
     supervisor.start();
     await waitFor('the first start', () => startedPids().length === 1);
@@ -136,7 +166,8 @@ describe('service supervisor', () => {
     await supervisor.stop(2000);
     expect(isRunning(pid)).toBe(false);
     // Many restart delays later, still nothing was started again.
-    await new Promise((resolve) => setTimeout(resolve, 20 * quickPolicy.initialDelayMs));
+    jest.advanceTimersByTime(20 * quickPolicy.initialDelayMs);
+    expect(supervisor.startCount).toBe(1);
     expect(startedPids()).toEqual([pid]);
     expect(restartLines()).toEqual([]);
     expect(reasons).toEqual([]);
@@ -144,12 +175,13 @@ describe('service supervisor', () => {
 
   it('cancels a restart that was waiting when the stop came', async () => {
     const policy = { ...quickPolicy, initialDelayMs: 200 };
+    fakeRestartTimer();
     const { supervisor, startedPids, restartLines } = supervise('crash', policy);
     supervisor.start();
     await waitFor('a restart to be scheduled', () => restartLines().length === 1);
 
     await supervisor.stop(2000);
-    await new Promise((resolve) => setTimeout(resolve, 3 * policy.initialDelayMs));
+    jest.advanceTimersByTime(3 * policy.initialDelayMs);
     expect(startedPids()).toHaveLength(1);
     expect(supervisor.startCount).toBe(1);
   });
@@ -167,6 +199,7 @@ describe('service supervisor', () => {
   });
 
   it('leaves the process running but restarts nothing after restarts are held', async () => {
+    fakeRestartTimer();
     const { supervisor, startedPids, restartLines } = supervise('run', quickPolicy);
     supervisor.start();
     await waitFor('the first start', () => startedPids().length === 1);
@@ -177,7 +210,9 @@ describe('service supervisor', () => {
     // What a Ctrl-C to the whole process group does while the stack stops its services one tier at a time.
     process.kill(pid, 'SIGINT');
     await waitFor('the exit', () => !isRunning(pid));
-    await new Promise((resolve) => setTimeout(resolve, 20 * quickPolicy.initialDelayMs));
+    await waitFor('the supervisor to see the exit', () => supervisor.pid === undefined);
+    jest.advanceTimersByTime(20 * quickPolicy.initialDelayMs);
+    expect(supervisor.startCount).toBe(1);
     expect(startedPids()).toEqual([pid]);
     expect(restartLines()).toEqual([]);
     expect(supervisor.signal('SIGKILL')).toBe(false);

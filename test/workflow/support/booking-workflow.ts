@@ -1,8 +1,10 @@
-// The booking workflow under a real worker on the tier's Temporal server, its activities in-memory fakes that record each call.
+// The booking workflow under a real worker on Temporal's time-skipping test server, its activities in-memory fakes.
 import { randomUUID } from 'node:crypto';
-import { Client, Connection, WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
+import { WorkflowUpdateFailedError, type Client, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { temporal } from '@temporalio/proto';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import {
   businessFailure,
   type BookingActivities,
@@ -18,6 +20,7 @@ import { defaultRefundRule } from '../../../src/domain/fares';
 import { workflowSpanSinks } from '../../../src/observability/tracing-temporal';
 import type { bookingWorkflow } from '../../../src/workflows/booking';
 import {
+  allSearchAttributes,
   bookingSearchAttributes,
   bookingStateQuery,
   bookingWorkflowId,
@@ -96,30 +99,43 @@ export interface TestBooking {
   calls: ActivityCall[];
 }
 
-/** One worker on its own task queue for a test file, every activity family on that queue. */
+/**
+ * One time-skipping server and one worker for a test file, every activity family on one task queue. Its own server,
+ * because skipping time is global to a server: another file's timers must not move with this one's. Awaiting a
+ * workflow's result skips time; awaiting an update's result does not (the test server does not skip for updates),
+ * so a test whose update answers only after a timer fires must skip that time itself (TestWorkflowEnvironment.sleep).
+ */
 export class BookingWorkflowTier {
   private readonly bookings = new Map<string, FakeBooking>();
   private readonly started: TestBooking[] = [];
   private readonly taskQueue = `workflow-tier-${randomUUID()}`;
-  private connection: Connection | undefined;
-  private workerConnection: NativeConnection | undefined;
+  private environment: TestWorkflowEnvironment | undefined;
   private worker: Worker | undefined;
   private running: Promise<void> | undefined;
   client!: Client;
 
   async start(): Promise<void> {
-    const address = process.env.TEMPORAL_ADDRESS;
+    const server = process.env.TEMPORAL_TEST_SERVER;
     const codePath = process.env.BOOKING_WORKFLOW_BUNDLE;
-    if (address === undefined || codePath === undefined) {
+    if (server === undefined || codePath === undefined) {
       throw new Error(
         'run the workflow tier through jest --selectProjects workflow: its global setup is missing',
       );
     }
-    this.connection = await Connection.connect({ address });
-    this.client = new Client({ connection: this.connection });
-    this.workerConnection = await NativeConnection.connect({ address });
+    this.environment = await startTimeSkippingServer(server);
+    // The application's search attributes, registered as the dev server's --search-attribute flags would.
+    await this.environment.connection.operatorService.addSearchAttributes({
+      namespace: this.environment.namespace ?? 'default',
+      searchAttributes: Object.fromEntries(
+        allSearchAttributes.map(({ name, type }) => [
+          name,
+          temporal.api.enums.v1.IndexedValueType[`INDEXED_VALUE_TYPE_${type}`],
+        ]),
+      ),
+    });
+    this.client = this.environment.client;
     this.worker = await Worker.create({
-      connection: this.workerConnection,
+      connection: this.environment.nativeConnection,
       taskQueue: this.taskQueue,
       workflowBundle: { codePath },
       activities: this.fakeActivities(),
@@ -134,20 +150,25 @@ export class BookingWorkflowTier {
     );
     this.worker?.shutdown();
     await this.running;
-    await this.workerConnection?.close();
-    await this.connection?.close();
+    await this.environment?.teardown();
+  }
+
+  /** The server's clock, which time skipping moves ahead of the machine's. */
+  private async now(): Promise<number> {
+    return this.environment === undefined ? Date.now() : await this.environment.currentTimeMs();
   }
 
   /** Starts a booking's workflow the way the application does (search attributes included), without creating it yet. */
   async startBooking(options: BookingOptions = {}): Promise<TestBooking> {
     const bookingId = randomUUID();
     const seats = options.seats ?? ['2A'];
+    const now = await this.now();
     const input: BookingWorkflowInput = {
       bookingId,
       customerId: randomUUID(),
       tripId: randomUUID(),
       routeId: 'route-lisbon-porto',
-      departureTime: new Date(Date.now() + (options.departureInMs ?? 30 * dayMs)).toISOString(),
+      departureTime: new Date(now + (options.departureInMs ?? 30 * dayMs)).toISOString(),
       originTimeZone: 'Europe/Lisbon',
       passengers: seats.map((seatNumber, index) => ({
         firstName: 'Ana',
@@ -253,6 +274,24 @@ export class BookingWorkflowTier {
       SendSMSNotification: fake('SendSMSNotification', nothing),
       RecordBooking: fake('RecordBooking', nothing),
     };
+  }
+}
+
+/**
+ * The SDK gives a server five seconds to answer and then kills it; a JVM on a busy machine can take longer to start.
+ * Each try is a new process on a new port, so a slow start is retried, not waited on.
+ */
+async function startTimeSkippingServer(executable: string): Promise<TestWorkflowEnvironment> {
+  const tries = 3;
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await TestWorkflowEnvironment.createTimeSkipping({
+        server: { executable: { type: 'existing-path', path: executable } },
+      });
+    } catch (error) {
+      const slowStart = error instanceof Error && /did not start within/.test(error.message);
+      if (!slowStart || attempt === tries) throw error;
+    }
   }
 }
 

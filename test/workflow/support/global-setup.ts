@@ -1,32 +1,22 @@
-// The workflow tier's one Temporal dev server and one workflow bundle per jest run, shared by every test file.
+// The workflow tier's one workflow bundle per jest run, and the time-skipping test server each test file starts.
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import { bundleBookingWorkflows } from '../../../src/worker/workflow-bundle';
-import { allSearchAttributes } from '../../../src/workflows/shared';
-
-const { ensureTemporalCli } = require('../../../scripts/temporal-cli.cjs') as {
-  ensureTemporalCli: () => string;
-};
 
 export interface WorkflowTierServers {
   stop(): Promise<void>;
 }
 
-async function startTemporal(): Promise<{ address: string; stop: () => Promise<void> }> {
-  const given = process.env.TEMPORAL_ADDRESS;
-  if (given !== undefined) return { address: given, stop: async () => {} };
-  const environment = await TestWorkflowEnvironment.createLocal({
-    server: {
-      executable: { type: 'existing-path', path: ensureTemporalCli() },
-      searchAttributes: allSearchAttributes,
-      ip: '127.0.0.1',
-      log: { format: 'pretty', level: 'warn' },
-    },
+/** The server's executable, installed into .tools/ on first use (Maven Central, through mvn). */
+function timeSkippingServer(): string {
+  const output = execFileSync('bash', [path.join(__dirname, 'time-skipping-server.sh')], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
   });
-  return { address: environment.address, stop: () => environment.teardown() };
+  return output.trim().split('\n').pop() ?? '';
 }
 
 /** Bundled once here rather than by each file: webpack takes seconds, the tests themselves less. */
@@ -39,13 +29,13 @@ async function bundleWorkflows(): Promise<{ codePath: string; remove: () => void
 }
 
 export default async function globalSetup(): Promise<void> {
-  const [temporal, bundle] = await Promise.all([startTemporal(), bundleWorkflows()]);
-  process.env.TEMPORAL_ADDRESS = temporal.address;
+  process.env.TEMPORAL_TEST_SERVER = timeSkippingServer();
+  const bundle = await bundleWorkflows();
   process.env.BOOKING_WORKFLOW_BUNDLE = bundle.codePath;
   const servers: WorkflowTierServers = {
-    stop: async () => {
-      await temporal.stop();
+    stop: () => {
       bundle.remove();
+      return Promise.resolve();
     },
   };
   (globalThis as { bookingWorkflowTier?: WorkflowTierServers }).bookingWorkflowTier = servers;

@@ -1,4 +1,4 @@
-// Stops the workflow tier's Temporal server and removes its bundle.
+// Removes the workflow tier's bundle.
 import type { WorkflowTierServers } from './global-setup';
 
 export default async function globalTeardown(): Promise<void> {
