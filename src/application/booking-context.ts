@@ -37,14 +37,26 @@ export async function viewOf(context: BookingContext, row: BookingRow): Promise<
   return view;
 }
 
+/** The booking as its customer sees it, once its row exists; undefined before that or for anyone else. */
+export async function ownBookingView(
+  context: BookingContext,
+  actor: Actor,
+  bookingId: string,
+): Promise<BookingView | undefined> {
+  const row = await findBookingRow(context.database, bookingId);
+  return row !== undefined && row.customer_id === actor.userId.toLowerCase()
+    ? viewOf(context, row)
+    : undefined;
+}
+
 /** A booking id whose workflow has ended: answer what the first request got. */
 export async function answerEndedCreate(
   context: BookingContext,
   actor: Actor,
   bookingId: string,
 ): Promise<BookingView> {
-  const row = await findBookingRow(context.database, bookingId);
-  if (row !== undefined && row.customer_id === actor.userId.toLowerCase()) return viewOf(context, row);
+  const own = await ownBookingView(context, actor, bookingId);
+  if (own !== undefined) return own;
   const outcome = await context.temporal.workflow
     .getHandle<typeof bookingWorkflow>(bookingWorkflowId(bookingId))
     .result();

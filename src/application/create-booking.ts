@@ -29,13 +29,13 @@ import {
   type CreateBookingInput,
 } from '../domain/validation';
 import { readBookableTrip, userAccountExists, type BookableTrip } from '../db/bookable-trips';
-import { bookingViewOfSnapshot, findBookingRow, type BookingView } from '../db/booking-read-model';
+import { bookingViewOfSnapshot, type BookingView } from '../db/booking-read-model';
 import type { bookingWorkflow } from '../workflows/booking';
 import { bookingWorkflowType, createBookingUpdate } from '../workflows/shared';
 import {
   answerEndedCreate,
   processingRetryAfterSeconds,
-  viewOf,
+  ownBookingView,
   type BookingContext,
 } from './booking-context';
 import { bookingStartOptions, type BookingStart } from './booking-starts';
@@ -317,7 +317,7 @@ async function answerRunningCreate(
   actor: Actor,
   bookingId: string,
 ): Promise<BookingView> {
-  const row = await findBookingRow(context.database, bookingId);
-  if (row !== undefined && row.customer_id === actor.userId.toLowerCase()) return viewOf(context, row);
+  const own = await ownBookingView(context, actor, bookingId);
+  if (own !== undefined) return own;
   throw bookingProcessing(bookingId, processingRetryAfterSeconds);
 }

@@ -57,15 +57,21 @@ async function ledgerCharges(idempotencyKey: string) {
     .where({ idempotency_key: idempotencyKey });
 }
 
+/** A recorded booking on a trip of its own, which the test may cancel and must remove. */
+async function bookingOnItsOwnTrip() {
+  const trip = await createTrip(testBed.database, { seatCount: 4 });
+  const booking = bookingSnapshot({ ...trip, customerId: testBed.trip.customerId }, [
+    testPassenger(trip.seatNumbers[0]),
+  ]);
+  await createReadModelActivities({ database: testBed.database, cipher: testBed.cipher }).RecordBooking(
+    booking,
+  );
+  return { trip, booking };
+}
+
 describe('ProcessPayment', () => {
   it('refuses a booking whose trip the operator cancelled, naming the reason, before any money moves', async () => {
-    const trip = await createTrip(testBed.database, { seatCount: 4 });
-    const booking = bookingSnapshot({ ...trip, customerId: testBed.trip.customerId }, [
-      testPassenger(trip.seatNumbers[0]),
-    ]);
-    await createReadModelActivities({ database: testBed.database, cipher: testBed.cipher }).RecordBooking(
-      booking,
-    );
+    const { trip, booking } = await bookingOnItsOwnTrip();
     await testBed
       .database('trips')
       .where({ id: trip.tripId })
@@ -85,13 +91,7 @@ describe('ProcessPayment', () => {
   });
 
   it('lets a retry for a cancelled trip reach the charge its first attempt took and lost the answer of', async () => {
-    const trip = await createTrip(testBed.database, { seatCount: 4 });
-    const booking = bookingSnapshot({ ...trip, customerId: testBed.trip.customerId }, [
-      testPassenger(trip.seatNumbers[0]),
-    ]);
-    await createReadModelActivities({ database: testBed.database, cipher: testBed.cipher }).RecordBooking(
-      booking,
-    );
+    const { trip, booking } = await bookingOnItsOwnTrip();
     try {
       const input = payment(booking.id, 'tok_timeoutOnce');
       expect(await failureOf(runActivity(payments, 'ProcessPayment', input))).toMatchObject({
