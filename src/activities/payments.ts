@@ -1,8 +1,7 @@
 // ProcessPayment and RefundPayment: money moves through the PaymentGateway port, the booking's ledger rows follow.
 import type { Knex } from 'knex';
 import { approvedPaymentId, recordPayment, recordRefund } from '../db/payments';
-import { Context } from '@temporalio/activity';
-import { tripStandingOfBooking } from '../db/trip-cancellations';
+import { tripStandingOfBooking, type BookingTripStanding } from '../db/trip-cancellations';
 import {
   idempotencyKeyReused,
   notFound,
@@ -17,6 +16,7 @@ import {
   GatewayUnavailableError,
   IdempotencyKeyConflictError,
   RefundRejectedError,
+  type ChargeResult,
   type PaymentGateway,
 } from '../ports/payment-gateway';
 import { createBusinessMetrics, type BusinessMetrics } from '../observability/metrics';
@@ -92,25 +92,21 @@ export function createPaymentActivities(dependencies: PaymentActivityDependencie
     ]);
 
     // No charge without a booking, nor for a trip the operator cancelled: both are read before any money moves.
-    // A retry is the exception for the trip: its first attempt may have charged and lost the answer, so it goes to
-    // the gateway, whose idempotency key replays that charge; the workflow then learns of the money and refunds it
-    // when the cancelled trip refuses the seats.
     const trip = await tripStandingOfBooking(database, input.bookingId);
     if (trip === undefined) throw businessFailure(notFound('Booking', input.bookingId));
-    if (trip.tripStatus === 'CANCELLED' && Context.current().info.attempt === 1) {
-      throw businessFailure(tripCancelledRefusal(trip.tripId, trip.cancellationReason));
-    }
-
-    const outcome = await paymentGateway
-      .charge({
-        idempotencyKey: input.idempotencyKey,
-        amount: input.amount,
-        paymentToken: input.paymentToken,
-        description: `Bus booking ${input.bookingId}`,
-      })
-      .catch((error: unknown) => {
-        throw gatewayFailure(error);
-      });
+    const outcome =
+      trip.tripStatus === 'CANCELLED'
+        ? await chargeMadeBeforeTheMark(input, trip)
+        : await paymentGateway
+            .charge({
+              idempotencyKey: input.idempotencyKey,
+              amount: input.amount,
+              paymentToken: input.paymentToken,
+              description: `Bus booking ${input.bookingId}`,
+            })
+            .catch((error: unknown) => {
+              throw gatewayFailure(error);
+            });
 
     const recorded = await recordPayment(database, {
       bookingId: input.bookingId,
@@ -127,6 +123,22 @@ export function createPaymentActivities(dependencies: PaymentActivityDependencie
 
     if (outcome.status === 'declined') throw businessFailure(paymentDeclined(outcome.reason));
     return { transactionId: outcome.transactionId, methodMasked: outcome.methodMasked, amount: input.amount };
+  }
+
+  /**
+   * A retry may follow an attempt that charged before the trip's mark and lost the answer: that charge is answered
+   * (the workflow refunds it when the cancelled trip refuses the seats), and no new one is made.
+   */
+  async function chargeMadeBeforeTheMark(
+    input: ProcessPaymentInput,
+    trip: BookingTripStanding,
+  ): Promise<ChargeResult> {
+    const earlier = await paymentGateway.chargeMadeWith(input.idempotencyKey).catch((error: unknown) => {
+      throw gatewayFailure(error);
+    });
+    if (earlier === undefined)
+      throw businessFailure(tripCancelledRefusal(trip.tripId, trip.cancellationReason));
+    return earlier;
   }
 
   /** Refunds against a captured charge of this booking, once per idempotency key, and records it in `refunds`. */

@@ -124,6 +124,12 @@ function refundDecision(
 }
 
 export function createPaymentGatewaySimulator(ledger: PaymentSimulatorLedger): PaymentGateway {
+  async function chargeMadeWith(idempotencyKey: string): Promise<ChargeResult | undefined> {
+    assertIdempotencyKey(idempotencyKey);
+    const existing = await ledger.chargeByKey(idempotencyKey);
+    return existing === undefined ? undefined : chargeResult(existing);
+  }
+
   async function charge(request: ChargeRequest): Promise<ChargeResult> {
     assertIdempotencyKey(request.idempotencyKey);
     assertValidAmount(request.amount);
@@ -179,5 +185,5 @@ export function createPaymentGatewaySimulator(ledger: PaymentSimulatorLedger): P
     return { refundId: refunded.refundId };
   }
 
-  return { charge, refund };
+  return { charge, chargeMadeWith, refund };
 }

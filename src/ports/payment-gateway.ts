@@ -43,6 +43,11 @@ export interface PaymentGateway {
   /** Approves or declines; throws GatewayUnavailableError (or its GatewayTimeoutError) when the outcome is unknown. */
   charge(request: ChargeRequest): Promise<ChargeResult>;
   /**
+   * What an earlier charge with this key came to, without charging: undefined when none was made with it. Throws
+   * GatewayUnavailableError when the processor cannot say.
+   */
+  chargeMadeWith(idempotencyKey: string): Promise<ChargeResult | undefined>;
+  /**
    * Refunds part or all of a charge. Throws RefundRejectedError when the refund can never succeed (unknown or
    * declined charge, another currency, more than is left to refund), GatewayUnavailableError when it may succeed
    * later. Both methods throw IdempotencyKeyConflictError for a key reused with a different request.

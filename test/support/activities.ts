@@ -115,7 +115,7 @@ export function bookingSnapshot(
   };
 }
 
-export const quietLogger = new DefaultLogger('ERROR');
+const quietLogger = new DefaultLogger('ERROR');
 
 /** Awaits an activity run that must fail and returns the ApplicationFailure it threw. */
 export async function failureOf(run: Promise<unknown>): Promise<ApplicationFailure> {

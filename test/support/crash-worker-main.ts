@@ -40,6 +40,7 @@ function dyingAfterCharge(gateway: PaymentGateway): PaymentGateway {
       if (result.status === 'approved') dieNow();
       return result;
     },
+    chargeMadeWith: (idempotencyKey) => gateway.chargeMadeWith(idempotencyKey),
     refund: (request) => gateway.refund(request),
   };
 }

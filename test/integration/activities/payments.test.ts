@@ -1,6 +1,5 @@
 // ProcessPayment and RefundPayment through the gateway simulator: every test token, retries, races, refund limits.
 import { expect } from '@jest/globals';
-import { MockActivityEnvironment } from '@temporalio/testing';
 import type { PaymentActivities, ProcessPaymentInput } from '../../../src/activities/interface';
 import { createPaymentActivities } from '../../../src/activities/payments';
 import { createReadModelActivities } from '../../../src/activities/read-model';
@@ -14,7 +13,6 @@ import { activityKey } from '../../../src/domain/ids';
 import {
   bookingSnapshot,
   failureOf,
-  quietLogger,
   runActivity,
   testPassenger,
   useActivityTestBed,
@@ -90,23 +88,32 @@ describe('ProcessPayment', () => {
     }
   });
 
-  it('lets a retry for a cancelled trip reach the charge its first attempt took and lost the answer of', async () => {
+  it('answers a retry for a cancelled trip with the charge its first attempt took, and takes no new one', async () => {
     const { trip, booking } = await bookingOnItsOwnTrip();
     try {
-      const input = payment(booking.id, 'tok_timeoutOnce');
-      expect(await failureOf(runActivity(payments, 'ProcessPayment', input))).toMatchObject({
-        type: 'GatewayTimeoutError',
-      });
+      const timedOut = payment(booking.id, 'tok_timeoutOnce', 1);
+      const neverCharged = payment(booking.id, 'tok_unavailableOnce', 2);
+      for (const input of [timedOut, neverCharged]) {
+        expect(await failureOf(runActivity(payments, 'ProcessPayment', input))).toMatchObject({
+          type: expect.stringMatching(/^Gateway(Timeout|Unavailable)Error$/),
+        });
+      }
       await testBed
         .database('trips')
         .where({ id: trip.tripId })
         .update({ status: 'CANCELLED', cancelled_at: new Date(), cancellation_reason: 'Storm warning' });
-      const [taken] = await ledgerCharges(input.idempotencyKey);
-      const retry = new MockActivityEnvironment({ attempt: 2 }, { logger: quietLogger }).run(
-        payments.ProcessPayment,
-        input,
-      );
-      await expect(retry).resolves.toMatchObject({ transactionId: taken.transaction_id });
+
+      const [taken] = await ledgerCharges(timedOut.idempotencyKey);
+      await expect(runActivity(payments, 'ProcessPayment', timedOut)).resolves.toMatchObject({
+        transactionId: taken.transaction_id,
+      });
+      expect(
+        findDomainError(await failureOf(runActivity(payments, 'ProcessPayment', neverCharged))),
+      ).toMatchObject({
+        code: 'BOOKING_STATE_CONFLICT',
+        details: { tripStatus: 'CANCELLED', reason: 'Storm warning' },
+      });
+      expect(await ledgerCharges(neverCharged.idempotencyKey)).toEqual([]);
       expect(await testBed.database('payments').where({ booking_id: booking.id })).toHaveLength(1);
     } finally {
       await trip.remove();

@@ -31,7 +31,7 @@ function unusedDependencies(): ActivityDependencies {
   return {
     database: unused as never,
     cipher: unused as never,
-    paymentGateway: { charge: unused, refund: unused },
+    paymentGateway: { charge: unused, chargeMadeWith: unused, refund: unused },
     emailSender: { send: unused },
     smsSender: { send: unused },
     lapsedHoldGraceSeconds: 60,
