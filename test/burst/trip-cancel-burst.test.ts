@@ -224,25 +224,17 @@ async function burst(run: number): Promise<RunFigures> {
     FROM payment_simulator.charges c
     JOIN bookings b ON c.idempotency_key LIKE b.id::text || ':%'
     WHERE b.trip_id = ? AND c.created_at > ?`;
-  const afterMark = await eventually(
-    async () =>
-      (
-        await saga.database.raw<{ rows: { count: string; kept: string }[] }>(chargesAfterMarkSql, [
-          trip.tripId,
-          mark.cancelled_at,
-        ])
-      ).rows[0],
-    (counts) => Number(counts.kept) === 0,
-    { timeoutMs: 30_000 },
-  ).catch(
-    async () =>
-      (
-        await saga.database.raw<{ rows: { count: string; kept: string }[] }>(chargesAfterMarkSql, [
-          trip.tripId,
-          mark.cancelled_at,
-        ])
-      ).rows[0],
-  );
+  const readAfterMark = async () =>
+    (
+      await saga.database.raw<{ rows: { count: string; kept: string }[] }>(chargesAfterMarkSql, [
+        trip.tripId,
+        mark.cancelled_at,
+      ])
+    ).rows[0];
+  // Refunds follow the refused seats: wait for them, and report what is still kept if they never come.
+  const afterMark = await eventually(readAfterMark, (counts) => Number(counts.kept) === 0, {
+    timeoutMs: 30_000,
+  }).catch(readAfterMark);
   const chargesAfterMark = Number(afterMark.count);
   const chargesKeptAfterMark = Number(afterMark.kept);
   const { openAtStart, cancelled, alreadyEnded, failed } = progress.counts;

@@ -51,6 +51,28 @@ export function openTestDatabase(options: { poolSize?: number; applicationName?:
   });
 }
 
+/**
+ * An empty database of its own on the run's server for `use` (given its URL and a one-connection pool), dropped
+ * afterwards: for tests that migrate a schema from nothing.
+ */
+export async function withScratchDatabase<T>(
+  admin: Knex,
+  prefix: string,
+  use: (scratch: Knex, url: string) => Promise<T>,
+): Promise<T> {
+  const name = `${prefix}_${randomBytes(4).toString('hex')}`;
+  await admin.raw('CREATE DATABASE ??', [name]);
+  const url = new URL(testDatabaseUrl());
+  url.pathname = `/${name}`;
+  const scratch = createDatabase(url.toString(), { poolSize: 1 });
+  try {
+    return await use(scratch, url.toString());
+  } finally {
+    await scratch.destroy();
+    await admin.raw('DROP DATABASE ?? WITH (FORCE)', [name]);
+  }
+}
+
 /** The field cipher of the run's keyring (`testSecrets`), as the processes under test build it. */
 export function testCipher(): FieldCipher {
   return createFieldCipherFromConfig({

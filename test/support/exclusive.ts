@@ -2,6 +2,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { eventually } from './outcomes';
 
 function holderGone(lock: string): boolean {
   try {
@@ -22,8 +23,8 @@ function holderGone(lock: string): boolean {
 export async function holdExclusive(name: string, timeoutMs = 600_000): Promise<() => void> {
   const key = `${name}-${process.env.TEMPORAL_ADDRESS ?? 'no-server'}`.replace(/[^A-Za-z0-9.-]/g, '_');
   const lock = path.join(os.tmpdir(), `bookings-test-lock-${key}`);
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
+  // Taking the lock is the probe: undefined while another live suite holds it.
+  const tryHold = (): (() => void) | undefined => {
     try {
       fs.mkdirSync(lock);
       fs.writeFileSync(path.join(lock, 'pid'), String(process.pid));
@@ -31,11 +32,13 @@ export async function holdExclusive(name: string, timeoutMs = 600_000): Promise<
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     }
-    if (holderGone(lock)) {
-      fs.rmSync(lock, { recursive: true, force: true });
-      continue;
-    }
-    if (Date.now() > deadline) throw new Error(`waited ${timeoutMs} ms for ${name}, held by another suite`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
+    if (holderGone(lock)) fs.rmSync(lock, { recursive: true, force: true });
+    return undefined;
+  };
+  const release = await eventually(
+    () => Promise.resolve(tryHold()),
+    (held) => held !== undefined,
+    { timeoutMs, intervalMs: 250 },
+  );
+  return release!;
 }

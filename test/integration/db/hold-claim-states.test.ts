@@ -1,11 +1,10 @@
 // A hold claim's state in PostgreSQL: rows converted from the old timestamps, moves only along the domain's table.
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import { createDatabase } from '../../../src/db/connection';
 import { createOpenHoldClaims } from '../../../src/db/booking-hold-claims';
 import { migrateToLatest, migrationConfig } from '../../../src/db/migrate';
 import { holdClaimMoves } from '../../../src/domain/hold-claims';
-import { openTestDatabase, testCipher, testDatabaseUrl } from '../../support/database';
+import { openTestDatabase, testCipher, withScratchDatabase } from '../../support/database';
 import { createCustomer } from '../../support/users';
 
 const cipher = testCipher();
@@ -47,13 +46,8 @@ async function stateOf(bookingId: string): Promise<string | undefined> {
 
 describe('migration 017', () => {
   it('gives each existing claim the state its timestamps meant, and is undone without loss', async () => {
-    const scratchName = `bookings_hold_claims_${randomBytes(4).toString('hex')}`;
-    await database.raw('CREATE DATABASE ??', [scratchName]);
-    const scratchUrl = new URL(testDatabaseUrl());
-    scratchUrl.pathname = `/${scratchName}`;
-    const scratch = createDatabase(scratchUrl.toString(), { poolSize: 1 });
-    try {
-      await migrateToLatest(scratchUrl.toString());
+    await withScratchDatabase(database, 'bookings_hold_claims', async (scratch, scratchUrl) => {
+      await migrateToLatest(scratchUrl);
       await scratch.migrate.down(migrationConfig);
       const owner = (await createCustomer(scratch, cipher)).userId;
       const at = new Date('2026-11-28T10:00:00Z');
@@ -87,10 +81,7 @@ describe('migration 017', () => {
           .where({ booking_id: rows.STARTED.booking_id })
           .first('released_at', 'acknowledged_at', 'started_at'),
       ).toEqual({ released_at: null, acknowledged_at: at, started_at: at });
-    } finally {
-      await scratch.destroy();
-      await database.raw('DROP DATABASE ?? WITH (FORCE)', [scratchName]);
-    }
+    });
   });
 });
 

@@ -1,10 +1,10 @@
 // Schema behaviour the code relies on: migrations up and down, type parsing, encrypted-only columns, key expiry.
 import { randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
-import { createDatabase, UnsafeNumberError } from '../../../src/db/connection';
+import { UnsafeNumberError } from '../../../src/db/connection';
 import { migrateToLatest, migrateWithDatabase, migrationConfig } from '../../../src/db/migrate';
 import { migrations } from '../../../migrations';
-import { openTestDatabase, testCipher, testDatabaseUrl } from '../../support/database';
+import { openTestDatabase, testCipher, withScratchDatabase } from '../../support/database';
 
 const cipher = testCipher();
 
@@ -20,13 +20,8 @@ afterAll(async () => {
 
 describe('migrations', () => {
   it('apply to an empty database, roll back completely and apply again', async () => {
-    const scratchName = `bookings_migration_${randomBytes(4).toString('hex')}`;
-    await database.raw('CREATE DATABASE ??', [scratchName]);
-    const scratchUrl = new URL(testDatabaseUrl());
-    scratchUrl.pathname = `/${scratchName}`;
-    const scratch = createDatabase(scratchUrl.toString(), { poolSize: 1 });
-    try {
-      await migrateToLatest(scratchUrl.toString());
+    await withScratchDatabase(database, 'bookings_migration', async (scratch, scratchUrl) => {
+      await migrateToLatest(scratchUrl);
       const tables = async () =>
         (
           await scratch('information_schema.tables')
@@ -68,10 +63,7 @@ describe('migrations', () => {
       expect(await tables()).toEqual([]);
 
       expect(await migrateWithDatabase(scratch)).toEqual(migrations.map((migration) => migration.name));
-    } finally {
-      await scratch.destroy();
-      await database.raw('DROP DATABASE ?? WITH (FORCE)', [scratchName]);
-    }
+    });
   });
 });
 
