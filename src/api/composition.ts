@@ -250,8 +250,15 @@ export async function startApi(
     logger.warn({ err: error }, 'purging expired idempotency keys failed'),
   );
   // Every API process sweeps: starts are idempotent, so two processes finding the same lost start is harmless.
+  const reportFailure = backgroundFailureReporter(apiMetrics.backgroundFailures, logger);
   const stopStartReconciliation = scheduleStartReconciliation(
-    createStartReconciler({ config, database, temporal, cipher }),
+    createStartReconciler({
+      config,
+      database,
+      temporal,
+      cipher,
+      onUnreadable: (bookingId, error) => reportFailure('unreadable_lost_start', error, { bookingId }),
+    }),
     config.booking.startReconcileIntervalSeconds * 1000,
     (error) =>
       logger.warn({ err: error }, 'starting bookings whose start was lost failed; retrying next pass'),

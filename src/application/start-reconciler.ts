@@ -2,8 +2,8 @@
 import type { Client } from '@temporalio/client';
 import type { Knex } from 'knex';
 import type { Config } from '../config';
-import type { FieldCipher } from '../security/field-encryption';
-import { createBookingStarts } from './booking-starts';
+import { FieldDecryptionError, type FieldCipher } from '../security/field-encryption';
+import { createBookingStarts, type StartOutcome } from './booking-starts';
 import { openHoldClaimsFromConfig } from '../db/booking-hold-claims';
 
 /** Starts sent per pass: a backlog after an outage drains over a few passes instead of in one burst. */
@@ -19,9 +19,14 @@ export function createStartReconciler(dependencies: {
   database: Knex;
   temporal: Client;
   cipher: FieldCipher;
+  /**
+   * A start this process cannot decrypt (its key left ENCRYPTION_KEYS): it stays promised for a process that can,
+   * and the pass goes on, so one such row never holds back the starts behind it.
+   */
+  onUnreadable: (bookingId: string, error: FieldDecryptionError) => void;
   now?: () => Date;
 }): StartReconciler {
-  const { config, database, temporal, cipher } = dependencies;
+  const { config, database, temporal, cipher, onUnreadable } = dependencies;
   const now = dependencies.now ?? (() => new Date());
   const claims = openHoldClaimsFromConfig(config, database, { now });
   const starts = createBookingStarts({ temporal, cipher, claims });
@@ -32,8 +37,15 @@ export function createStartReconciler(dependencies: {
     const lost = await claims.unstarted(new Date(now().getTime() - createsInFlightMs), startsPerPass);
     let settled = 0;
     for (const { bookingId, sealedStart } of lost) {
-      // An error (Temporal unreachable) ends the pass; the next one tries again.
-      const outcome = await starts.ensureStarted(bookingId, sealedStart);
+      let outcome: StartOutcome;
+      try {
+        outcome = await starts.ensureStarted(bookingId, sealedStart);
+      } catch (error) {
+        // Any other error (Temporal unreachable) ends the pass; the next one tries again.
+        if (!(error instanceof FieldDecryptionError)) throw error;
+        onUnreadable(bookingId, error);
+        continue;
+      }
       // Listed without a row, and a workflow that has ended writes no more rows: it ended without a booking.
       if (outcome === 'ended') await claims.release(bookingId);
       if (outcome !== 'withdrawn') settled += 1;

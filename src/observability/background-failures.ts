@@ -2,11 +2,16 @@
 import { Counter, Registry } from 'prom-client';
 
 /** The pieces of background work whose failures are counted, one label value each. */
-export const backgroundTasks = ['settle_late_create', 'close_availability_listener'] as const;
+export const backgroundTasks = [
+  'settle_late_create',
+  'close_availability_listener',
+  'unreadable_lost_start',
+] as const;
 export type BackgroundTask = (typeof backgroundTasks)[number];
 
 /** Where a failure nobody waits for is told; the layer's caller decides what it is (the process's logger). */
-export type ReportBackgroundFailure = (task: BackgroundTask, error: unknown) => void;
+/** `fields` name what failed (a booking id) on the warning line; never a secret or personal data. */
+export type ReportBackgroundFailure = (task: BackgroundTask, error: unknown, fields?: object) => void;
 
 /** The part of a logger (pino's signature) a report needs: layers below the logger cannot import it. */
 export interface BackgroundFailureLog {
@@ -17,6 +22,8 @@ const messages: Readonly<Record<BackgroundTask, string>> = {
   settle_late_create:
     'settling a create after its answer failed; the start reconciler retries its start and its slot lapses',
   close_availability_listener: 'closing a lost availability-changes connection failed',
+  unreadable_lost_start:
+    'a lost start cannot be decrypted with ENCRYPTION_KEYS; it stays promised, unstarted, until a process holding its key starts it',
 };
 
 /** `bus_booking_background_failures_total{task}` in `registry`, every task's series at 0 from the start. */
@@ -36,9 +43,9 @@ export function backgroundFailureReporter(
   counter: Counter<'task'>,
   log: BackgroundFailureLog,
 ): ReportBackgroundFailure {
-  return (task, error) => {
+  return (task, error, fields) => {
     counter.inc({ task });
-    log.warn({ err: error, task }, messages[task]);
+    log.warn({ ...fields, err: error, task }, messages[task]);
   };
 }
 

@@ -60,17 +60,32 @@ export async function withScratchDatabase<T>(
   prefix: string,
   use: (scratch: Knex, url: string) => Promise<T>,
 ): Promise<T> {
+  const scratch = await openScratchDatabase(admin, prefix);
+  try {
+    return await use(scratch.database, scratch.url);
+  } finally {
+    await scratch.drop();
+  }
+}
+
+/** A database of its own for a whole file, whose rows no other file's process can see: dropped by `drop`. */
+export async function openScratchDatabase(
+  admin: Knex,
+  prefix: string,
+): Promise<{ database: Knex; url: string; drop(): Promise<void> }> {
   const name = `${prefix}_${randomBytes(4).toString('hex')}`;
   await admin.raw('CREATE DATABASE ??', [name]);
   const url = new URL(testDatabaseUrl());
   url.pathname = `/${name}`;
-  const scratch = createDatabase(url.toString(), { poolSize: 1 });
-  try {
-    return await use(scratch, url.toString());
-  } finally {
-    await scratch.destroy();
-    await admin.raw('DROP DATABASE ?? WITH (FORCE)', [name]);
-  }
+  const database = createDatabase(url.toString(), { poolSize: 1 });
+  return {
+    database,
+    url: url.toString(),
+    async drop() {
+      await database.destroy();
+      await admin.raw('DROP DATABASE ?? WITH (FORCE)', [name]);
+    },
+  };
 }
 
 /** The field cipher of the run's keyring (`testSecrets`), as the processes under test build it. */

@@ -7,7 +7,9 @@ import type { Actor } from '../../../src/domain/actor';
 import { createBookingDataConverter } from '../../../src/security/temporal-payload-codec';
 import { bookingWorkflowId } from '../../../src/workflows/shared';
 import { startApiProcess, type ApiProcess } from '../../support/api-process';
+import { openHoldClaimsFromConfig } from '../../../src/db/booking-hold-claims';
 import { activeSeatsOf } from '../../support/booking-records';
+import { isolatedTestCipher } from '../../support/database';
 import { eventually } from '../../support/outcomes';
 import { bearerRequests, expectContract } from '../../support/rest-contract';
 import {
@@ -172,8 +174,16 @@ test('a create answered 202 whose start then fails: GET answers the booking, nev
   expect(await activeSeatsOf(saga.database, bookingId)).toEqual([`${seat}:HELD`]);
 });
 
-test('a lost start that nobody reads is started by the reconciler', async () => {
+test('a lost start that nobody reads is started by the reconciler, past an older one it cannot decrypt', async () => {
   const seat = trip.seatNumbers[1];
+  const config = saga.configWith({ BOOKING_CREATE_ANSWER_TIMEOUT_MS: String(answerTimeoutMs) });
+  // Sealed under a key this process was never given (a key retired from ENCRYPTION_KEYS too early).
+  const unreadableId = randomUUID();
+  await openHoldClaimsFromConfig(config, saga.database, { now: () => new Date() }).claim(
+    customer.userId,
+    unreadableId,
+    isolatedTestCipher('retired').encrypt('{}'),
+  );
   startLoser.loseStarts();
   const accepted = await rest('/v1/bookings', { method: 'POST', body: restBookingBody(trip, seat) });
   startLoser.answerReceived();
@@ -181,17 +191,30 @@ test('a lost start that nobody reads is started by the reconciler', async () => 
   const bookingId = (accepted.body as { id: string }).id;
   await expectStartLost(bookingId);
 
+  const unreadable = new Set<string>();
   const reconciler = createStartReconciler({
-    config: saga.configWith({ BOOKING_CREATE_ANSWER_TIMEOUT_MS: String(answerTimeoutMs) }),
+    config,
     database: saga.database,
     temporal: saga.client,
     cipher: saga.cipher,
+    onUnreadable: (id) => unreadable.add(id),
   });
   await eventually(
     () => reconciler.reconcile().then(() => activeSeatsOf(saga.database, bookingId)),
     (seats) => seats.length > 0,
   );
   expect(await activeSeatsOf(saga.database, bookingId)).toEqual([`${seat}:HELD`]);
+  // Passed over and kept as a promise for a process that holds its key; never started, never dropped.
+  expect(unreadable).toContain(unreadableId);
+  const kept = await saga
+    .database('booking_hold_claims')
+    .where({ booking_id: unreadableId })
+    .first<{ state: string }>('state');
+  expect(kept?.state).toBe('PROMISED');
+  await expect(saga.client.workflow.getHandle(bookingWorkflowId(unreadableId)).describe()).rejects.toThrow(
+    WorkflowNotFoundError,
+  );
+  await openHoldClaimsFromConfig(config, saga.database, { now: () => new Date() }).release(unreadableId);
   // Once its row exists, the claim is settled: later passes leave it alone.
   await reconciler.reconcile();
   const claim = await saga

@@ -35,6 +35,14 @@ describe('backgroundFailureReporter', () => {
       { fields: { err: error, task: 'settle_late_create' }, message: expect.any(String) as string },
     ]);
   });
+
+  it('names what failed on the line when the caller says', () => {
+    const log = recordingLog();
+    const report = backgroundFailureReporter(createBackgroundFailures(new Registry()), log);
+    const error = new Error('not an envelope');
+    report('unreadable_lost_start', error, { bookingId: 'b-1' });
+    expect(log.lines[0]?.fields).toEqual({ bookingId: 'b-1', err: error, task: 'unreadable_lost_start' });
+  });
 });
 
 describe('settleLateCreate', () => {
