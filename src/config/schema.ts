@@ -178,7 +178,8 @@ export const restSettings = {
   HTTP_TLS_KEY: text({ description: "PEM file of the certificate's private key; both or neither" }),
   HTTP_TRUST_PROXY: flag({
     default: false,
-    description: 'trust `X-Forwarded-For` from a load balancer (per-IP limits)',
+    description:
+      'trust `X-Forwarded-For` (per-IP limits) and `X-Forwarded-Host`/`-Proto` (the sign-in URLs) from a load balancer',
   }),
   HTTP_BODY_LIMIT_BYTES: integer({
     default: 64 * 1024,

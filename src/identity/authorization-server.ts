@@ -1,4 +1,5 @@
 // The embedded OAuth 2.0 authorization server and OpenID Provider: oidc-provider with the project's users, keys and clients.
+import type { IncomingMessage } from 'node:http';
 import type { JWK } from 'jose';
 import type { Knex } from 'knex';
 import {
@@ -53,6 +54,12 @@ export interface AuthorizationServer {
   provider(): Promise<Provider>;
   /** Origins and schemes a sign-in form of this client may be redirected to (CSP `form-action`). */
   redirectSources(clientId: string): string[];
+  /**
+   * Makes the request say where the provider is, before the provider reads it: oidc-provider writes its endpoint
+   * URLs from the request's host and scheme, so without a trusted proxy they are the issuer's, never the caller's
+   * `Host`, which a shared cache would otherwise hand to every client.
+   */
+  pinOrigin(request: IncomingMessage): void;
 }
 
 function clientMetadata(registration: OAuthClientRegistration): ClientMetadata {
@@ -125,6 +132,7 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
       );
     }
   }
+  const issuerUrl = new URL(options.issuer);
   const byClientId = new Map(registrations.map((registration) => [registration.clientId, registration]));
   const redirectSources = (clientId: string): string[] => {
     const registration = byClientId.get(clientId);
@@ -238,7 +246,8 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
 
   function build(privateJwk: JWK): Provider {
     const provider = new Provider(options.issuer, configuration(privateJwk));
-    provider.proxy = options.trustProxy;
+    // Always: pinOrigin writes the forwarded headers itself unless a trusted proxy does.
+    provider.proxy = true;
     // One key set for every reader: the project's, which still holds retired keys whose tokens have not expired.
     provider.use(async (ctx: KoaContextWithOIDC, next) => {
       await next();
@@ -265,6 +274,12 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
       return current.provider;
     },
     redirectSources,
+    pinOrigin(request) {
+      if (options.trustProxy) return;
+      request.headers['x-forwarded-host'] = issuerUrl.host;
+      request.headers['x-forwarded-proto'] = issuerUrl.protocol.slice(0, -1);
+      delete request.headers['x-forwarded-for'];
+    },
   };
 }
 

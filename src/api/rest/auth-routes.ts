@@ -65,9 +65,10 @@ const providerHandlers = new WeakMap<Provider, ProviderHandler>();
  */
 async function delegateToProvider(
   context: Koa.Context,
-  provider: Provider,
+  authorizationServer: AuthorizationServer,
   innerPath: string,
 ): Promise<void> {
+  const provider = await authorizationServer.provider();
   let handler = providerHandlers.get(provider);
   if (handler === undefined) {
     handler = provider.callback();
@@ -75,6 +76,7 @@ async function delegateToProvider(
   }
   const query = context.querystring === '' ? '' : `?${context.querystring}`;
   const request = context.req as IncomingMessage & { originalUrl?: string };
+  authorizationServer.pinOrigin(request);
   request.originalUrl = `${authorizationServerPath}${innerPath}${query}`;
   request.url = `${innerPath}${query}`;
   context.respond = false;
@@ -247,8 +249,7 @@ export function identityProviderRouter(
     authorizeOperation('getOpenIdConfiguration'),
     async (context) => {
       context.set('Cache-Control', 'public, max-age=300');
-      const provider = await authorizationServer.provider();
-      await delegateToProvider(context, provider, '/.well-known/openid-configuration');
+      await delegateToProvider(context, authorizationServer, '/.well-known/openid-configuration');
     },
   );
 
@@ -262,8 +263,11 @@ export function identityProviderRouter(
   router.use(interactions.routes());
   // Everything else under the mount path is oidc-provider's: authorize, token, revoke, jwks.
   router.all(new RegExp(`^${authorizationServerPath}(/.*)?$`), sameOriginOpener, async (context) => {
-    const provider = await authorizationServer.provider();
-    await delegateToProvider(context, provider, context.path.slice(authorizationServerPath.length) || '/');
+    await delegateToProvider(
+      context,
+      authorizationServer,
+      context.path.slice(authorizationServerPath.length) || '/',
+    );
   });
 
   return router;

@@ -1,4 +1,5 @@
 // The OAuth 2.0 authorization server over real HTTP and PostgreSQL: discovery, each grant form-encoded, and RFC 6749 errors.
+import { request as httpRequest } from 'node:http';
 import { expect } from '@jest/globals';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { docsClientId } from '../../../src/config';
@@ -21,6 +22,26 @@ function expectOAuthError(answer: OAuthAnswer, status: number, error: string): v
   expect(answer.body).not.toHaveProperty('code');
 }
 
+/** A GET with headers fetch will not send as given (`Host`), over one plain HTTP/1.1 connection. */
+function getWithHeaders(
+  url: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
+  return new Promise((resolve, reject) => {
+    const outgoing = httpRequest(url, { headers, timeout: 10_000 }, (incoming) => {
+      let body = '';
+      incoming.setEncoding('utf8');
+      incoming.on('data', (chunk: string) => (body += chunk));
+      incoming.on('end', () =>
+        resolve({ status: incoming.statusCode ?? 0, headers: incoming.headers, body }),
+      );
+    });
+    outgoing.on('timeout', () => outgoing.destroy(new Error(`no answer from ${url} in 10 s`)));
+    outgoing.on('error', reject);
+    outgoing.end();
+  });
+}
+
 describe('the OAuth 2.0 authorization server', () => {
   let fixture: IdentityFixture;
   let discovery: Record<string, unknown>;
@@ -33,6 +54,47 @@ describe('the OAuth 2.0 authorization server', () => {
     discovery = (await response.json()) as Record<string, unknown>;
   });
   afterAll(() => fixture?.close());
+
+  it('writes every URL of its discovery document from the configured issuer: a foreign Host or forwarded header changes nothing', async () => {
+    const discoveryUrl = `${fixture.issuer}/.well-known/openid-configuration`;
+    const plain = await getWithHeaders(discoveryUrl, {});
+    const poisoned: Record<string, string>[] = [
+      { host: 'evil.example' },
+      { host: 'evil.example:8443', 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'https' },
+    ];
+    for (const headers of poisoned) {
+      const answer = await getWithHeaders(discoveryUrl, headers);
+      expect(answer.status).toBe(200);
+      // Byte for byte the answer a shared cache may keep for everyone: nothing in it came from the request.
+      expect(answer.body).toBe(plain.body);
+      expect(answer.body).not.toContain('evil.example');
+      expect(answer.headers['cache-control']).toBe('public, max-age=300');
+    }
+    const document = JSON.parse(plain.body) as Record<string, unknown>;
+    const urls = Object.entries(document).filter(
+      ([, value]) => typeof value === 'string' && /^https?:/.test(value),
+    );
+    expect(urls.map(([name]) => name)).toEqual(
+      expect.arrayContaining(['issuer', 'token_endpoint', 'jwks_uri']),
+    );
+    for (const [, url] of urls) expect(new URL(String(url)).origin).toBe(new URL(fixture.issuer).origin);
+
+    // The sign-in redirect, the other URL the provider writes from the request, stays on the issuer too.
+    const authorize = new URL(endpoint('authorization_endpoint'));
+    authorize.search = new URLSearchParams({
+      client_id: docsClientId,
+      redirect_uri: docsRedirectUri(),
+      response_type: 'code',
+      scope: 'openid',
+      code_challenge: pkcePair().challenge,
+      code_challenge_method: 'S256',
+    }).toString();
+    const redirect = await getWithHeaders(authorize.href, { host: 'evil.example' });
+    expect(redirect.status).toBe(303);
+    expect(new URL(String(redirect.headers.location), fixture.issuer).origin).toBe(
+      new URL(fixture.issuer).origin,
+    );
+  });
 
   /** Signs `user` in through the sign-in page, as a browser does, and returns the code the redirect carries. */
   async function authorizationCode(

@@ -218,6 +218,7 @@ describe('HTTP/2 with HTTP/1.1 fallback', () => {
     const authorizationServer = {
       provider: () => Promise.reject(new Error('not used by password sign-in')),
       redirectSources: () => [],
+      pinOrigin: () => undefined,
     } as AuthorizationServer;
     authApp.use(identityProviderRouter(identityProvider, authorizationServer).routes());
     const authServer = await startServer(authApp, tlsFiles);
