@@ -66,8 +66,8 @@ function contractOf(name: string, file: string): Contract {
   return { name, text: fs.readFileSync(file, 'utf8') };
 }
 
-function printFinding(mark: string, finding: Finding): void {
-  log(`  ${mark} ${finding.operation} (${finding.route}): ${finding.message}`);
+function printFinding(mark: string, finding: Finding, words: 'summary' | 'message' = 'message'): void {
+  log(`  ${mark} ${finding.operation} (${finding.route}): ${finding[words]}`);
 }
 
 async function check(): Promise<number> {
@@ -118,7 +118,7 @@ async function check(): Promise<number> {
     log(
       `${verdict.old} -> ${verdict.new}: ${breaks} break(s) of typed clients, ${verdict.recorded.length} recorded`,
     );
-    for (const finding of verdict.recorded) printFinding('recorded', finding);
+    for (const finding of verdict.recorded) printFinding('recorded', finding, 'summary');
     for (const finding of verdict.unrecorded) printFinding('REFUSED ', finding);
     for (const change of verdict.stale) {
       log(

@@ -41,7 +41,9 @@ export interface Finding extends Site {
   route: string;
   /** The compiler's words: where the types part, and the innermost mismatch. */
   reason: string;
-  /** One readable sentence, the reason included. */
+  /** What broke, in words, without the compiler's reason. */
+  summary: string;
+  /** One readable sentence: the summary and the reason. */
   message: string;
 }
 
@@ -190,12 +192,14 @@ function writePairChecks(pair: Pair, oldModule: string, newModule: string, file:
     const fresh = newOperations.get(key);
     if (!fresh) {
       const reason = `: ${route} is not in ${pair.new.name}`;
+      const summary = `every call a ${pair.old.name} client makes to it no longer compiles`;
       removed.push({
         operation: operation.id,
         route,
         direction: 'removed',
         reason,
-        message: `every call a ${pair.old.name} client makes to it no longer compiles${reason}`,
+        summary,
+        message: summary + reason,
       });
       continue;
     }
@@ -247,18 +251,18 @@ function reasonOf(diagnostic: ts.Diagnostic): string {
   return properties.length > 0 ? ` at ${properties.join('.')}: ${innermost}` : `: ${innermost}`;
 }
 
-function messageOf(site: Site, statuses: string[], pair: Pair, reason: string): string {
+function summaryOf(site: Site, statuses: string[], pair: Pair): string {
   if (site.direction === 'response') {
     if (site.status === errorStatuses) {
       return (
         `its error answers (${statuses.join(', ')}) in ${pair.new.name} are no longer readable as ` +
-        `${pair.old.name}'s error${reason}`
+        `${pair.old.name}'s error`
       );
     }
-    return `its ${site.status} answer in ${pair.new.name} is no longer readable as ${pair.old.name}'s data${reason}`;
+    return `its ${site.status} answer in ${pair.new.name} is no longer readable as ${pair.old.name}'s data`;
   }
   const part = site.part === 'body' ? 'body' : `params.${site.part}`;
-  return `the ${part} a ${pair.old.name} client sends is no longer accepted by ${pair.new.name}${reason}`;
+  return `the ${part} a ${pair.old.name} client sends is no longer accepted by ${pair.new.name}`;
 }
 
 function resolvedTypes(root: string, name: string): string {
@@ -363,12 +367,16 @@ function fold(pair: Pair, failures: { assertion: Assertion; reason: string }[]):
     if (known) known.statuses.push(failure.assertion.status ?? '');
     else bySite.set(key, { first: failure, statuses: [failure.assertion.status ?? ''] });
   }
-  return [...bySite.values()].map(({ first, statuses }) => ({
-    ...first.assertion.site,
-    route: first.assertion.route,
-    reason: first.reason,
-    message: messageOf(first.assertion.site, statuses, pair, first.reason),
-  }));
+  return [...bySite.values()].map(({ first, statuses }) => {
+    const summary = summaryOf(first.assertion.site, statuses, pair);
+    return {
+      ...first.assertion.site,
+      route: first.assertion.route,
+      reason: first.reason,
+      summary,
+      message: summary + first.reason,
+    };
+  });
 }
 
 function judge(pair: Pair, findings: Finding[]): PairVerdict {
