@@ -70,7 +70,7 @@ function printFinding(mark: string, finding: Finding, words: 'summary' | 'messag
   log(`  ${mark} ${finding.operation} (${finding.route}): ${finding[words]}`);
 }
 
-async function check(): Promise<number> {
+function check(): number {
   const folders = releaseFolders();
   const last = folders[folders.length - 1];
   if (!last) {
@@ -107,7 +107,7 @@ async function check(): Promise<number> {
     );
   }
 
-  const verdicts = await checkPairs(
+  const verdicts = checkPairs(
     pairs.map(({ pair }) => pair),
     root,
   );
@@ -158,12 +158,12 @@ function release(): number {
   return 0;
 }
 
-async function compare(): Promise<number> {
+function compare(): number {
   const [oldFile, newFile] = positionals.slice(1);
   if (!oldFile || !newFile) {
     throw new Error('typed clients: usage: tsx scripts/check-typed-clients.ts compare <old.yaml> <new.yaml>');
   }
-  const [verdict] = await checkPairs(
+  const [verdict] = checkPairs(
     [{ old: contractOf(oldFile, oldFile), new: contractOf(newFile, newFile), record: [] }],
     root,
   );

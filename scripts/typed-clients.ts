@@ -1,9 +1,9 @@
 // Typed-client compatibility: whether every strict openapi-typescript + openapi-fetch client of one OpenAPI document
 // still compiles against the next, judged by the TypeScript compiler on the clients' own types.
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import openapiTS, { astToString } from 'openapi-typescript';
 import ts from 'typescript';
 import { parse as parseYaml } from 'yaml';
 
@@ -235,7 +235,7 @@ function writePairChecks(pair: Pair, oldModule: string, newModule: string, file:
 }
 
 /** The compiler's reason in one line: where in the types they part, and the innermost mismatch. */
-function reasonOf(diagnostic: ts.Diagnostic): string {
+function reasonOf(diagnostic: ts.Diagnostic, site: Site): string {
   const chain = ts
     .flattenDiagnosticMessageText(diagnostic.messageText, '\n')
     .split('\n')
@@ -247,6 +247,8 @@ function reasonOf(diagnostic: ts.Diagnostic): string {
       /^The types of '(.+)' are incompatible/.exec(line);
     return match?.[1] ? [match[1]] : [];
   });
+  // A request part is checked as the option that carries it (`body`, `params.query`): the summary names it already.
+  if (site.direction === 'request' && properties[0] === site.part) properties.shift();
   const innermost = chain[chain.length - 1] ?? '';
   return properties.length > 0 ? ` at ${properties.join('.')}: ${innermost}` : `: ${innermost}`;
 }
@@ -276,40 +278,45 @@ function resolvedTypes(root: string, name: string): string {
   return resolved;
 }
 
+/** Each document's types as openapi-typescript generates them for a client (its programmatic API, defaults). */
+function generateTypes(documents: Contract[]): string[] {
+  const generated = spawnSync(process.execPath, [path.join(__dirname, 'lib/openapi-types.cjs')], {
+    input: JSON.stringify(documents.map((document) => document.text)),
+    encoding: 'utf8',
+    maxBuffer: 256 * 1024 * 1024,
+  });
+  if (generated.status !== 0) {
+    const said = generated.stderr.trim() || generated.error?.message || `exit status ${generated.status}`;
+    const named = said.replace(
+      /^document (\d+):/gm,
+      (_match, index: string) => `${documents[Number(index)]?.name}:`,
+    );
+    throw new Error(`typed clients: openapi-typescript cannot read ${named}`);
+  }
+  return JSON.parse(generated.stdout) as string[];
+}
+
 /**
  * Judges each pair with one TypeScript program: every document's types as openapi-typescript generates them for
  * clients, and per pair a module whose assignments stand for every strict client of the old document. `root` is
  * where openapi-fetch is installed.
  */
-export async function checkPairs(pairs: Pair[], root: string): Promise<PairVerdict[]> {
+export function checkPairs(pairs: Pair[], root: string): PairVerdict[] {
   const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'typed-clients-'));
   try {
-    const modules = new Map<string, string>();
-    const moduleOf = async (contract: Contract): Promise<string> => {
-      const known = modules.get(contract.text);
-      if (known) return known;
-      const name = `document${modules.size}`;
-      modules.set(contract.text, name);
-      let source: string;
-      try {
-        source = astToString(await openapiTS(contract.text, { silent: true }));
-      } catch (error) {
-        throw new Error(
-          `typed clients: openapi-typescript cannot read ${contract.name}: ` +
-            `${error instanceof Error ? error.message : String(error)}`,
-          { cause: error },
-        );
-      }
-      fs.writeFileSync(path.join(scratch, `${name}.ts`), source);
-      return name;
-    };
-    fs.writeFileSync(path.join(scratch, 'helpers.ts'), helpersSource);
-    const programs: PairProgram[] = [];
-    for (const [index, pair] of pairs.entries()) {
-      const oldModule = await moduleOf(pair.old);
-      const newModule = await moduleOf(pair.new);
-      programs.push(writePairChecks(pair, oldModule, newModule, path.join(scratch, `pair${index}.ts`)));
+    const documents: Contract[] = [];
+    for (const side of pairs.flatMap((pair) => [pair.old, pair.new])) {
+      if (!documents.some((known) => known.text === side.text)) documents.push(side);
     }
+    const moduleOf = (contract: Contract): string =>
+      `document${documents.findIndex((known) => known.text === contract.text)}`;
+    for (const [index, source] of generateTypes(documents).entries()) {
+      fs.writeFileSync(path.join(scratch, `document${index}.ts`), source);
+    }
+    fs.writeFileSync(path.join(scratch, 'helpers.ts'), helpersSource);
+    const programs = pairs.map((pair, index) =>
+      writePairChecks(pair, moduleOf(pair.old), moduleOf(pair.new), path.join(scratch, `pair${index}.ts`)),
+    );
     const program = ts.createProgram({
       rootNames: programs.map((check) => check.file),
       options: {
@@ -344,7 +351,10 @@ export async function checkPairs(pairs: Pair[], root: string): Promise<PairVerdi
         unexplained.push(`${where}${ts.flattenDiagnosticMessageText(diagnostic.messageText, ' ')}`);
         continue;
       }
-      failed.set(owner, [...(failed.get(owner) ?? []), { assertion, reason: reasonOf(diagnostic) }]);
+      failed.set(owner, [
+        ...(failed.get(owner) ?? []),
+        { assertion, reason: reasonOf(diagnostic, assertion.site) },
+      ]);
     }
     if (unexplained.length > 0) {
       throw new Error(`typed clients: the generated check did not compile:\n${unexplained.join('\n')}`);
