@@ -151,6 +151,24 @@ export type StatusBody<Op extends Record<string | number, any>, Status extends k
 export type Params<Op, Part extends string> =
   Op extends { parameters: infer P } ? (Part extends keyof P ? Pick<P, Part> : {}) : {};
 export type Body<Op> = RequestBodyOption<Op>;
+
+// The property paths Old has and New lacks (in every member of a union), each as '.a.b[].c': a client reading one
+// no longer compiles (TS2339), nor does one writing it in an object literal (TS2353). Depth-capped for recursive
+// schemas; a property typed never (readOnly in a request) is one no client can write.
+type KeysOf<T> = T extends unknown ? keyof T : never;
+type At<T, K> = T extends unknown ? (K extends keyof T ? T[K] : never) : never;
+type ItemOf<T> = T extends readonly (infer E)[] ? E : never;
+export type Gone<Old, New, Where extends string = '', Depth extends unknown[] = []> =
+  Depth['length'] extends 8 ? never
+  : Old extends readonly (infer E)[] ? Gone<E, ItemOf<New>, \`\${Where}[]\`, [...Depth, unknown]>
+  : Old extends object
+    ? {
+        [K in keyof Old & string]-?: [NonNullable<Old[K]>] extends [never] ? never
+          : K extends KeysOf<New>
+            ? Gone<NonNullable<Old[K]>, NonNullable<At<New, K>>, \`\${Where}.\${K}\`, [...Depth, unknown]>
+            : \`\${Where}.\${K}\`;
+      }[keyof Old & string]
+    : never;
 `;
 
 function statusLiteral(status: string): string {
@@ -164,6 +182,8 @@ function responseSite(status: string): string {
 
 interface Assertion {
   site: Site;
+  /** `assignable`: the new type must hold the old one; `gone`: no property of the old may be missing in the new. */
+  kind: 'assignable' | 'gone';
   route: string;
   /** The new document's status, for a response. */
   status?: string;
@@ -181,7 +201,7 @@ function writePairChecks(pair: Pair, oldModule: string, newModule: string, file:
   const lines = [
     `import type { paths as Old } from './${oldModule}';`,
     `import type { paths as New } from './${newModule}';`,
-    `import type { Body, Params, ReadAs, StatusBody } from './helpers';`,
+    `import type { Body, Gone, Params, ReadAs, StatusBody } from './helpers';`,
   ];
   const assertions: Assertion[] = [];
   const removed: Finding[] = [];
@@ -209,25 +229,27 @@ function writePairChecks(pair: Pair, oldModule: string, newModule: string, file:
     lines.push(`type N${n} = New[${pathLiteral}]['${operation.method}'];`);
     for (const status of fresh.statuses) {
       const literal = statusLiteral(status);
+      const site: Site = { operation: operation.id, direction: 'response', status: responseSite(status) };
       lines.push(`declare const ${n}s${status}: StatusBody<N${n}, ${literal}>;`);
       lines.push(`export const ${n}r${status}: ReadAs<O${n}, ${literal}> = ${n}s${status};`);
-      assertions.push({
-        site: { operation: operation.id, direction: 'response', status: responseSite(status) },
-        route,
-        status,
-        line: lines.length - 1,
-      });
+      assertions.push({ site, kind: 'assignable', route, status, line: lines.length - 1 });
+      if (!operation.statuses.includes(status)) continue;
+      lines.push(
+        `declare const ${n}g${status}: Gone<StatusBody<O${n}, ${literal}>, StatusBody<N${n}, ${literal}>>;`,
+      );
+      lines.push(`export const ${n}h${status}: never = ${n}g${status};`);
+      assertions.push({ site, kind: 'gone', route, status, line: lines.length - 1 });
     }
     for (const part of requestParts) {
+      const site: Site = { operation: operation.id, direction: 'request', part };
       const sent = part === 'body' ? `Body<O${n}>` : `Params<O${n}, '${part}'>`;
       const accepted = part === 'body' ? `Body<N${n}>` : `Params<N${n}, '${part}'>`;
       lines.push(`declare const ${n}q${part}: ${sent};`);
       lines.push(`export const ${n}a${part}: ${accepted} = ${n}q${part};`);
-      assertions.push({
-        site: { operation: operation.id, direction: 'request', part },
-        route,
-        line: lines.length - 1,
-      });
+      assertions.push({ site, kind: 'assignable', route, line: lines.length - 1 });
+      lines.push(`declare const ${n}w${part}: Gone<${sent}, ${accepted}>;`);
+      lines.push(`export const ${n}x${part}: never = ${n}w${part};`);
+      assertions.push({ site, kind: 'gone', route, line: lines.length - 1 });
     }
   }
   fs.writeFileSync(file, `${lines.join('\n')}\n`);
@@ -235,7 +257,18 @@ function writePairChecks(pair: Pair, oldModule: string, newModule: string, file:
 }
 
 /** The compiler's reason in one line: where in the types they part, and the innermost mismatch. */
-function reasonOf(diagnostic: ts.Diagnostic, site: Site): string {
+function reasonOf(diagnostic: ts.Diagnostic, assertion: Assertion): string {
+  const site = assertion.site;
+  if (assertion.kind === 'gone') {
+    // The message quotes the paths Gone found as string literal types ("... N more ..." past a few).
+    const top = ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n').split('\n')[0] ?? '';
+    const own = site.direction === 'request' ? `.${site.part}` : '';
+    const paths = [...top.matchAll(/"([^"]*)"/g)].map(([, found = '']) =>
+      (found.startsWith(own) ? found.slice(own.length) : found).replace(/^\./, ''),
+    );
+    const more = /\.\.\. (\d+) more \.\.\./.exec(top)?.[1];
+    return `: no longer has ${paths.join(', ')}${more ? ` and ${more} more` : ''}`;
+  }
   const chain = ts
     .flattenDiagnosticMessageText(diagnostic.messageText, '\n')
     .split('\n')
@@ -286,12 +319,13 @@ function generateTypes(documents: Contract[]): string[] {
     maxBuffer: 256 * 1024 * 1024,
   });
   if (generated.status !== 0) {
-    const said = generated.stderr.trim() || generated.error?.message || `exit status ${generated.status}`;
-    const named = said.replace(
-      /^document (\d+):/gm,
-      (_match, index: string) => `${documents[Number(index)]?.name}:`,
+    // Its own lines name the document by position; openapi-typescript's logger adds lines of its own.
+    const named = [...generated.stderr.matchAll(/^document (\d+): (.*)$/gm)].map(
+      ([, index, said]) => `${documents[Number(index)]?.name}: ${said}`,
     );
-    throw new Error(`typed clients: openapi-typescript cannot read ${named}`);
+    const reason =
+      named.join('\n') || generated.stderr.trim() || generated.error?.message || `${generated.status}`;
+    throw new Error(`typed clients: openapi-typescript cannot read ${reason}`);
   }
   return JSON.parse(generated.stdout) as string[];
 }
@@ -353,7 +387,7 @@ export function checkPairs(pairs: Pair[], root: string): PairVerdict[] {
       }
       failed.set(owner, [
         ...(failed.get(owner) ?? []),
-        { assertion, reason: reasonOf(diagnostic, assertion.site) },
+        { assertion, reason: reasonOf(diagnostic, assertion) },
       ]);
     }
     if (unexplained.length > 0) {

@@ -33,6 +33,15 @@ const problem = {
   properties: { code: { type: 'string', enum: ['NOT_FOUND'] } },
 };
 
+const tree = {
+  type: 'object',
+  required: ['id'],
+  properties: {
+    id: { type: 'string' },
+    children: { type: 'array', items: { $ref: '#/components/schemas/Tree' } },
+  },
+};
+
 function json(schema: object): object {
   return { content: { 'application/json': { schema } } };
 }
@@ -83,10 +92,13 @@ function contract(name: string, shape: Shape = {}): Contract {
       },
     };
   }
-  return {
-    name,
-    text: stringify({ openapi: '3.1.0', info: { title: 'Bookings', version: '1.0.0' }, paths }),
+  const document = {
+    openapi: '3.1.0',
+    info: { title: 'Bookings', version: '1.0.0' },
+    paths,
+    components: { schemas: { Tree: tree } },
   };
+  return { name, text: stringify(document, { aliasDuplicateObjects: false }) };
 }
 
 const released = contract('01-first');
@@ -143,6 +155,20 @@ const cases = {
     record: [],
   },
   removedOperation: { old: released, new: contract('02-no-read', { withoutRead: true }), record: [] },
+  removedOptionalFields: {
+    old: contract('01-seat', {
+      bookingSchema: { ...booking, properties: { ...booking.properties, seat: { type: 'string' } } },
+    }),
+    new: contract('02-unseated', {
+      paymentBody: { type: 'object', required: ['token'], properties: { token: { type: 'string' } } },
+    }),
+    record: [],
+  },
+  recursiveSchema: {
+    old: contract('01-tree', { bookingSchema: { $ref: '#/components/schemas/Tree' } }),
+    new: contract('02-tree', { bookingSchema: { $ref: '#/components/schemas/Tree' } }),
+    record: [],
+  },
   recorded202: { old: released, new: with202, record: processingRecord },
   staleRecord: { old: released, new: released, record: processingRecord },
 } satisfies Record<string, Pair>;
@@ -192,6 +218,24 @@ describe('checkPairs', () => {
         "'{ token: string; note?: string | undefined; email: string; }'.",
     );
     expect(sites(verdicts.requiredQueryParameter)).toEqual(['payBooking request query']);
+  });
+
+  it('refuses an optional field gone from an answer (reading it stops compiling) or from a request body', () => {
+    const verdict = verdicts.removedOptionalFields;
+    expect(sites(verdict)).toEqual([
+      'payBooking response 200',
+      'payBooking request body',
+      'getBooking response 200',
+    ]);
+    expect(verdict.unrecorded.map((finding) => finding.reason)).toEqual([
+      ': no longer has seat',
+      ': no longer has note',
+      ': no longer has seat',
+    ]);
+  });
+
+  it('compares a recursive schema with itself without a break', () => {
+    expect(sites(verdicts.recursiveSchema)).toEqual([]);
   });
 
   it('refuses a removed operation', () => {
