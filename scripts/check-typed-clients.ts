@@ -24,7 +24,8 @@ const { positionals, values } = parseArgs({
   allowPositionals: true,
   options: { root: { type: 'string' } },
 });
-const root = path.resolve(values.root ?? path.join(__dirname, '..'));
+const repository = path.join(__dirname, '..');
+const root = path.resolve(values.root ?? repository);
 const releases = path.join(root, 'contracts/releases');
 const released = path.join(root, 'contracts/released/openapi.yaml');
 const working = path.join(root, 'openapi/openapi.yaml');
@@ -109,7 +110,7 @@ function check(): number {
 
   const verdicts = checkPairs(
     pairs.map(({ pair }) => pair),
-    root,
+    repository,
   );
   let failures = 0;
   for (const [index, verdict] of verdicts.entries()) {
@@ -135,7 +136,10 @@ function check(): number {
     failures += verdict.unrecorded.length + verdict.stale.length;
   }
   if (failures > 0) {
-    log(`${failures} problem(s): typed clients of a release would stop compiling without a record saying so`);
+    log(
+      `${failures} problem(s): each break of typed clients must be recorded for its release, and each record ` +
+        'entry must match a break',
+    );
     return 1;
   }
   log('OK: every break of typed clients is recorded for its release');
@@ -165,7 +169,7 @@ function compare(): number {
   }
   const [verdict] = checkPairs(
     [{ old: contractOf(oldFile, oldFile), new: contractOf(newFile, newFile), record: [] }],
-    root,
+    repository,
   );
   const findings = verdict?.unrecorded ?? [];
   log(`${oldFile} -> ${newFile}: ${findings.length} break(s) of typed clients`);
