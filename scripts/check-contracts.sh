@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Contract gate: buf lint and format, no breaking change against the committed baseline (buf breaking for the protos'
-# fine-grained rules; a schema registry for the protos and the OpenAPI document), src/generated, the contracts'
-# descriptor set and the TypeScript client's types up to date.
+# fine-grained rules; a schema registry for the protos and the OpenAPI document; typed clients of every release, each
+# break recorded for its release), src/generated, the contracts' descriptor set and the TypeScript client's types up
+# to date.
 #
 # Usage: bash scripts/check-contracts.sh [--without-registry]
 # The registry check uses SCHEMA_REGISTRY_URL when it is set (a shared registry: it checks against the latest
@@ -24,7 +25,7 @@ esac
 buf=node_modules/.bin/buf
 baseline=proto/baseline/contracts.binpb
 
-for released in "$baseline" contracts/released/openapi.yaml contracts/released/proto; do
+for released in "$baseline" contracts/released/openapi.yaml contracts/released/proto contracts/releases; do
   if [[ ! -e "$released" ]]; then
     echo "contracts: $released is missing: run npm run contracts:release and commit it" >&2
     exit 1
@@ -53,6 +54,9 @@ if [[ "$with_registry" == true ]]; then
 else
   echo "contracts: schema registry check left out (npm run contracts:registry runs it)"
 fi
+
+echo "contracts: typed clients of every release (openapi-typescript and openapi-fetch, one tsc program)"
+node_modules/.bin/tsx scripts/check-typed-clients.ts check || breaking_status=$?
 
 if [[ "$breaking_status" -ne 0 ]]; then
   echo "contracts: the breaking-change checks failed (reasons above)" >&2
