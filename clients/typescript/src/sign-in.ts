@@ -31,7 +31,7 @@ export interface PendingAuthorization {
   url: URL;
   /** Compared with the callback's `state`, so a callback this app did not ask for is refused. */
   state: string;
-  /** The PKCE secret (RFC 7636) whose S256 challenge went in `url`; keep it server-side or in the app, never in the URL. */
+  /** The PKCE secret (RFC 7636) whose S256 challenge went in `url`; kept by the app, never put in a URL. */
   codeVerifier: string;
   redirectUri: string;
 }

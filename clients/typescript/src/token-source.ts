@@ -3,7 +3,7 @@
 /** An access token as a token endpoint issues it (RFC 6749 §5.1). */
 export interface IssuedToken {
   accessToken: string;
-  /** Seconds the token lives from its issue; absent when the server did not say, and then it is kept until invalidated. */
+  /** Seconds the token lives from its issue; absent when the server did not say (then kept until invalidated). */
   expiresInSeconds?: number;
 }
 
