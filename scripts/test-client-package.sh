@@ -28,6 +28,10 @@ read -r tarball pack_line < <(node -e '
   console.log(pack.filename, `${pack.id}: ${pack.filename} ${kB(pack.size)} packed, ${kB(pack.unpackedSize)} unpacked, ${pack.entryCount} files`);
 ' "$pack_json")
 say "packed $pack_line"
+say "tarball holds: $(node -e '
+  const [pack] = JSON.parse(require("node:fs").readFileSync(process.argv[1], "utf8"));
+  console.log(pack.files.map((file) => file.path).sort().join(" "));
+' "$pack_json")"
 
 # An integrator's project: its own package.json and tsconfig, nothing of the repository but the tarball and the example.
 typescript_version="$(node -p 'require("typescript/package.json").version')"
