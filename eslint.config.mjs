@@ -10,6 +10,7 @@ export default tseslint.config(
       'node_modules/**',
       'src/generated/**',
       'clients/typescript/src/generated/**',
+      'clients/typescript/dist/**',
       '.data/**',
       '.tools/**',
       'coverage/**',

@@ -11,9 +11,15 @@ const transform = {
 const shared = {
   transform,
   testEnvironment: 'node',
-  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  moduleNameMapper: {
+    '^(\\.{1,2}/.*)\\.js$': '$1',
+    // The workspace's own client package from its source, as tsconfig.json's paths have it: no build needed.
+    '^@bus-booking/client$': '<rootDir>/clients/typescript/src/index.ts',
+  },
   // ESM-only packages (canonicalize ships no CommonJS build) are compiled to CommonJS like our own code.
-  transformIgnorePatterns: ['/node_modules/(?!(jose|oidc-provider|canonicalize)/)'],
+  transformIgnorePatterns: [
+    '/node_modules/(?!(jose|oidc-provider|canonicalize|openid-client|oauth4webapi)/)',
+  ],
   // .tools holds unpacked packages and container file systems (npm run image:test): thousands of package.json files
   // that jest's module map would otherwise crawl and report as name collisions.
   modulePathIgnorePatterns: ['<rootDir>/.tools/'],

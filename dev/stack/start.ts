@@ -10,6 +10,7 @@ import { loadOrCreateDevelopmentSecrets } from './development-secrets';
 import { loadStackConfig, stackOutboxDirectory, type StackConfig } from './settings';
 import type { DevelopmentCertificates } from './development-certificates';
 import { makeDemoBookings } from './demo-bookings';
+import { developmentOAuthClients } from './example-client';
 import {
   assertPortsFree,
   bannerFooterLines,
@@ -138,6 +139,8 @@ async function start(stopEverything: (exitCode: number) => Promise<void>): Promi
     GRPC_PORT: String(stack.grpcPort),
     LOG_FORMAT: stackLogFormat,
     NOTIFICATIONS_OUTBOX_DIR: stackOutboxDirectory(process.env, stack.dataDirectory),
+    // The REST example signs in through this client (npm run rest:example); a set IDP_CLIENTS replaces it.
+    IDP_CLIENTS: process.env.IDP_CLIENTS ?? developmentOAuthClients,
     CODEC_CORS_ORIGINS:
       process.env.CODEC_CORS_ORIGINS ??
       `http://localhost:${stack.temporalUiPort},http://127.0.0.1:${stack.temporalUiPort}`,
