@@ -31,7 +31,13 @@ function unusedDependencies(): ActivityDependencies {
   return {
     database: unused as never,
     cipher: unused as never,
-    paymentGateway: { charge: unused, chargeMadeWith: unused, refund: unused },
+    paymentGateway: {
+      charge: unused,
+      chargeMadeWith: unused,
+      refund: unused,
+      paymentIntent: unused,
+      cancelPayment: unused,
+    },
     emailSender: { send: unused },
     smsSender: { send: unused },
     lapsedHoldGraceSeconds: 60,
