@@ -14,6 +14,8 @@
 //   tickets       domain, db, security (a ticket's document: read, rendered as a PDF with its QR code); knex as a
 //                 type only
 //   adapters      ports, domain, config (never db: an adapter that keeps state gets it through a port)
+//   payments      domain (pure work on a processor's messages, e.g. Stripe's webhook signatures, on its SDK: no
+//                 I/O, so the REST front may use it as well as the activities)
 //   security      domain, config, contracts, generated (never application, identity or api)
 //   logger        config, security (its redaction list comes from the contracts' sensitive marks)
 //   runtime       logger
@@ -21,17 +23,17 @@
 //                 payment simulator's ledger, which the composition root hands the adapter); db/migrate.ts also
 //                 migrations/ (outside src)
 //   identity      domain, config, security, db, logger
-//   activities    domain, config, ports, adapters, db, security, logger, project-root, tickets, retry
+//   activities    domain, config, ports, adapters, payments, db, security, logger, project-root, tickets, retry
 //   workflows     domain, activities/interface.ts (the activity contract, which itself imports only domain and
 //                 @temporalio/common); npm: @temporalio/workflow, @temporalio/common and the tracing interceptors
 //                 (@temporalio/interceptors-opentelemetry, @opentelemetry/api) only, no Node built-ins; the
 //                 package's private modules from workflows/tracing/package-internals.ts alone
-//   application   domain, config, db, security, tickets, retry, workflows/shared.ts,
+//   application   domain, config, db, security, tickets, retry, payments, workflows/shared.ts,
 //                 workflows/trip-cancellation-shared.ts; types only from workflows/booking.ts; knex as a type only
 //                 (the handle it passes to db)
 //   api           application, identity, security, contracts, generated, domain, config, runtime, logger,
-//                 project-root; only its composition roots (api/main.ts, api/composition.ts) open the db, and
-//                 only they name knex or pg
+//                 project-root, payments; only its composition roots (api/main.ts, api/composition.ts) open the
+//                 db, and only they name knex or pg
 //   worker        activities, workflows, security, config, domain, runtime, logger, retry
 //
 // The workflow sits above its activities, as in Temporal's samples (the workflow proxies the activity contract);
@@ -52,6 +54,7 @@ const layers = {
   ports: ['domain'],
   tickets: ['domain', 'db', 'security'],
   adapters: ['ports', 'domain', 'config', 'observability'],
+  payments: ['domain'],
   security: ['domain', 'config', 'contracts', 'generated', 'observability'],
   'logger.ts': ['config', 'security', 'observability'],
   runtime: ['logger.ts', 'observability'],
@@ -62,6 +65,7 @@ const layers = {
     'config',
     'ports',
     'adapters',
+    'payments',
     'db',
     'security',
     'logger.ts',
@@ -71,7 +75,7 @@ const layers = {
     'retry.ts',
   ],
   workflows: ['domain'],
-  application: ['domain', 'config', 'db', 'security', 'observability', 'tickets', 'retry.ts'],
+  application: ['domain', 'config', 'db', 'security', 'observability', 'tickets', 'retry.ts', 'payments'],
   api: [
     'observability',
     'application',
@@ -85,6 +89,7 @@ const layers = {
     'runtime',
     'logger.ts',
     'project-root.ts',
+    'payments',
   ],
   worker: [
     'activities',

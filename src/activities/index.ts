@@ -12,6 +12,7 @@ import { createHttpSmsSender } from '../adapters/http-sms-sender';
 import { createOutboxEmailSender, createOutboxSmsSender } from '../adapters/outbox-senders';
 import { createPaymentGatewaySimulator } from '../adapters/payment-gateway-simulator';
 import { createPaymentSimulatorLedger } from '../db/payment-simulator-ledger';
+import { createStripePaymentGateway } from '../adapters/stripe-payment-gateway';
 import { createSmtpEmailSender } from '../adapters/smtp-email-sender';
 import type { EmailSender, SmsSender } from '../ports/notification-senders';
 import type { PaymentGateway } from '../ports/payment-gateway';
@@ -109,6 +110,24 @@ export function activitiesForTaskQueue(
   return Object.fromEntries(names.map((name) => [name, activities[name]] as const));
 }
 
+/** PAYMENT_GATEWAY: the simulator on this database's ledger, or Stripe (its own API, or STRIPE_API_URL's). */
+function paymentGateway(config: Config, database: Knex, logger: Logger): PaymentGateway {
+  const payments = config.payments;
+  if (payments.gateway === 'simulator') {
+    return createPaymentGatewaySimulator(createPaymentSimulatorLedger(database));
+  }
+  const { secretKey, apiUrl } = payments.stripe;
+  logger.info(
+    {
+      paymentGateway: 'stripe',
+      stripeApi: apiUrl ?? 'https://api.stripe.com',
+      testMode: secretKey.startsWith('sk_test_'),
+    },
+    'payments go to Stripe',
+  );
+  return createStripePaymentGateway({ secretKey, ...(apiUrl !== undefined ? { apiUrl } : {}) });
+}
+
 function senders(config: Config, logger: Logger): { email: EmailSender; sms: SmsSender; close(): void } {
   const notifications = config.notifications;
   if (notifications.transport === 'outbox') {
@@ -137,7 +156,7 @@ function senders(config: Config, logger: Logger): { email: EmailSender; sms: Sms
 }
 
 /**
- * The real dependencies from configuration: PostgreSQL, the field cipher, the gateway simulator, the senders, and
+ * The real dependencies from configuration: PostgreSQL, the field cipher, the payment gateway, the senders, and
  * the business counters in `metricsRegistry` (the worker's /metrics), with the gauge of overdue unpaid bookings.
  */
 export function createActivityDependencies(
@@ -154,7 +173,7 @@ export function createActivityDependencies(
   return {
     database,
     cipher,
-    paymentGateway: createPaymentGatewaySimulator(createPaymentSimulatorLedger(database)),
+    paymentGateway: paymentGateway(config, database, logger),
     emailSender: notificationSenders.email,
     smsSender: notificationSenders.sms,
     lapsedHoldGraceSeconds: config.booking.lapsedHoldGraceSeconds,

@@ -103,6 +103,7 @@ export function createPaymentActivities(dependencies: PaymentActivityDependencie
               amount: input.amount,
               paymentToken: input.paymentToken,
               description: `Bus booking ${input.bookingId}`,
+              bookingId: input.bookingId,
             })
             .catch((error: unknown) => {
               throw gatewayFailure(error);

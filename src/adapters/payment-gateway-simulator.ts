@@ -10,16 +10,21 @@
 //   tok_unavailableOnce   the first attempt per idempotency key answers 503 before charging
 //                         (GatewayUnavailableError); the retry approves, `visa •••• 4242`
 //   anything else         declines: invalid_token
+//
+// Its charges end at once, so none is ever left open: `allowAction` changes nothing, `paymentIntent` answers the
+// charge's outcome by its transaction id, and `cancelPayment` finds nothing to cancel and answers that outcome too.
 import { randomBytes } from 'node:crypto';
 import type { Money } from '../domain/booking';
 import {
   GatewayTimeoutError,
   GatewayUnavailableError,
   IdempotencyKeyConflictError,
+  PaymentNotFoundError,
   RefundRejectedError,
   type ChargeRequest,
   type ChargeResult,
   type PaymentGateway,
+  type PaymentState,
   type RefundRequest,
   type RefundResult,
 } from '../ports/payment-gateway';
@@ -185,5 +190,16 @@ export function createPaymentGatewaySimulator(ledger: PaymentSimulatorLedger): P
     return { refundId: refunded.refundId };
   }
 
-  return { charge, chargeMadeWith, refund };
+  async function paymentIntent(intentId: string): Promise<PaymentState> {
+    const found = await ledger.chargeByTransactionId(intentId);
+    if (found === undefined) throw new PaymentNotFoundError(`no charge with transaction id ${intentId}`);
+    return chargeResult(found);
+  }
+
+  async function cancelPayment(intentId: string, idempotencyKey: string): Promise<PaymentState> {
+    assertIdempotencyKey(idempotencyKey);
+    return paymentIntent(intentId);
+  }
+
+  return { charge, chargeMadeWith, refund, paymentIntent, cancelPayment };
 }

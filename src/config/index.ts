@@ -7,12 +7,14 @@ export {
   type Config,
   type EmbeddedIdentityProviderConfig,
   type NotificationsConfig,
+  type PaymentsConfig,
   type TracingConfig,
 } from './load';
 export { defaultMaxCachedWorkflows, plaintextTemporalEnvironment } from './rules';
 export {
   defaultTemporalUiOrigins,
   notificationTransports,
+  paymentGateways,
   schemaSections,
   tokenAlgorithms,
   tracesSamplers,

@@ -4,6 +4,7 @@ import {
   grpcTls,
   httpTls,
   identityProviderAgrees,
+  paymentGateway,
   smsProviderForExternalTransport,
   temporalConnection,
   workflowCacheFitsTaskSlots,
@@ -226,6 +227,11 @@ export function loadConfig(environment: Environment = process.env) {
         timeoutMs: values.SMS_PROVIDER_TIMEOUT_MS,
       },
     },
+    /**
+     * The card processor of the payment activities: the simulator, or Stripe with its secret key, its API's URL
+     * when it is not Stripe's own (localstripe), and the webhook signing secret.
+     */
+    payments: paymentGateway(values),
     tracing: loadTracingConfig(environment),
   };
 }
@@ -235,5 +241,6 @@ export type Config = ReturnType<typeof loadConfig>;
 export type AuthConfig = Config['auth'];
 export type EmbeddedIdentityProviderConfig = NonNullable<AuthConfig['embedded']>;
 export type NotificationsConfig = Config['notifications'];
+export type PaymentsConfig = Config['payments'];
 /** OpenTelemetry tracing, from the standard OTEL_* variables; off unless an exporter or endpoint is named. */
 export type TracingConfig = ReturnType<typeof loadTracingConfig>;

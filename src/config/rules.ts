@@ -8,6 +8,7 @@ import type {
   grpcSettings,
   identitySettings,
   notificationSettings,
+  paymentSettings,
 } from './schema';
 import { ConfigError, type Environment, type SettingValues } from './settings';
 import type { PemSource, TemporalConfig } from './types';
@@ -136,6 +137,41 @@ export function smsProviderForExternalTransport(values: SettingValues<typeof not
   if (values.SMS_PROVIDER_API_KEY === undefined) {
     throw new ConfigError('SMS_PROVIDER_API_KEY', 'is required when NOTIFICATIONS_TRANSPORT is smtp+http');
   }
+}
+
+/** The processor the worker uses, checked without ever quoting a key: a key's value must never reach a log line. */
+export function paymentGateway(
+  values: SettingValues<typeof paymentSettings>,
+):
+  | { gateway: 'simulator' }
+  | { gateway: 'stripe'; stripe: { secretKey: string; apiUrl?: string; webhookSecret?: string } } {
+  const webhookSecret = values.STRIPE_WEBHOOK_SECRET;
+  if (webhookSecret !== undefined && !/^whsec_[A-Za-z0-9+/=]+$/.test(webhookSecret)) {
+    throw new ConfigError('STRIPE_WEBHOOK_SECRET', 'must be a Stripe webhook signing secret, whsec_…');
+  }
+  if (values.PAYMENT_GATEWAY === 'simulator') return { gateway: 'simulator' };
+  const secretKey = values.STRIPE_SECRET_KEY;
+  if (secretKey === undefined) {
+    throw new ConfigError('STRIPE_SECRET_KEY', 'is required when PAYMENT_GATEWAY is stripe');
+  }
+  if (!/^sk_(test|live)_[A-Za-z0-9]+$/.test(secretKey)) {
+    throw new ConfigError('STRIPE_SECRET_KEY', 'must be a Stripe secret key, sk_test_… or sk_live_…');
+  }
+  const apiUrl = values.STRIPE_API_URL;
+  if (apiUrl !== undefined && !secretKey.startsWith('sk_test_')) {
+    throw new ConfigError(
+      'STRIPE_API_URL',
+      "is for test servers and takes an sk_test_ key only: a live key goes to Stripe's own API",
+    );
+  }
+  return {
+    gateway: 'stripe',
+    stripe: {
+      secretKey,
+      ...(apiUrl !== undefined ? { apiUrl } : {}),
+      ...(webhookSecret !== undefined ? { webhookSecret } : {}),
+    },
+  };
 }
 
 const temporalTlsVariables = [

@@ -517,6 +517,32 @@ export const notificationSettings = {
   }),
 } satisfies SettingTable;
 
+export const paymentGateways = ['simulator', 'stripe'] as const;
+
+export const paymentSettings = {
+  PAYMENT_GATEWAY: oneOf({
+    values: paymentGateways,
+    default: 'simulator',
+    description:
+      'the card processor the worker charges and refunds through: the simulator (its test tokens, a ledger in PostgreSQL) or Stripe (see [Payments](payments.md))',
+  }),
+  STRIPE_SECRET_KEY: text({
+    defaultText: 'required with `stripe`',
+    description: 'Stripe secret API key, `sk_test_…` (test mode) or `sk_live_…`',
+    secret: true,
+  }),
+  STRIPE_API_URL: url({
+    defaultText: "unset: Stripe's own API",
+    description:
+      'another Stripe-compatible API, such as localstripe in the tests (`http://127.0.0.1:8420`); with an `sk_test_` key only, so a live key never leaves for anyone but Stripe',
+  }),
+  STRIPE_WEBHOOK_SECRET: text({
+    defaultText: 'unset',
+    description: "the webhook endpoint's signing secret, `whsec_…`, that Stripe's events are verified with",
+    secret: true,
+  }),
+} satisfies SettingTable;
+
 /** The OpenTelemetry specification's variables; tracing is off until an exporter or an endpoint is named. */
 export const tracingSettings = {
   OTEL_TRACES_EXPORTER: oneOf({
@@ -575,6 +601,7 @@ export const schemaSections = [
   { title: 'Encryption', settings: encryptionSettings },
   { title: 'Bookings', settings: bookingSettings },
   { title: 'Notifications', settings: notificationSettings },
+  { title: 'Payments', settings: paymentSettings },
   { title: 'Tracing (OpenTelemetry)', settings: tracingSettings },
 ] as const;
 
@@ -586,5 +613,6 @@ export const schema = {
   ...encryptionSettings,
   ...bookingSettings,
   ...notificationSettings,
+  ...paymentSettings,
   ...tracingSettings,
 };

@@ -79,6 +79,11 @@ export function createPaymentSimulatorLedger(database: Knex): PaymentSimulatorLe
     return row === undefined ? undefined : chargeOf(row);
   }
 
+  async function chargeByTransactionId(transactionId: string): Promise<LedgerCharge | undefined> {
+    const row: LedgerChargeRow | undefined = await charges().where({ transaction_id: transactionId }).first();
+    return row === undefined ? undefined : chargeOf(row);
+  }
+
   async function recordCharge(charge: NewLedgerCharge): Promise<LedgerCharge | undefined> {
     // ON CONFLICT DO NOTHING waits for a concurrent insert of the same key and then yields to it.
     const [inserted]: LedgerChargeRow[] = await charges()
@@ -150,5 +155,5 @@ export function createPaymentSimulatorLedger(database: Knex): PaymentSimulatorLe
     }
   }
 
-  return { chargeByKey, recordCharge, noteTransientFailure, refund };
+  return { chargeByKey, chargeByTransactionId, recordCharge, noteTransientFailure, refund };
 }

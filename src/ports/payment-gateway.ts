@@ -22,11 +22,54 @@ export interface ChargeRequest {
   paymentToken: string;
   /** Shown on the customer's statement and in the gateway's dashboard; no personal data. */
   description: string;
+  /** Kept with the processor's record of the payment (Stripe: the intent's metadata), so its events name it. */
+  bookingId?: string;
+  /**
+   * The caller can hand the customer a challenge (3-D Secure) and wait for its outcome: the charge may then answer
+   * `requires_action` or `processing`. Without it a payment that cannot finish at once is declined
+   * (`authentication_required`), so a caller that only knows approved and declined never sees an open one.
+   */
+  allowAction?: boolean;
+}
+
+/** What the customer's client needs to finish an open payment: Stripe.js's `handleNextAction(clientSecret)`. */
+export interface PaymentNextAction {
+  /** The processor's kind of step, e.g. Stripe's `use_stripe_sdk` or `redirect_to_url`. */
+  type: string;
+  /** Where a redirect step sends the customer, when it is one. */
+  redirectUrl?: string;
+}
+
+/** A payment the customer must still act on (a 3-D Secure challenge); its outcome comes later. */
+export interface PaymentRequiresAction {
+  status: 'requires_action';
+  intentId: string;
+  /** Lets the customer's client confirm the intent; never logged, never stored beyond the answer to the customer. */
+  clientSecret: string;
+  nextAction: PaymentNextAction;
+}
+
+/** The processor has the customer's confirmation and has not yet said approved or declined. */
+export interface PaymentProcessing {
+  status: 'processing';
+  intentId: string;
 }
 
 export type ChargeResult =
   | { status: 'approved'; transactionId: string; methodMasked: string }
   | { status: 'declined'; reason: string };
+
+/** A charge's answer when the request opted in with `allowAction`. */
+export type OpenChargeResult = ChargeResult | PaymentRequiresAction | PaymentProcessing;
+
+/** Approved or declined, or also open for a request that opted in with `allowAction: true`. */
+export type ChargeAnswer<Request extends ChargeRequest> = Request extends { allowAction: true }
+  ? OpenChargeResult
+  : ChargeResult;
+
+/** Where one payment attempt stands at the processor, as `paymentIntent` and `cancelPayment` answer it. */
+export type PaymentState =
+  ChargeResult | PaymentRequiresAction | PaymentProcessing | { status: 'canceled'; intentId: string };
 
 export interface RefundRequest {
   idempotencyKey: string;
@@ -41,7 +84,7 @@ export interface RefundResult {
 
 export interface PaymentGateway {
   /** Approves or declines; throws GatewayUnavailableError (or its GatewayTimeoutError) when the outcome is unknown. */
-  charge(request: ChargeRequest): Promise<ChargeResult>;
+  charge<Request extends ChargeRequest>(request: Request): Promise<ChargeAnswer<Request>>;
   /**
    * What an earlier charge with this key came to, without charging: undefined when none was made with it. Throws
    * GatewayUnavailableError when the processor cannot say.
@@ -53,6 +96,23 @@ export interface PaymentGateway {
    * later. Both methods throw IdempotencyKeyConflictError for a key reused with a different request.
    */
   refund(request: RefundRequest): Promise<RefundResult>;
+  /**
+   * The current state of one payment attempt, by the id an open answer carried (or an approved one's transaction
+   * id). Throws PaymentNotFoundError for an id the processor does not know, GatewayUnavailableError when it cannot say.
+   */
+  paymentIntent(intentId: string): Promise<PaymentState>;
+  /**
+   * Cancels an open payment so it can no longer take money, and answers where it ended: `canceled`, or `approved`
+   * when the customer finished it first (money that arrived late: the caller must keep the booking or refund it),
+   * `declined` when it failed first, `processing` when it can no longer be cancelled and has not ended yet.
+   * Cancelling twice answers `canceled` again. Throws PaymentNotFoundError for an unknown id.
+   */
+  cancelPayment(intentId: string, idempotencyKey: string): Promise<PaymentState>;
+}
+
+/** The processor knows no payment with this id: a caller bug or another account's id, never retried. */
+export class PaymentNotFoundError extends Error {
+  override name = 'PaymentNotFoundError';
 }
 
 /** The gateway could not be reached or did not answer: retrying with the same idempotency key is safe. */

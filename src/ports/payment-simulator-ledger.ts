@@ -41,6 +41,7 @@ export type TransientFailure = 'TIMEOUT' | 'UNAVAILABLE';
 
 export interface PaymentSimulatorLedger {
   chargeByKey(idempotencyKey: string): Promise<LedgerCharge | undefined>;
+  chargeByTransactionId(transactionId: string): Promise<LedgerCharge | undefined>;
   /** Records a new charge; undefined when its key has one already (a concurrent one is waited for first). */
   recordCharge(charge: NewLedgerCharge): Promise<LedgerCharge | undefined>;
   /** Notes a transient failure under the key; true only for the first caller per key. */

@@ -42,6 +42,8 @@ function dyingAfterCharge(gateway: PaymentGateway): PaymentGateway {
     },
     chargeMadeWith: (idempotencyKey) => gateway.chargeMadeWith(idempotencyKey),
     refund: (request) => gateway.refund(request),
+    paymentIntent: (intentId) => gateway.paymentIntent(intentId),
+    cancelPayment: (intentId, idempotencyKey) => gateway.cancelPayment(intentId, idempotencyKey),
   };
 }
 

@@ -1,4 +1,5 @@
-// Starts the real parts once per test run: PostgreSQL (embedded unless DATABASE_URL) and a Temporal dev server.
+// Starts the real parts once per test run: PostgreSQL (embedded unless DATABASE_URL), a Temporal dev server and
+// localstripe (unless LOCALSTRIPE_URL).
 import { tsImport } from 'tsx/esm/api';
 import { createRequire } from 'node:module';
 import fs from 'node:fs';
@@ -45,11 +46,24 @@ async function startTemporal() {
   };
 }
 
+// Started with the others, not on first use: it answers in a fraction of a second, well within their start.
+async function startLocalstripe() {
+  if (process.env.LOCALSTRIPE_URL) return { url: process.env.LOCALSTRIPE_URL, stop: async () => {} };
+  const { ensureLocalstripe } = require(path.join(projectRoot, 'scripts/localstripe.cjs'));
+  const { startLocalstripe: start } = await tsImport('./localstripe.ts', import.meta.url);
+  return start(ensureLocalstripe());
+}
+
 export default async function globalSetup() {
-  const [postgres, temporal] = await Promise.all([startPostgres(), startTemporal()]);
+  const [postgres, temporal, localstripe] = await Promise.all([
+    startPostgres(),
+    startTemporal(),
+    startLocalstripe(),
+  ]);
   process.env.DATABASE_URL = postgres.url;
   process.env.TEMPORAL_ADDRESS = temporal.address;
+  process.env.LOCALSTRIPE_URL = localstripe.url;
   const { migrateToLatest } = await tsImport('../../src/db/migrate.ts', import.meta.url);
   await migrateToLatest(postgres.url);
-  globalThis.__bookingTestServers = { postgres, temporal };
+  globalThis.__bookingTestServers = { postgres, temporal, localstripe };
 }

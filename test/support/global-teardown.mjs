@@ -2,5 +2,5 @@
 export default async function globalTeardown() {
   const servers = globalThis.__bookingTestServers;
   if (!servers) return;
-  await Promise.allSettled([servers.temporal.stop(), servers.postgres.stop()]);
+  await Promise.allSettled([servers.temporal.stop(), servers.postgres.stop(), servers.localstripe?.stop()]);
 }

@@ -8,6 +8,7 @@ import {
 } from '../../../src/db/payment-simulator-ledger';
 import {
   IdempotencyKeyConflictError,
+  PaymentNotFoundError,
   RefundRejectedError,
   type PaymentGateway,
 } from '../../../src/ports/payment-gateway';
@@ -127,5 +128,24 @@ describe('payment gateway simulator ledger', () => {
         amount: euros(100),
       }),
     ).rejects.toBeInstanceOf(RefundRejectedError);
+  });
+
+  it('leaves no payment open: an opted-in charge ends at once, and a look or a cancel answers its outcome', async () => {
+    const answer = await gateway.charge({
+      idempotencyKey: key('open'),
+      amount: euros(2590),
+      paymentToken: 'tok_visa',
+      description: 'simulator test',
+      allowAction: true,
+    });
+    expect(answer).toEqual({
+      status: 'approved',
+      transactionId: expect.stringMatching(/^ch_sim_/) as unknown,
+      methodMasked: 'visa •••• 4242',
+    });
+    if (answer.status !== 'approved') throw new Error('expected an approval');
+    await expect(gateway.paymentIntent(answer.transactionId)).resolves.toEqual(answer);
+    await expect(gateway.cancelPayment(answer.transactionId, key('open-cancel'))).resolves.toEqual(answer);
+    await expect(gateway.paymentIntent('ch_sim_nobody')).rejects.toBeInstanceOf(PaymentNotFoundError);
   });
 });

@@ -1,6 +1,9 @@
 // Wiring: every activity is served by exactly one task queue, and dependencies follow the notification config.
 import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
@@ -31,7 +34,13 @@ function unusedDependencies(): ActivityDependencies {
   return {
     database: unused as never,
     cipher: unused as never,
-    paymentGateway: { charge: unused, chargeMadeWith: unused, refund: unused },
+    paymentGateway: {
+      charge: unused,
+      chargeMadeWith: unused,
+      refund: unused,
+      paymentIntent: unused,
+      cancelPayment: unused,
+    },
     emailSender: { send: unused },
     smsSender: { send: unused },
     lapsedHoldGraceSeconds: 60,
@@ -100,6 +109,47 @@ describe('createActivityDependencies', () => {
     } finally {
       await dependencies.close();
       await rm(outboxDirectory, { recursive: true, force: true });
+    }
+  });
+
+  it('charges through Stripe, at STRIPE_API_URL with STRIPE_SECRET_KEY, when PAYMENT_GATEWAY is stripe', async () => {
+    const seen: { path: string | undefined; authorization: string | undefined }[] = [];
+    const stripeStub = http.createServer((request, answer) => {
+      seen.push({ path: request.url, authorization: request.headers.authorization });
+      answer.writeHead(200, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          id: 'pi_wired',
+          object: 'payment_intent',
+          status: 'canceled',
+          amount: 100,
+          currency: 'eur',
+          metadata: {},
+        }),
+      );
+    });
+    stripeStub.listen(0, '127.0.0.1');
+    await once(stripeStub, 'listening');
+    const config = loadConfig({
+      ...environment,
+      PAYMENT_GATEWAY: 'stripe',
+      STRIPE_SECRET_KEY: 'sk_test_wiring',
+      STRIPE_API_URL: `http://127.0.0.1:${(stripeStub.address() as AddressInfo).port}`,
+    });
+    const dependencies = createActivityDependencies(config, silentLogger);
+    try {
+      await expect(dependencies.paymentGateway.paymentIntent('pi_wired')).resolves.toEqual({
+        status: 'canceled',
+        intentId: 'pi_wired',
+      });
+      expect(seen).toEqual([
+        {
+          path: '/v1/payment_intents/pi_wired?expand[0]=payment_method',
+          authorization: 'Bearer sk_test_wiring',
+        },
+      ]);
+    } finally {
+      await dependencies.close();
+      stripeStub.close();
     }
   });
 
