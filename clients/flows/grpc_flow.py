@@ -90,7 +90,8 @@ request = booking_service_pb2.CreateBookingRequest(
 try:
     booking_id = service.CreateBooking(request, metadata=metadata, timeout=15).booking.id
     require(not expect_processing, "CreateBooking answered the booking while the worker was paused")
-    report("CreateBooking", "OK", f"{booking_id} seat {seat['seat_number']}")
+    create_outcome = "OK"
+    report("CreateBooking", create_outcome, f"{booking_id} seat {seat['seat_number']}")
 except grpc.RpcError as error:
     info = error_info(error)
     require(
@@ -98,8 +99,10 @@ except grpc.RpcError as error:
         f"CreateBooking failed with {error.code()} {info}",
     )
     booking_id = info.metadata["bookingId"]
-    report("CreateBooking", error.code().name, f"{info.reason} bookingId {booking_id}")
+    create_outcome = error.code().name
+    report("CreateBooking", create_outcome, f"{info.reason} bookingId {booking_id}")
 
+processing_reads = 0
 while True:
     try:
         booking = service.GetBooking(
@@ -109,6 +112,7 @@ while True:
     except grpc.RpcError as error:
         info = error_info(error)
         require(info is not None and info.reason == "BOOKING_PROCESSING", f"GetBooking failed with {error.code()} {info}")
+        processing_reads += 1
         report("GetBooking", error.code().name, info.reason)
         time.sleep(1)
 require(status_name(booking.status) == "BOOKING_STATUS_PENDING_PAYMENT", f"booking is {status_name(booking.status)}")
@@ -128,3 +132,8 @@ cancelled = service.CancelBooking(
 require(status_name(cancelled.status) == "BOOKING_STATUS_CANCELLED", f"cancelled booking is {status_name(cancelled.status)}")
 report("CancelBooking", "OK", status_name(cancelled.status))
 channel.close()
+print(
+    f"python grpc: outcome create {create_outcome}, {processing_reads} BOOKING_PROCESSING read(s), then"
+    f" {status_name(booking.status)}, {status_name(paid.status)}, {status_name(cancelled.status)}",
+    flush=True,
+)

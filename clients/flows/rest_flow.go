@@ -1,4 +1,4 @@
-// Create -> pay -> cancel through the client oapi-codegen generates (package bookingapi), printing each answer.
+// Create -> read -> pay -> tickets -> cancel with the client oapi-codegen generates (package bookingapi).
 package main
 
 import (
@@ -28,6 +28,23 @@ func require(condition bool, format string, arguments ...any) {
 func must[T any](value T, err error) T {
 	require(err == nil, "request failed: %v", err)
 	return value
+}
+
+// Every 2xx answer of a booking operation is one BookingResult; its status says which schema it holds.
+func asBooking(result *bookingapi.BookingResult) bookingapi.Booking {
+	require(result != nil, "no booking in the answer")
+	value := must(result.ValueByDiscriminator())
+	booking, ok := value.(bookingapi.Booking)
+	require(ok, "expected a booking, got %T", value)
+	return booking
+}
+
+func asProcessing(result *bookingapi.BookingResult) bookingapi.BookingProcessing {
+	require(result != nil, "no BookingProcessing in the answer")
+	value := must(result.ValueByDiscriminator())
+	processing, ok := value.(bookingapi.BookingProcessing)
+	require(ok, "expected a BookingProcessing, got %T", value)
+	return processing
 }
 
 func main() {
@@ -91,32 +108,50 @@ func main() {
 	var bookingID openapi_types.UUID
 	switch created.StatusCode() {
 	case http.StatusAccepted:
-		require(created.JSON202 != nil && created.JSON201 == nil, "a 202 must fill JSON202 only")
-		bookingID = created.JSON202.Id
-		report("createBooking", created.StatusCode(), fmt.Sprintf("%s %s Location %s", created.JSON202.Status, bookingID, created.Headers202.Location))
+		require(created.JSON201 == nil, "a 202 must fill JSON202 only")
+		processing := asProcessing(created.JSON202)
+		bookingID = processing.Id
+		report("createBooking", created.StatusCode(), fmt.Sprintf("%s %s Location %s", processing.Status, bookingID, created.Headers202.Location))
 	default:
-		require(created.JSON201 != nil && created.JSON202 == nil, "a 201 must fill JSON201 only")
-		bookingID = created.JSON201.Id
-		report("createBooking", created.StatusCode(), fmt.Sprintf("%s %s", created.JSON201.Status, bookingID))
+		require(created.JSON202 == nil, "a 201 must fill JSON201 only")
+		booking := asBooking(created.JSON201)
+		bookingID = booking.Id
+		report("createBooking", created.StatusCode(), fmt.Sprintf("%s %s", booking.Status, bookingID))
 	}
 
+	processingReads := 0
 	read := must(client.GetBookingWithResponse(ctx, bookingID, nil))
 	for read.JSON202 != nil {
-		report("getBooking", read.StatusCode(), fmt.Sprintf("%s, retry after %d s", read.JSON202.Status, read.JSON202.RetryAfterSeconds))
-		time.Sleep(time.Duration(read.JSON202.RetryAfterSeconds) * time.Second)
+		processing := asProcessing(read.JSON202)
+		processingReads++
+		report("getBooking", read.StatusCode(), fmt.Sprintf("%s, retry after %d s", processing.Status, processing.RetryAfterSeconds))
+		time.Sleep(time.Duration(processing.RetryAfterSeconds) * time.Second)
 		read = must(client.GetBookingWithResponse(ctx, bookingID, nil))
 	}
-	require(read.JSON200 != nil && read.JSON200.Status == "PENDING_PAYMENT", "getBooking answered %d: %s", read.StatusCode(), read.Body)
-	report("getBooking", read.StatusCode(), string(read.JSON200.Status))
+	booking := asBooking(read.JSON200)
+	require(booking.Status == "PENDING_PAYMENT", "getBooking answered %d: %s", read.StatusCode(), read.Body)
+	report("getBooking", read.StatusCode(), string(booking.Status))
 
 	payKey := fmt.Sprintf("go-flow-pay-%s", bookingID)
 	paid := must(client.ConfirmPaymentWithResponse(ctx, bookingID, &bookingapi.ConfirmPaymentParams{IdempotencyKey: &payKey},
 		bookingapi.ConfirmPaymentRequest{PaymentToken: "tok_visa"}))
-	require(paid.JSON200 != nil && paid.JSON200.Status == "CONFIRMED", "confirmPayment answered %d: %s", paid.StatusCode(), paid.Body)
-	report("confirmPayment", paid.StatusCode(), string(paid.JSON200.Status))
+	require(paid.JSON200 != nil, "confirmPayment answered %d: %s", paid.StatusCode(), paid.Body)
+	paidBooking := asBooking(paid.JSON200)
+	require(paidBooking.Status == "CONFIRMED", "confirmPayment answered %d: %s", paid.StatusCode(), paid.Body)
+	report("confirmPayment", paid.StatusCode(), string(paidBooking.Status))
+
+	listed := must(client.ListBookingTicketsWithResponse(ctx, bookingID, nil))
+	require(listed.JSON200 != nil, "listBookingTickets answered %d: %s", listed.StatusCode(), listed.Body)
+	tickets := must(listed.JSON200.AsTicketList())
+	require(len(tickets.Tickets) == 1, "%d tickets for one passenger", len(tickets.Tickets))
+	report("listBookingTickets", listed.StatusCode(), fmt.Sprintf("%d ticket %s", len(tickets.Tickets), tickets.Tickets[0].Status))
 
 	reason := "Client flow"
 	cancelled := must(client.CancelBookingWithResponse(ctx, bookingID, nil, bookingapi.CancelBookingRequest{Reason: &reason}))
-	require(cancelled.JSON200 != nil && cancelled.JSON200.Status == "CANCELLED", "cancelBooking answered %d: %s", cancelled.StatusCode(), cancelled.Body)
-	report("cancelBooking", cancelled.StatusCode(), string(cancelled.JSON200.Status))
+	require(cancelled.JSON200 != nil, "cancelBooking answered %d: %s", cancelled.StatusCode(), cancelled.Body)
+	cancelledBooking := asBooking(cancelled.JSON200)
+	require(cancelledBooking.Status == "CANCELLED", "cancelBooking answered %d: %s", cancelled.StatusCode(), cancelled.Body)
+	report("cancelBooking", cancelled.StatusCode(), string(cancelledBooking.Status))
+	fmt.Printf("go rest: outcome create %d, %d PROCESSING read(s), then %s, %s, %s\n",
+		created.StatusCode(), processingReads, booking.Status, paidBooking.Status, cancelledBooking.Status)
 }

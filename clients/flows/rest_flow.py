@@ -1,4 +1,4 @@
-# Create -> pay -> cancel through the client openapi-python-client generates (bus_booking_client), printing each answer.
+# Create -> read -> pay -> tickets -> cancel with the client openapi-python-client generates, printing each answer.
 import datetime
 import os
 import sys
@@ -10,6 +10,7 @@ from bus_booking_client.api.authentication import login
 from bus_booking_client.api.bookings import cancel_booking, create_booking, get_booking
 from bus_booking_client.api.payments import confirm_payment
 from bus_booking_client.api.routes import get_route_availability, list_routes
+from bus_booking_client.api.tickets import list_booking_tickets
 from bus_booking_client.models import (
     Booking,
     BookingProcessing,
@@ -18,6 +19,7 @@ from bus_booking_client.models import (
     CreateBookingRequest,
     LoginRequest,
     PassengerInput,
+    TicketList,
 )
 
 base_url = os.environ["BASE_URL"]
@@ -89,9 +91,11 @@ else:
     report("createBooking", created, f"{created.parsed.status} {created.parsed.id}")
     booking_id = created.parsed.id
 
+processing_reads = 0
 read = get_booking.sync_detailed(booking_id, client=client)
 while read.status_code == 202:
     require(isinstance(read.parsed, BookingProcessing), "a 202 must parse as BookingProcessing")
+    processing_reads += 1
     report("getBooking", read, f"{read.parsed.status}, retry after {read.parsed.retry_after_seconds} s")
     time.sleep(read.parsed.retry_after_seconds)
     read = get_booking.sync_detailed(booking_id, client=client)
@@ -106,9 +110,22 @@ require(paid.status_code == 200 and isinstance(paid.parsed, Booking), f"confirmP
 require(str(paid.parsed.status) == "CONFIRMED", f"paid booking is {paid.parsed.status}")
 report("confirmPayment", paid, paid.parsed.status)
 
+listed = list_booking_tickets.sync_detailed(booking_id, client=client)
+require(
+    listed.status_code == 200 and isinstance(listed.parsed, TicketList),
+    f"listBookingTickets answered {listed.status_code}",
+)
+require(len(listed.parsed.tickets) == 1, f"{len(listed.parsed.tickets)} tickets for one passenger")
+report("listBookingTickets", listed, f"{len(listed.parsed.tickets)} ticket {listed.parsed.tickets[0].status}")
+
 cancelled = cancel_booking.sync_detailed(booking_id, client=client, body=CancelBookingRequest(reason="Client flow"))
 require(
     cancelled.status_code == 200 and isinstance(cancelled.parsed, Booking), f"cancelBooking answered {cancelled.status_code}"
 )
 require(str(cancelled.parsed.status) == "CANCELLED", f"cancelled booking is {cancelled.parsed.status}")
 report("cancelBooking", cancelled, cancelled.parsed.status)
+print(
+    f"python rest: outcome create {created.status_code}, {processing_reads} PROCESSING read(s), then"
+    f" {read.parsed.status}, {paid.parsed.status}, {cancelled.parsed.status}",
+    flush=True,
+)

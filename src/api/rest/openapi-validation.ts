@@ -61,7 +61,9 @@ export function anchorSchema(schema: unknown): unknown {
 
 /**
  * An ajv instance that knows the document. Strict mode stays on so a typo in the document fails at start;
- * the OpenAPI annotations (`example`, `x-sensitive`) are declared as known keywords instead.
+ * the OpenAPI annotations (`example`, `x-sensitive`, `discriminator`) are declared as known keywords instead.
+ * A `discriminator` is a hint for generated clients only: the `oneOf` beside it already admits exactly one of its
+ * schemas, and ajv's own discriminator support refuses the `mapping` those clients read.
  */
 export function createOpenApiAjv(options: { coerceTypes?: boolean } = {}): Ajv2020 {
   const ajv = new Ajv2020({
@@ -76,7 +78,7 @@ export function createOpenApiAjv(options: { coerceTypes?: boolean } = {}): Ajv20
   ajv.addFormat('uuid', { type: 'string', validate: isUuid });
   ajv.addFormat('int64', { type: 'number', validate: (value: number) => Number.isSafeInteger(value) });
   ajv.addFormat('password', true);
-  ajv.addVocabulary(['example', 'x-sensitive', 'components']);
+  ajv.addVocabulary(['example', 'x-sensitive', 'discriminator', 'components']);
   ajv.addSchema({ $id: documentSchemaId, components: openApiDocument.components });
   return ajv;
 }

@@ -583,6 +583,43 @@ describe('OpenAPI responses and headers', () => {
     expect(statuses('checkReadiness')).toEqual(expect.arrayContaining(['200', '503']));
   });
 
+  // A generated client types each method by one 2xx answer: every JSON 2xx of an operation that can answer 202 shares
+  // one schema, so the method's return type holds a real 202 as well as the booking.
+  it.each([
+    'createBooking',
+    'getBooking',
+    'updateBooking',
+    'cancelBooking',
+    'confirmPayment',
+    'listBookingTickets',
+  ])('%s gives its 2xx answers one body schema', (operationId) => {
+    const responses = asNode(operationNode(findOperation(operationId)).responses);
+    const successes = Object.keys(responses).filter((status) => status.startsWith('2'));
+    expect(successes).toContain('202');
+    const schemas = successes.map(
+      (status) => asNode(asNode(resolve(responses[status]).content)['application/json']).schema,
+    );
+    const shared = operationId === 'listBookingTickets' ? 'TicketListResult' : 'BookingResult';
+    expect(schemas).toEqual(successes.map(() => ({ $ref: `#/components/schemas/${shared}` })));
+  });
+
+  it('tells a booking from a BookingProcessing by status: every booking status maps to Booking', () => {
+    const result = schema('BookingResult');
+    expect(result.oneOf).toEqual([
+      { $ref: '#/components/schemas/Booking' },
+      { $ref: '#/components/schemas/BookingProcessing' },
+    ]);
+    const bookingStatuses = schema('BookingStatus').enum as string[];
+    expect(result.discriminator).toEqual({
+      propertyName: 'status',
+      mapping: {
+        ...Object.fromEntries(bookingStatuses.map((status) => [status, '#/components/schemas/Booking'])),
+        PROCESSING: '#/components/schemas/BookingProcessing',
+      },
+    });
+    expect(asNode(asNode(schema('BookingProcessing').properties).status).enum).toEqual(['PROCESSING']);
+  });
+
   it('takes Idempotency-Key on booking creation and payment, and If-Match on update', () => {
     for (const operationId of ['createBooking', 'createBookingApi', 'confirmPayment', 'confirmPaymentApi']) {
       expect(parameterNamed(operationId, 'Idempotency-Key')).toMatchObject({ in: 'header' });

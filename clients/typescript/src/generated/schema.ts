@@ -794,7 +794,7 @@ export interface components {
              */
             id: string;
             /**
-             * @description Not a booking status; the booking has one once its seats are held.
+             * @description Not a booking status; the booking has one once its seats are held. (enum property replaced by openapi-typescript)
              * @enum {string}
              */
             status: "PROCESSING";
@@ -806,12 +806,23 @@ export interface components {
              */
             retry_after_seconds: number;
         };
+        /**
+         * @description What a booking operation answers with 200, 201 or 202, one schema for all three so that a generated client's
+         *     method has one return type that holds each: a `Booking` (200, 201) or, while the booking's seats are still
+         *     being held or its command is still running, a `BookingProcessing` (202). `status` tells them apart: a
+         *     booking status for a `Booking`, PROCESSING for a `BookingProcessing`.
+         */
+        BookingResult: components["schemas"]["Booking"] | components["schemas"]["BookingProcessing"];
         Booking: {
             id: components["schemas"]["Uuid"];
             customer_id: components["schemas"]["Uuid"];
             trip_id: components["schemas"]["Uuid"];
             route_id: components["schemas"]["Uuid"];
-            status: components["schemas"]["BookingStatus"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            status: "PENDING_PAYMENT" | "CONFIRMED" | "CANCELLED" | "EXPIRED" | "COMPLETED";
             passengers: components["schemas"]["Passenger"][];
             contact_email: components["schemas"]["Email"];
             contact_phone: components["schemas"]["NullablePhone"];
@@ -906,6 +917,12 @@ export interface components {
         TicketList: {
             tickets: components["schemas"]["Ticket"][];
         };
+        /**
+         * @description What listing a booking's tickets answers with 200 or 202, one schema for both so that a generated client's
+         *     method has one return type that holds each: a `TicketList` (200) or, while the booking's seats are still
+         *     being held, a `BookingProcessing` (202, `status` PROCESSING; a `TicketList` has no `status`).
+         */
+        TicketListResult: components["schemas"]["TicketList"] | components["schemas"]["BookingProcessing"];
         /**
          * @description SEAT_CHANGED, SEGMENT_CHANGED and PASSENGER_REMOVED: a change of the booking replaced the ticket;
          *     BOOKING_CANCELLED and BOOKING_EXPIRED: the booking ended.
@@ -1308,7 +1325,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["Booking"];
+                "application/json": components["schemas"]["BookingResult"];
             };
         };
         /**
@@ -1321,7 +1338,7 @@ export interface components {
          *     while the booking's workflow is still carrying it out: it goes on, and the same request with the same
          *     `Idempotency-Key` answers its outcome.
          */
-        BookingProcessing: {
+        BookingAccepted: {
             headers: {
                 Location: components["headers"]["Location"];
                 "Retry-After": components["headers"]["Retry-After"];
@@ -1329,18 +1346,18 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["BookingProcessing"];
+                "application/json": components["schemas"]["BookingResult"];
             };
         };
         /** @description The booking. */
-        Booking: {
+        BookingOk: {
             headers: {
                 ETag: components["headers"]["ETag"];
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["Booking"];
+                "application/json": components["schemas"]["BookingResult"];
             };
         };
         /** @description One page of bookings, newest departure first. */
@@ -1462,13 +1479,43 @@ export interface components {
             };
         };
         /** @description The booking's tickets. */
-        TicketList: {
+        TicketListOk: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["TicketList"];
+                "application/json": components["schemas"]["TicketListResult"];
+            };
+        };
+        /**
+         * @description BOOKING_PROCESSING — the booking's seats are still being held, so it has no tickets yet; read them again after
+         *     `Retry-After` seconds. The body is a `BookingProcessing` (`status` PROCESSING).
+         */
+        TicketListAccepted: {
+            headers: {
+                Location: components["headers"]["Location"];
+                "Retry-After": components["headers"]["Retry-After"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["TicketListResult"];
+            };
+        };
+        /**
+         * @description BOOKING_PROCESSING — the booking's seats are still being held, so it has no ticket yet; ask again after
+         *     `Retry-After` seconds. A JSON body where the 200 answer is a PDF: read the status before the body.
+         */
+        BookingProcessing: {
+            headers: {
+                Location: components["headers"]["Location"];
+                "Retry-After": components["headers"]["Retry-After"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["BookingProcessing"];
             };
         };
         /** @description The ticket as a PDF document. */
@@ -2032,7 +2079,7 @@ export interface operations {
         requestBody: components["requestBodies"]["CreateBooking"];
         responses: {
             201: components["responses"]["BookingCreated"];
-            202: components["responses"]["BookingProcessing"];
+            202: components["responses"]["BookingAccepted"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -2070,8 +2117,8 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            200: components["responses"]["Booking"];
-            202: components["responses"]["BookingProcessing"];
+            200: components["responses"]["BookingOk"];
+            202: components["responses"]["BookingAccepted"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -2126,8 +2173,8 @@ export interface operations {
         };
         requestBody: components["requestBodies"]["UpdateBooking"];
         responses: {
-            200: components["responses"]["Booking"];
-            202: components["responses"]["BookingProcessing"];
+            200: components["responses"]["BookingOk"];
+            202: components["responses"]["BookingAccepted"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -2179,8 +2226,8 @@ export interface operations {
         };
         requestBody?: components["requestBodies"]["CancelBooking"];
         responses: {
-            200: components["responses"]["Booking"];
-            202: components["responses"]["BookingProcessing"];
+            200: components["responses"]["BookingOk"];
+            202: components["responses"]["BookingAccepted"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -2230,8 +2277,8 @@ export interface operations {
         };
         requestBody: components["requestBodies"]["ConfirmPayment"];
         responses: {
-            200: components["responses"]["Booking"];
-            202: components["responses"]["BookingProcessing"];
+            200: components["responses"]["BookingOk"];
+            202: components["responses"]["BookingAccepted"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
@@ -2270,8 +2317,8 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            200: components["responses"]["TicketList"];
-            202: components["responses"]["BookingProcessing"];
+            200: components["responses"]["TicketListOk"];
+            202: components["responses"]["TicketListAccepted"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
