@@ -10,11 +10,14 @@ const venv = path.join(projectRoot, '.tools', 'localstripe-venv');
 const binary = path.join(venv, 'bin', 'localstripe');
 const pinFile = path.join(venv, '.pins');
 
+// The venv's scripts name its interpreter by absolute path: a checkout moved or cloned elsewhere reinstalls.
+const installedPin = `${LOCALSTRIPE_PIN} ${venv}`;
+
 function installed() {
   return (
     fs.existsSync(binary) &&
     fs.existsSync(pinFile) &&
-    fs.readFileSync(pinFile, 'utf8').trim() === LOCALSTRIPE_PIN
+    fs.readFileSync(pinFile, 'utf8').trim() === installedPin
   );
 }
 
@@ -35,7 +38,7 @@ function ensureLocalstripe(log = (message) => process.stderr.write(`[localstripe
   fs.rmSync(venv, { recursive: true, force: true });
   run('python3', ['-m', 'venv', venv]);
   run(path.join(venv, 'bin', 'pip'), ['install', '--quiet', '--disable-pip-version-check', LOCALSTRIPE_PIN]);
-  fs.writeFileSync(pinFile, `${LOCALSTRIPE_PIN}\n`);
+  fs.writeFileSync(pinFile, `${installedPin}\n`);
   return binary;
 }
 

@@ -14,7 +14,8 @@ openapi_generator_version='7.25.0'
 openapi_generator_python_pins='urllib3==2.8.0 python-dateutil==4.0.0'
 
 venv="$root/.tools/venv"
-venv_pins="$python_client_pin $grpcio_tools_pin $openapi_generator_python_pins"
+# The venv's own path too: its scripts name their interpreter by absolute path, so a moved checkout reinstalls.
+venv_pins="$python_client_pin $grpcio_tools_pin $openapi_generator_python_pins $venv"
 if [[ ! -x "$venv/bin/python" || "$(cat "$venv/.pins" 2>/dev/null)" != "$venv_pins" ]]; then
   echo "clients: installing $venv_pins into .tools/venv"
   python3 -m venv "$venv"

@@ -46,6 +46,8 @@ static_pid=$!
 
 step 'unit and integration tests (jest, real PostgreSQL and Temporal; the static checks run beside them)'
 results=.data/jest-results.json
+# A run that dies before writing its results must not be summarised with the last run's.
+rm -f "$results"
 status=0
 # The `cluster` project is `npm run test:cluster`'s (a real Temporal cluster, built from source on first use).
 # Two workers against the one PostgreSQL and Temporal server, even on two cores: the suites mostly wait on their

@@ -10,6 +10,7 @@ import type {
   Timestamp,
 } from '../domain/booking';
 import type { BoardingRequest } from '../domain/boarding';
+import type { PaymentEvent } from '../domain/payment-events';
 import {
   cancelForTripUpdateName,
   type TripCancellationAnswer,
@@ -147,6 +148,13 @@ export const cancelForTripUpdate = defineUpdate<TripCancellationAnswer, [TripCan
   cancelForTripUpdateName,
 );
 export type { TripCancellationAnswer, TripCancellationRequest };
+/**
+ * What the card processor said about the booking's payments after the fact (a verified webhook, or the
+ * reconciliation finding an outcome no webhook brought). A signal: the processor's event is recorded once by its
+ * id before it is sent, Temporal keeps it while no worker runs, and the workflow ignores an event id it has seen.
+ */
+export const paymentEventSignal = defineSignal<[PaymentEvent]>('PaymentEvent');
+export type { PaymentEvent };
 /** The booking as the workflow holds it right now (before the read model catches up). */
 export const bookingStateQuery = defineQuery<BookingState | undefined>('BookingState');
 

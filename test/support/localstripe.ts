@@ -49,12 +49,20 @@ async function startOn(binary: string, port: number): Promise<RunningLocalstripe
     env: { ...process.env, PYTHONUNBUFFERED: '1' },
   });
   let errorOutput = '';
+  // A spawn that cannot start (no interpreter, no binary) is an answer to report, not a crash of the run.
+  let spawnError: Error | undefined;
+  child.once('error', (error) => {
+    spawnError = error;
+  });
   child.stderr?.on('data', (chunk: Buffer) => {
     errorOutput = (errorOutput + chunk.toString('utf8')).slice(-4000);
   });
   const url = `http://127.0.0.1:${port}`;
   const deadline = started + readyWithinMs;
   while (Date.now() < deadline) {
+    if (spawnError !== undefined) {
+      throw new Error(`localstripe could not start (${binary}): ${spawnError.message}`);
+    }
     if (child.exitCode !== null || child.signalCode !== null) {
       throw new Error(`localstripe exited before answering: ${errorOutput.trim()}`);
     }
