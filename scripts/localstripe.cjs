@@ -6,7 +6,10 @@ const path = require('node:path');
 
 const LOCALSTRIPE_PIN = 'localstripe==1.15.10';
 const projectRoot = path.resolve(__dirname, '..');
-const venv = path.join(projectRoot, '.tools', 'localstripe-venv');
+const tools = path.join(projectRoot, '.tools');
+fs.mkdirSync(tools, { recursive: true });
+// The real path, so checkouts sharing one .tools (a symlink) share one venv instead of reinstalling in turn.
+const venv = path.join(fs.realpathSync(tools), 'localstripe-venv');
 const binary = path.join(venv, 'bin', 'localstripe');
 const pinFile = path.join(venv, '.pins');
 

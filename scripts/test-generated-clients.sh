@@ -13,7 +13,9 @@ openapi_generator_version='7.25.0'
 # What openapi-generator's `python` client imports beside pydantic, which openapi-python-client brings.
 openapi_generator_python_pins='urllib3==2.8.0 python-dateutil==4.0.0'
 
-venv="$root/.tools/venv"
+mkdir -p "$root/.tools"
+# The real path, so checkouts sharing one .tools (a symlink) share one venv instead of reinstalling in turn.
+venv="$(cd "$root/.tools" && pwd -P)/venv"
 # The venv's own path too: its scripts name their interpreter by absolute path, so a moved checkout reinstalls.
 venv_pins="$python_client_pin $grpcio_tools_pin $openapi_generator_python_pins $venv"
 if [[ ! -x "$venv/bin/python" || "$(cat "$venv/.pins" 2>/dev/null)" != "$venv_pins" ]]; then
