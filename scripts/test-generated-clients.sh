@@ -16,14 +16,17 @@ openapi_generator_python_pins='urllib3==2.8.0 python-dateutil==4.0.0'
 mkdir -p "$root/.tools"
 # The real path, so checkouts sharing one .tools (a symlink) share one venv instead of reinstalling in turn.
 venv="$(cd "$root/.tools" && pwd -P)/venv"
-# The venv's own path too: its scripts name their interpreter by absolute path, so a moved checkout reinstalls.
-venv_pins="$python_client_pin $grpcio_tools_pin $openapi_generator_python_pins $venv"
-if [[ ! -x "$venv/bin/python" || "$(cat "$venv/.pins" 2>/dev/null)" != "$venv_pins" ]]; then
+venv_pins="$python_client_pin $grpcio_tools_pin $openapi_generator_python_pins"
+# The venv's own path beside its pins: its scripts name their interpreter by absolute path, so a moved checkout
+# reinstalls.
+venv_marker="$venv_pins $venv"
+if [[ ! -x "$venv/bin/python" || "$(cat "$venv/.pins" 2>/dev/null)" != "$venv_marker" ]]; then
   echo "clients: installing $venv_pins into .tools/venv"
+  rm -rf "$venv"
   python3 -m venv "$venv"
   # shellcheck disable=SC2086 # one pin a word
   "$venv/bin/pip" install --quiet --disable-pip-version-check $venv_pins
-  echo "$venv_pins" >"$venv/.pins"
+  echo "$venv_marker" >"$venv/.pins"
 fi
 oapi_codegen="$root/.tools/bin/oapi-codegen"
 if [[ ! -x "$oapi_codegen" || "$(cat "$root/.tools/bin/.oapi-codegen.version" 2>/dev/null)" != "$oapi_codegen_module" ]]; then
