@@ -19,6 +19,7 @@ import {
   type Outcome,
   SchemaRegistry,
 } from './schema-registry.js';
+import { runCommand } from './lib/run-command';
 
 const { positionals, values } = parseArgs({
   allowPositionals: true,
@@ -120,12 +121,4 @@ async function main(): Promise<number> {
   return run();
 }
 
-main().then(
-  (status) => {
-    process.exitCode = status;
-  },
-  (error: unknown) => {
-    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
-    process.exitCode = 1;
-  },
-);
+runCommand(main);

@@ -9,11 +9,10 @@ say() { echo "client-package: $*"; }
 
 work="$(mktemp -d)"
 outside="$(mktemp -d)"
-stack_pid=''
-worker_pid=''
+# shellcheck source=scripts/lib/embedded-stack.sh
+source scripts/lib/embedded-stack.sh
 cleanup() {
-  [[ -n "$worker_pid" ]] && kill -CONT "$worker_pid" 2>/dev/null
-  [[ -n "$stack_pid" ]] && kill -TERM "$stack_pid" 2>/dev/null && wait "$stack_pid" 2>/dev/null
+  stop_embedded_stack
   rm -rf "$work" "$outside"
   return 0
 }
@@ -95,23 +94,7 @@ IDP_CLIENTS="$(node -p 'JSON.stringify([
 ])' "$app_client_id" "$app_redirect_uri" "$service_client_id" "$service_client_secret")"
 export IDP_CLIENTS
 
-say "starting the embedded stack (logs in $stack_data/stack.log)"
-npm run --silent build:dev
-mkdir -p "$stack_data"
-node dist/dev/stack/start.js >"$stack_data/stack.log" 2>&1 &
-stack_pid=$!
-ready() { node -e 'fetch(process.argv[1]).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))' "$base_url/readyz"; }
-for _ in $(seq 1 240); do
-  if ready; then break; fi
-  if ! kill -0 "$stack_pid" 2>/dev/null; then
-    tail -n 40 "$stack_data/stack.log" >&2
-    say "the stack stopped before it was ready" >&2
-    exit 1
-  fi
-  sleep 1
-done
-ready || { say "the stack was not ready in time" >&2; exit 1; }
-worker_pid="$(pgrep -P "$stack_pid" -f 'dist/src/worker/main.js')"
+start_embedded_stack "$stack_data" client-package
 say "stack ready at $base_url ($((SECONDS - started)) s since the start)"
 
 run_walkthrough() {

@@ -111,31 +111,11 @@ export HTTP_HOST=127.0.0.1 GRPC_HOST=127.0.0.1
 # A create whose seats are not held in two seconds answers 202: the paused-worker flows wait that long.
 export BOOKING_CREATE_ANSWER_TIMEOUT_MS=2000
 
-echo "clients: starting the embedded stack (logs in $stack_data/stack.log)"
-npm run --silent build:dev
-mkdir -p "$stack_data"
-node dist/dev/stack/start.js >"$stack_data/stack.log" 2>&1 &
-stack_pid=$!
-worker_pid=''
-stop_stack() {
-  [[ -n "$worker_pid" ]] && kill -CONT "$worker_pid" 2>/dev/null
-  kill -TERM "$stack_pid" 2>/dev/null && wait "$stack_pid" 2>/dev/null
-  return 0
-}
-trap stop_stack EXIT
-base_url="http://127.0.0.1:$HTTP_PORT"
-ready() { node -e 'fetch(process.argv[1]).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))' "$base_url/readyz"; }
-for _ in $(seq 1 240); do
-  if ready; then break; fi
-  if ! kill -0 "$stack_pid" 2>/dev/null; then
-    tail -n 40 "$stack_data/stack.log" >&2
-    echo "clients: the stack stopped before it was ready" >&2
-    exit 1
-  fi
-  sleep 1
-done
-ready || { echo "clients: the stack was not ready in time" >&2; exit 1; }
-worker_pid="$(pgrep -P "$stack_pid" -f 'dist/src/worker/main.js')"
+# shellcheck source=scripts/lib/embedded-stack.sh
+source scripts/lib/embedded-stack.sh
+trap stop_embedded_stack EXIT
+start_embedded_stack "$stack_data" clients
+base_url="$stack_url"
 
 export BASE_URL="$base_url" LOGIN_EMAIL=alice@example.com LOGIN_PASSWORD=alice-demo-password
 export GRPC_ADDRESS="localhost:$GRPC_PORT" GRPC_CERT_DIR="$stack_data/certs"
