@@ -151,7 +151,7 @@ export function bookingJson(booking: BookingView) {
       method: booking.payment.method ?? null,
       last_attempt_at: booking.payment.lastAttemptAt ?? null,
       decline_reason: booking.payment.declineReason ?? null,
-      ...(booking.payment.action === undefined ? {} : { action: paymentActionJson(booking.payment.action) }),
+      action: booking.payment.action === undefined ? null : paymentActionJson(booking.payment.action),
     },
     departure_time: booking.departureTime,
     created_at: booking.createdAt,

@@ -784,7 +784,8 @@ export interface components {
             last_attempt_at: components["schemas"]["NullableTimestamp"];
             /** @example insufficient_funds */
             decline_reason: string | null;
-            action?: components["schemas"]["PaymentAction"];
+            /** @description The payment the processor has not finished; null unless one is open. */
+            action?: components["schemas"]["PaymentAction"] | null;
         };
         /**
          * @description A payment the card processor has not finished, present only while it is open: the customer must act (a
