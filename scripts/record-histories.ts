@@ -26,6 +26,7 @@ import {
   type BookingPath,
 } from './histories/booking-paths';
 import { recordChargeAfterHoldLapsed, recordTripCancellation } from './histories/held-charge-paths';
+import { recordPaymentConversation } from './histories/payment-conversation-paths';
 import type { HistoryEntry, RecordedRun, RecordingContext } from './histories/recording';
 import { bookingWorkflowId } from '../src/workflows/shared';
 
@@ -103,15 +104,14 @@ async function main(): Promise<void> {
   const { default: stopServers } = (await import(teardownModule)) as { default: () => Promise<void> };
   quietTemporalRuntime();
   await startServers();
-  const saga = await startSagaEnvironment({
-    // Lapsed holds free their seats at once, so a recording can hand one to another booking.
-    environment: {
-      BOOKING_CHANGE_CUTOFF_SECONDS: '0',
-      BOOKING_LAPSED_HOLD_GRACE_SECONDS: '0',
-      BOOKING_MAX_OPEN_HOLDS_PER_CUSTOMER: '100',
-    },
-    timings: { noShowGraceMs },
-  });
+  // Lapsed holds free their seats at once, so a recording can hand one to another booking.
+  const environment = {
+    BOOKING_CHANGE_CUTOFF_SECONDS: '0',
+    BOOKING_LAPSED_HOLD_GRACE_SECONDS: '0',
+    BOOKING_MAX_OPEN_HOLDS_PER_CUSTOMER: '100',
+  };
+  const saga = await startSagaEnvironment({ environment, timings: { noShowGraceMs } });
+  let stripeSaga: SagaEnvironment | undefined;
   try {
     const agent = actorOf(await insertUser(saga.database, saga.cipher, { roles: ['agent'] }));
     const context: RecordingContext = {
@@ -125,6 +125,10 @@ async function main(): Promise<void> {
       ...(await recordTripCancellation(context)),
       await recordChargeAfterHoldLapsed(context),
     ];
+    // Open payments need a processor that leaves them open: localstripe, on workers of their own.
+    const conversation = await recordPaymentConversation(context, environment);
+    stripeSaga = conversation.stripeSaga;
+    runs.push(...conversation.runs);
     const departing = await createTrip(saga.database, departingTripOptions);
     runs.push(
       ...(await Promise.all([
@@ -149,6 +153,7 @@ async function main(): Promise<void> {
     );
     renameSync(partialDirectory, historiesDirectory);
   } finally {
+    await stripeSaga?.stop();
     await saga.stop();
     await stopServers();
   }

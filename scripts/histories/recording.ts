@@ -32,6 +32,13 @@ export type LifecycleRow =
   | 'payment-after-trip-cancelled'
   | 'charge-under-way-at-trip-cancel'
   | 'create-after-trip-cancelled'
+  | 'payment-requires-action'
+  | 'payment-action-succeeded'
+  | 'payment-action-failed'
+  | 'late-money-kept'
+  | 'late-money-refunded'
+  | 'cancel-during-payment-action'
+  | 'payment-incident'
   | 'completed';
 
 /** One history file as the manifest (index.json) lists it. */

@@ -97,7 +97,13 @@ export const activityNamesByTaskQueue = {
     'CancelTripBooking',
   ],
   [taskQueues.seats]: ['ReserveSeats', 'ConfirmSeats', 'ReleaseSeats'],
-  [taskQueues.payments]: ['ProcessPayment', 'RefundPayment'],
+  [taskQueues.payments]: [
+    'ProcessPayment',
+    'RefundPayment',
+    'CheckPayment',
+    'CancelPayment',
+    'ReportPaymentIncident',
+  ],
   [taskQueues.notifications]: ['SendEmailNotification', 'SendSMSNotification'],
 } as const satisfies Record<TaskQueue, readonly (keyof BookingActivities)[]>;
 

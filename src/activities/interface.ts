@@ -1,7 +1,7 @@
 // The activity contract between the booking workflow and the workers: names, inputs and results (all plain data),
 // and how a business outcome crosses. The workflow imports this module, so it loads nothing but domain types.
 import { ApplicationFailure } from '@temporalio/common';
-import type { BookingState, BookingStatus, Money } from '../domain/booking';
+import type { BookingState, BookingStatus, Money, PaymentAction } from '../domain/booking';
 import type { DomainError } from '../domain/errors';
 import type { LegRange } from '../domain/segments';
 
@@ -64,8 +64,13 @@ export interface ProcessPaymentInput {
   bookingId: string;
   idempotencyKey: string;
   amount: Money;
-  /** A gateway token (never a card number). */
+  /** A gateway token or payment method id (never a card number). */
   paymentToken: string;
+  /**
+   * The workflow can hand the customer a challenge and wait for its outcome: the answer may then be an open
+   * payment. Without it a payment that cannot finish at once is declined, as before payments could stay open.
+   */
+  allowAction?: boolean;
 }
 
 export interface ProcessPaymentResult {
@@ -73,6 +78,61 @@ export interface ProcessPaymentResult {
   /** e.g. `visa •••• 4242`. */
   methodMasked: string;
   amount: Money;
+}
+
+/** A payment the processor left open: the customer must act (3-D Secure), or the processor is still deciding. */
+export interface OpenPaymentResult {
+  open: PaymentAction;
+  amount: Money;
+}
+
+/** ProcessPayment's answer: captured, or (only with `allowAction`) open. A decline is its failure. */
+export type ProcessPaymentAnswer = ProcessPaymentResult | OpenPaymentResult;
+
+/** Open answers only for a request that opted in with `allowAction: true`, as the gateway port's ChargeAnswer. */
+export type ProcessPaymentAnswerTo<Input extends ProcessPaymentInput> = Input extends { allowAction: true }
+  ? ProcessPaymentAnswer
+  : ProcessPaymentResult;
+
+export function isOpenPayment(answer: ProcessPaymentAnswer): answer is OpenPaymentResult {
+  return 'open' in answer;
+}
+
+/** An open payment's attempt, named by the key its ProcessPayment used, so its ledger row is that attempt's. */
+export interface SettlePaymentInput {
+  bookingId: string;
+  /** The attempt's ProcessPayment key: the ledger row of its outcome is written under it, once. */
+  idempotencyKey: string;
+  intentId: string;
+  amount: Money;
+}
+
+/** CancelPayment's input: the cancel has a key of its own. */
+export interface CancelPaymentInput extends SettlePaymentInput {
+  cancelKey: string;
+}
+
+/** Where an open payment stands at the processor, its outcome written to the ledger once it has one. */
+export type SettlePaymentResult =
+  | ({ outcome: 'APPROVED' } & ProcessPaymentResult)
+  | { outcome: 'DECLINED'; reason: string }
+  | { outcome: 'CANCELED' }
+  | { outcome: 'OPEN'; open: PaymentAction };
+
+/**
+ * Refunds the processor failed and disputes, as its events told; and money that arrived after the hold, kept for a
+ * booking held again or refunded in full.
+ */
+export type PaymentIncidentKind =
+  'refund_failed' | 'dispute_created' | 'late_payment_confirmed' | 'late_payment_refunded';
+
+/** What an operator is told about a booking's money (a log line and `bus_booking_payment_incidents_total`). */
+export interface ReportPaymentIncidentInput {
+  bookingId: string;
+  kind: PaymentIncidentKind;
+  /** The processor's refund, dispute or payment id. */
+  reference: string;
+  reason: string;
 }
 
 export interface RefundPaymentInput {
@@ -127,8 +187,13 @@ export interface SeatActivities {
 }
 
 export interface PaymentActivities {
-  ProcessPayment: (input: ProcessPaymentInput) => Promise<ProcessPaymentResult>;
+  ProcessPayment: <Input extends ProcessPaymentInput>(input: Input) => Promise<ProcessPaymentAnswerTo<Input>>;
   RefundPayment: (input: RefundPaymentInput) => Promise<RefundPaymentResult>;
+  /** Asks the processor where an open payment stands; records its outcome once it has one. */
+  CheckPayment: (input: SettlePaymentInput) => Promise<SettlePaymentResult>;
+  /** Cancels an open payment; answers APPROVED when the customer finished first (money that arrived late). */
+  CancelPayment: (input: CancelPaymentInput) => Promise<SettlePaymentResult>;
+  ReportPaymentIncident: (input: ReportPaymentIncidentInput) => Promise<void>;
 }
 
 export interface NotificationActivities {

@@ -17,7 +17,10 @@ export const notificationTemplateParameters: Readonly<
     optional: ['chargedMinor', 'refundedMinor'],
   },
   'booking-cancelled': { required: ['departureTime', 'refundAmountMinor', 'currency'], optional: ['reason'] },
-  'booking-expired': { required: ['departureTime'], optional: ['holdExpiresAt'] },
+  'booking-expired': {
+    required: ['departureTime'],
+    optional: ['holdExpiresAt', 'refundAmountMinor', 'currency'],
+  },
   'booking-no-show': {
     required: ['departureTime', 'seatNumbers', 'refundAmountMinor', 'currency'],
     optional: [],
@@ -199,13 +202,22 @@ export function renderNotification(
     case 'booking-expired': {
       const departure = read.instant('departureTime');
       const expiredAt = read.has('holdExpiresAt') ? ` at ${read.instant('holdExpiresAt')}` : '';
+      // A payment that arrived after the seats went back is refunded in full, and the customer must hear so.
+      const refunded = read.has('refundAmountMinor') ? read.amount('refundAmountMinor') : undefined;
+      const moneyLine =
+        refunded === undefined
+          ? 'Nothing was charged.'
+          : `Your payment arrived after the hold ended and the seats were gone, so ${refunded} is on its way back to your original payment method.`;
       return {
         subject: `Booking ${reference} expired`,
         text:
           `Your seat hold for booking ${reference} (departure ${departure}) expired${expiredAt} before payment, ` +
-          'so the seats have been released. Nothing was charged. You are welcome to book again.' +
+          `so the seats have been released. ${moneyLine} You are welcome to book again.` +
           signature,
-        smsText: `Booking ${reference} expired before payment; the seats were released and nothing was charged.`,
+        smsText:
+          refunded === undefined
+            ? `Booking ${reference} expired before payment; the seats were released and nothing was charged.`
+            : `Booking ${reference} expired before your payment arrived; ${refunded} is being refunded in full.`,
       };
     }
     case 'booking-no-show': {

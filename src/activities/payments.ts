@@ -1,4 +1,5 @@
 // ProcessPayment and RefundPayment: money moves through the PaymentGateway port, the booking's ledger rows follow.
+import { log } from '@temporalio/activity';
 import type { Knex } from 'knex';
 import { approvedPaymentId, recordPayment, recordRefund } from '../db/payments';
 import { tripStandingOfBooking, type BookingTripStanding } from '../db/trip-cancellations';
@@ -9,24 +10,33 @@ import {
   validationFailed,
   type FieldViolation,
 } from '../domain/errors';
-import type { Money } from '../domain/booking';
+import type { Money, PaymentAction } from '../domain/booking';
 import { tripCancelledRefusal } from '../domain/trip-cancellation';
 import { maxPaymentTokenLength } from '../domain/validation';
 import {
   GatewayUnavailableError,
   IdempotencyKeyConflictError,
+  PaymentNotFoundError,
   RefundRejectedError,
   type ChargeResult,
+  type OpenChargeResult,
   type PaymentGateway,
+  type PaymentProcessing,
+  type PaymentRequiresAction,
+  type PaymentState,
 } from '../ports/payment-gateway';
 import { createBusinessMetrics, type BusinessMetrics } from '../observability/metrics';
 import type { FieldCipher } from '../security/field-encryption';
 import { permanentFailure, transientFailure } from './failures';
 import {
   businessFailure,
+  type CancelPaymentInput,
   type PaymentActivities,
+  type ProcessPaymentAnswer,
   type ProcessPaymentInput,
-  type ProcessPaymentResult,
+  type ReportPaymentIncidentInput,
+  type SettlePaymentInput,
+  type SettlePaymentResult,
   type RefundPaymentInput,
   type RefundPaymentResult,
 } from './interface';
@@ -67,7 +77,21 @@ function gatewayFailure(error: unknown): unknown {
   if (error instanceof GatewayUnavailableError) return transientFailure(error.name, error.message, error);
   if (error instanceof IdempotencyKeyConflictError) return businessFailure(idempotencyKeyReused());
   if (error instanceof RefundRejectedError) return permanentFailure('REFUND_REJECTED', error.message, error);
+  if (error instanceof PaymentNotFoundError)
+    return permanentFailure('PAYMENT_NOT_FOUND', error.message, error);
   return error;
+}
+
+/** An open answer of the processor as the booking shows it; the client secret travels only to the customer. */
+export function paymentActionOf(open: PaymentRequiresAction | PaymentProcessing): PaymentAction {
+  if (open.status === 'processing') return { status: 'PROCESSING', intentId: open.intentId };
+  return {
+    status: 'REQUIRES_ACTION',
+    intentId: open.intentId,
+    nextActionType: open.nextAction.type,
+    ...(open.nextAction.redirectUrl === undefined ? {} : { redirectUrl: open.nextAction.redirectUrl }),
+    clientSecret: open.clientSecret,
+  };
 }
 
 export function createPaymentActivities(dependencies: PaymentActivityDependencies): PaymentActivities {
@@ -78,7 +102,7 @@ export function createPaymentActivities(dependencies: PaymentActivityDependencie
    * Charges once per idempotency key (the gateway deduplicates) and records the attempt in `payments`.
    * A decline is non-retryable PAYMENT_DECLINED carrying the reason; a gateway outage is retried.
    */
-  async function ProcessPayment(input: ProcessPaymentInput): Promise<ProcessPaymentResult> {
+  async function ProcessPayment(input: ProcessPaymentInput): Promise<ProcessPaymentAnswer> {
     const tokenViolations: FieldViolation[] =
       typeof input.paymentToken === 'string' &&
       input.paymentToken.length > 0 &&
@@ -94,21 +118,39 @@ export function createPaymentActivities(dependencies: PaymentActivityDependencie
     // No charge without a booking, nor for a trip the operator cancelled: both are read before any money moves.
     const trip = await tripStandingOfBooking(database, input.bookingId);
     if (trip === undefined) throw businessFailure(notFound('Booking', input.bookingId));
-    const outcome =
+    const outcome: OpenChargeResult =
       trip.tripStatus === 'CANCELLED'
         ? await chargeMadeBeforeTheMark(input, trip)
-        : await paymentGateway
-            .charge({
-              idempotencyKey: input.idempotencyKey,
-              amount: input.amount,
-              paymentToken: input.paymentToken,
-              description: `Bus booking ${input.bookingId}`,
-              bookingId: input.bookingId,
-            })
-            .catch((error: unknown) => {
-              throw gatewayFailure(error);
-            });
+        : await charge(input).catch((error: unknown) => {
+            throw gatewayFailure(error);
+          });
+    // Nothing is written for an open payment: its outcome is, once CheckPayment or CancelPayment learns it.
+    if (outcome.status === 'requires_action' || outcome.status === 'processing') {
+      return { open: paymentActionOf(outcome), amount: input.amount };
+    }
+    await recordOutcome(input, outcome);
+    if (outcome.status === 'declined') throw businessFailure(paymentDeclined(outcome.reason));
+    return { transactionId: outcome.transactionId, methodMasked: outcome.methodMasked, amount: input.amount };
+  }
 
+  function charge(input: ProcessPaymentInput): Promise<OpenChargeResult> {
+    const request = {
+      idempotencyKey: input.idempotencyKey,
+      amount: input.amount,
+      paymentToken: input.paymentToken,
+      description: `Bus booking ${input.bookingId}`,
+      bookingId: input.bookingId,
+    };
+    return input.allowAction === true
+      ? paymentGateway.charge({ ...request, allowAction: true as const })
+      : paymentGateway.charge(request);
+  }
+
+  /** Writes an attempt's outcome to the ledger under its key, once. */
+  async function recordOutcome(
+    input: Pick<ProcessPaymentInput, 'bookingId' | 'idempotencyKey' | 'amount'>,
+    outcome: ChargeResult,
+  ): Promise<void> {
     const recorded = await recordPayment(database, {
       bookingId: input.bookingId,
       idempotencyKey: input.idempotencyKey,
@@ -121,9 +163,61 @@ export function createPaymentActivities(dependencies: PaymentActivityDependencie
     });
     // A new gateway result only: a retry gets the gateway's replay of it and finds its ledger row in place.
     if (recorded) metrics.payment(outcome.status);
+  }
 
-    if (outcome.status === 'declined') throw businessFailure(paymentDeclined(outcome.reason));
-    return { transactionId: outcome.transactionId, methodMasked: outcome.methodMasked, amount: input.amount };
+  /** The processor's state of an open payment, its outcome written to the ledger when it has one. */
+  async function settled(input: SettlePaymentInput, state: PaymentState): Promise<SettlePaymentResult> {
+    switch (state.status) {
+      case 'requires_action':
+      case 'processing': {
+        // Asked again later, the secret is not the booking's to keep: the customer had it in the payment's answer.
+        const { clientSecret: _secret, ...open } = paymentActionOf(state);
+        return { outcome: 'OPEN', open };
+      }
+      case 'canceled':
+        return { outcome: 'CANCELED' };
+      case 'declined':
+        await recordOutcome(input, state);
+        return { outcome: 'DECLINED', reason: state.reason };
+      case 'approved':
+        await recordOutcome(input, state);
+        return {
+          outcome: 'APPROVED',
+          transactionId: state.transactionId,
+          methodMasked: state.methodMasked,
+          amount: input.amount,
+        };
+    }
+  }
+
+  async function CheckPayment(input: SettlePaymentInput): Promise<SettlePaymentResult> {
+    rejectInvalid([...amountViolations(input.amount), ...keyViolations(input.idempotencyKey)]);
+    const state = await paymentGateway.paymentIntent(input.intentId).catch((error: unknown) => {
+      throw gatewayFailure(error);
+    });
+    return settled(input, state);
+  }
+
+  async function CancelPayment(input: CancelPaymentInput): Promise<SettlePaymentResult> {
+    rejectInvalid([...amountViolations(input.amount), ...keyViolations(input.cancelKey)]);
+    const state = await paymentGateway
+      .cancelPayment(input.intentId, input.cancelKey)
+      .catch((error: unknown) => {
+        throw gatewayFailure(error);
+      });
+    return settled(input, state);
+  }
+
+  /** A log line operators search for and a counter their alerts watch. */
+  function ReportPaymentIncident(input: ReportPaymentIncidentInput): Promise<void> {
+    metrics.paymentIncident(input.kind);
+    log.warn('payment incident', {
+      bookingId: input.bookingId,
+      kind: input.kind,
+      reference: input.reference,
+      reason: input.reason,
+    });
+    return Promise.resolve();
   }
 
   /**
@@ -186,5 +280,12 @@ export function createPaymentActivities(dependencies: PaymentActivityDependencie
     return { refundId, amount: input.amount };
   }
 
-  return { ProcessPayment, RefundPayment };
+  return {
+    // One implementation answers both shapes; the open ones only to a request with allowAction.
+    ProcessPayment: ProcessPayment as PaymentActivities['ProcessPayment'],
+    RefundPayment,
+    CheckPayment,
+    CancelPayment,
+    ReportPaymentIncident,
+  };
 }

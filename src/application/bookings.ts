@@ -450,7 +450,7 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
   async function confirmPayment(
     actor: Actor,
     bookingId: string,
-    input: { paymentToken?: unknown },
+    input: { paymentToken?: unknown; paymentMethod?: unknown },
     options: ConfirmPaymentOptions = {},
   ): Promise<BookingView> {
     const command = validateConfirmPayment(input);

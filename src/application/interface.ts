@@ -67,7 +67,7 @@ export interface BookingApplication extends TripCancellationApplication {
   confirmPayment(
     actor: Actor,
     bookingId: string,
-    input: { paymentToken?: unknown },
+    input: { paymentToken?: unknown; paymentMethod?: unknown },
     options?: ConfirmPaymentOptions,
   ): Promise<BookingView>;
 }

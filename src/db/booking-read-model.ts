@@ -5,6 +5,7 @@ import type {
   BookingStatus,
   FareClass,
   Passenger,
+  PaymentAction,
   PaymentStatus,
   PriceBreakdown,
 } from '../domain/booking';
@@ -19,7 +20,7 @@ import { detachPassengers, linkSeatsToPassengers } from './seat-allocations';
 /** A booking as readers see it: the workflow's state without what only the workflow needs, decrypted. */
 export type BookingView = Omit<
   BookingState,
-  'paymentAttempts' | 'refundRule' | 'boardings' | 'noShowsRecordedAt'
+  'paymentAttempts' | 'paymentIncidents' | 'refundRule' | 'boardings' | 'noShowsRecordedAt'
 >;
 
 /** A row of `bookings` as PostgreSQL returns it; personal fields hold `enc:` envelopes. */
@@ -45,6 +46,8 @@ export interface BookingRow {
   cancelled_at: Date | null;
   departure_time: Date;
   segment: BookingSegment | null;
+  /** The open payment without its client secret; null while none is open. */
+  payment_action: PaymentAction | null;
   version: number;
   created_at: Date;
   updated_at: Date;
@@ -57,6 +60,13 @@ function everyColumnOf<Row>() {
   return <const Columns extends readonly (keyof Row)[]>(
     columns: Columns & ([Exclude<keyof Row, Columns[number]>] extends [never] ? unknown : never),
   ): Columns => columns;
+}
+
+/** The client secret is the customer's, in the payment's answer: never stored. */
+function paymentActionColumn(action: PaymentAction | undefined): string | null {
+  if (action === undefined) return null;
+  const { clientSecret: _secret, ...stored } = action;
+  return JSON.stringify(stored);
 }
 
 /** Every column of BookingRow, in the table's order: what readers select and the writer fills. */
@@ -85,6 +95,7 @@ export const bookingColumns = everyColumnOf<BookingRow>()([
   'created_at',
   'updated_at',
   'segment',
+  'payment_action',
 ]);
 
 /** Foreign key of a booking row to its trip: a snapshot of a trip that does not exist fails it. */
@@ -130,6 +141,7 @@ function bookingRowOf(snapshot: BookingState, cipher: FieldCipher): Record<Booki
     cancelled_at: snapshot.cancelledAt ?? null,
     departure_time: snapshot.departureTime,
     segment: snapshot.segment === undefined ? null : JSON.stringify(snapshot.segment),
+    payment_action: paymentActionColumn(snapshot.payment.action),
     version: snapshot.version,
     created_at: snapshot.createdAt,
     updated_at: snapshot.updatedAt,
@@ -393,6 +405,7 @@ function bookingViewOfRow(
         ? {}
         : { lastAttemptAt: row.payment_last_attempt_at.toISOString() }),
       ...(row.payment_decline_reason === null ? {} : { declineReason: row.payment_decline_reason }),
+      ...(row.payment_action === null ? {} : { action: row.payment_action }),
     },
     departureTime: row.departure_time.toISOString(),
     ...(row.segment === null ? {} : { segment: row.segment }),
@@ -440,6 +453,7 @@ export async function bookingViews(
 export function bookingViewOfSnapshot(snapshot: BookingState): BookingView {
   const {
     paymentAttempts: _paymentAttempts,
+    paymentIncidents: _paymentIncidents,
     refundRule: _refundRule,
     confirmedAt: _confirmedAt,
     boardings: _boardings,

@@ -70,8 +70,40 @@ export interface RefundRule {
   readonly noShowRefundPercent?: number;
 }
 
+/**
+ * A payment the processor has not finished (payment as a conversation): the customer's challenge (3-D Secure) or
+ * the processor still deciding. The booking stays PENDING_PAYMENT while it is open; its outcome comes later.
+ */
+export interface PaymentAction {
+  readonly status: 'REQUIRES_ACTION' | 'PROCESSING';
+  /** The processor's id of the attempt (Stripe's PaymentIntent). */
+  readonly intentId: string;
+  /** The processor's kind of next step, e.g. Stripe's `use_stripe_sdk` or `redirect_to_url`. */
+  readonly nextActionType?: string;
+  readonly redirectUrl?: string;
+  /**
+   * What the customer's client confirms the attempt with. Only in the answer to the payment request: never kept in
+   * the booking the read model stores.
+   */
+  readonly clientSecret?: string;
+}
+
+/** Something about the booking's money an operator must look at: a refund the processor failed, a dispute. */
+export interface PaymentIncident {
+  readonly kind: 'REFUND_FAILED' | 'DISPUTE_CREATED';
+  /** The processor's event that told of it. */
+  readonly eventId: string;
+  /** The processor's refund or dispute id. */
+  readonly reference: string;
+  readonly amount: Money;
+  readonly reason: string;
+  readonly recordedAt: Timestamp;
+}
+
 export interface PaymentSummary {
   readonly status: PaymentStatus;
+  /** Present while a payment is open at the processor. */
+  readonly action?: PaymentAction;
   /** Masked, e.g. `visa •••• 4242`; never a card number. */
   readonly method?: string;
   readonly lastAttemptAt?: Timestamp;
@@ -103,6 +135,8 @@ export interface BookingState {
   readonly holdExpiresAt: Timestamp;
   readonly payment: PaymentSummary;
   readonly paymentAttempts: readonly PaymentAttempt[];
+  /** Refunds the processor failed and disputes, as its events told them; absent until the first. */
+  readonly paymentIncidents?: readonly PaymentIncident[];
   /** Snapshot of the fare's rule when the booking was made: later fare changes do not alter its terms. */
   readonly refundRule: RefundRule;
   /** Departure from the boarding stop (the trip's departure for a whole-route booking). */

@@ -6,6 +6,7 @@ export const activitySteps = [
   'confirm-seats',
   'release-seats',
   'process-payment',
+  'cancel-payment',
   'refund-payment',
   'send-email',
   'send-sms',

@@ -27,6 +27,8 @@ const controlCharacterPattern = /\p{Cc}/u;
 const controlCharacterExceptLineBreaksPattern = /[^\P{Cc}\n\r\t]/u;
 /** A gateway token (`tok_visa`), never a card number: the REST contract's pattern, so both fronts agree. */
 const paymentTokenPattern = /^tok_[A-Za-z0-9_]{1,124}$/;
+/** A payment method id from the processor's client-side SDK (`pm_…`), the REST contract's pattern too. */
+const paymentMethodPattern = /^pm_[A-Za-z0-9_]{1,124}$/;
 const idempotencyKeyPattern = /^[A-Za-z0-9._:-]{1,255}$/;
 const nulCharacter = '\u0000';
 const maximumNulViolations = 50;
@@ -47,6 +49,8 @@ export const fieldMessages = {
   nulCharacter: 'must not contain the NUL character (U+0000)',
   nulPropertyName: 'property names must not contain the NUL character (U+0000)',
   paymentToken: 'is required: a gateway token such as tok_visa (tok_ then 1 to 124 letters, digits or _)',
+  paymentMethod: 'must be a payment method id such as pm_card_visa (pm_ then 1 to 124 letters, digits or _)',
+  paymentTokenOrMethod: 'give payment_token or payment_method, not both',
   idempotencyKey: 'must be 1 to 255 characters, each a letter, a digit or one of . _ : -',
   passengerCount: (maxPassengers: number) => `must list 1 to ${maxPassengers} passengers`,
   passengerUpdateChangesNothing: 'must change at least one of first_name, last_name, email, phone',
@@ -630,23 +634,36 @@ export function validateCancelBooking(input: { readonly reason?: unknown }): Can
 }
 
 export interface ConfirmPaymentCommand {
+  /** A gateway token or a payment method id: the gateway tells them apart by their prefix. */
   readonly paymentToken: string;
 }
 
-export function validateConfirmPayment(input: { readonly paymentToken?: unknown }): ConfirmPaymentCommand {
-  const token = input.paymentToken;
-  if (
-    typeof token !== 'string' ||
-    token.length < 1 ||
-    token.length > maxPaymentTokenLength ||
-    !paymentTokenPattern.test(token)
-  ) {
-    throw validationFailed([
-      {
-        field: 'payment_token',
-        message: fieldMessages.paymentToken,
-      },
-    ]);
+function isWellFormedToken(value: unknown, pattern: RegExp): value is string {
+  return (
+    typeof value === 'string' &&
+    value.length >= 1 &&
+    value.length <= maxPaymentTokenLength &&
+    pattern.test(value)
+  );
+}
+
+/** Exactly one of a gateway token (`payment_token`) and a payment method id (`payment_method`). */
+export function validateConfirmPayment(input: {
+  readonly paymentToken?: unknown;
+  readonly paymentMethod?: unknown;
+}): ConfirmPaymentCommand {
+  const { paymentToken: token, paymentMethod: method } = input;
+  if (method !== undefined) {
+    if (token !== undefined) {
+      throw validationFailed([{ field: 'payment_method', message: fieldMessages.paymentTokenOrMethod }]);
+    }
+    if (!isWellFormedToken(method, paymentMethodPattern)) {
+      throw validationFailed([{ field: 'payment_method', message: fieldMessages.paymentMethod }]);
+    }
+    return { paymentToken: method };
+  }
+  if (!isWellFormedToken(token, paymentTokenPattern)) {
+    throw validationFailed([{ field: 'payment_token', message: fieldMessages.paymentToken }]);
   }
   return { paymentToken: token };
 }

@@ -157,6 +157,13 @@ export type RefundOutcome = 'succeeded' | 'failed';
 export type CompensationStep = 'release_seats' | 'refund_payment';
 export type CompensationOutcome = 'succeeded' | 'failed';
 export type NotificationChannel = 'email' | 'sms';
+export const paymentIncidentKinds = [
+  'refund_failed',
+  'dispute_created',
+  'late_payment_confirmed',
+  'late_payment_refunded',
+] as const;
+export type PaymentIncidentKind = (typeof paymentIncidentKinds)[number];
 export type NotificationOutcome = 'sent' | 'failed';
 
 /** What the activities report; each call is one fact (a retry that finds its work done reports nothing). */
@@ -171,6 +178,8 @@ export interface BusinessMetrics {
   refund(outcome: RefundOutcome, amount?: Money): void;
   compensation(step: CompensationStep, outcome: CompensationOutcome): void;
   notification(channel: NotificationChannel, outcome: NotificationOutcome): void;
+  /** Something about a booking's money an operator must look at, or should know happened. */
+  paymentIncident(kind: PaymentIncidentKind): void;
 }
 
 export interface BusinessMetricsOptions {
@@ -234,6 +243,12 @@ export function createBusinessMetrics(
     labelNames: ['channel', 'outcome'] as const,
     registers,
   });
+  const paymentIncidents = new Counter({
+    name: 'bus_booking_payment_incidents_total',
+    help: 'Refunds the processor failed, disputes, and payments that arrived after the hold (kept or refunded)',
+    labelNames: ['kind'] as const,
+    registers,
+  });
   const { overduePendingPayments, onCollectFailure } = options;
   if (overduePendingPayments !== undefined) {
     new Gauge({
@@ -264,6 +279,7 @@ export function createBusinessMetrics(
   for (const channel of ['email', 'sms']) {
     for (const outcome of ['sent', 'failed']) notifications.inc({ channel, outcome }, 0);
   }
+  for (const kind of paymentIncidentKinds) paymentIncidents.inc({ kind }, 0);
 
   return {
     registry,
@@ -283,5 +299,6 @@ export function createBusinessMetrics(
     },
     compensation: (step, outcome) => compensations.inc({ step, outcome }),
     notification: (channel, outcome) => notifications.inc({ channel, outcome }),
+    paymentIncident: (kind) => paymentIncidents.inc({ kind }),
   };
 }

@@ -8,6 +8,7 @@ import { zeroMoney } from '../domain/money';
 import { toTimestamp } from '../domain/time';
 import { tripCancellationRefund } from '../domain/trip-cancellation';
 import { notBookedStatus, now, type BookingSaga } from './booking-saga';
+import { closeOpenPayment } from './payment-conversation';
 import type { CancelBookingRequest, TripCancellationAnswer, TripCancellationRequest } from './shared';
 
 export function checkCancel(saga: BookingSaga, request: CancelBookingRequest): { reason?: string } {
@@ -17,20 +18,32 @@ export function checkCancel(saga: BookingSaga, request: CancelBookingRequest): {
 
 /**
  * "`PENDING_PAYMENT` cancel": ReleaseSeats. "`CONFIRMED` cancel": RefundPayment of what the fare's refund rule
- * gives back, ReleaseSeats, the tickets revoked, a notification.
+ * gives back, ReleaseSeats, the tickets revoked, a notification. "cancel during an open payment": the payment is
+ * cancelled first; money the customer paid before the cancel reached the processor is refunded in full (the
+ * booking was never confirmed, so no fare rule keeps any of it) and the customer told.
  */
 export async function cancelBooking(saga: BookingSaga, request: CancelBookingRequest): Promise<BookingState> {
   const { reason } = checkCancel(saga, request);
   const wasConfirmed = saga.booking.status === 'CONFIRMED';
+  const lateCharge = await closeOpenPayment(saga);
   const cancelledAt = toTimestamp(now());
-  const refund = cancellationRefund(saga.booking, cancelledAt);
+  const refund =
+    lateCharge === undefined ? cancellationRefund(saga.booking, cancelledAt) : netAmountPaid(saga.booking);
   await saga.releaseSeatsAndRefund(refund, 'cancelled');
   await saga.publish({
     status: saga.next('CANCEL_REQUESTED'),
     cancelledAt,
     ...(reason === undefined ? {} : { cancellationReason: reason }),
   });
-  if (wasConfirmed) await saga.steps.notifyCancelled(saga.booking, refund, reason);
+  if (wasConfirmed || lateCharge !== undefined)
+    await saga.steps.notifyCancelled(saga.booking, refund, reason);
+  if (lateCharge !== undefined) {
+    await saga.steps.reportPaymentIncident(
+      'late_payment_refunded',
+      lateCharge,
+      'paid as the booking was cancelled',
+    );
+  }
   return saga.booking;
 }
 
@@ -90,6 +103,8 @@ export async function cancelBecauseTripCancelled(
   tripId: string,
   reason: string,
 ): Promise<Money> {
+  // An open payment is closed first: whatever it took is then captured, and refunded with the rest.
+  await closeOpenPayment(saga);
   const refund = tripCancellationRefund(saga.booking);
   await saga.releaseSeatsAndRefund(refund, 'trip-cancelled');
   await saga.publish({
@@ -107,6 +122,7 @@ export async function undoEverythingOnWorkflowCancel(saga: BookingSaga): Promise
   await CancellationScope.nonCancellable(() =>
     saga.customerRequests.inTurn(async () => {
       if (saga.state === undefined || isTerminal(saga.booking.status)) return;
+      await closeOpenPayment(saga);
       await saga.releaseSeatsAndRefund(netAmountPaid(saga.booking), 'workflow-cancelled');
       if (!saga.seatsHeld) {
         saga.endWithoutBooking(new DomainError('UNAVAILABLE', 'The booking request was cancelled'));

@@ -23,6 +23,10 @@ export function planChange(
 ): BookingChangePlan {
   const booking = saga.booking;
   assertCanUpdate(booking, now(), saga.input.timings.changeCutoffMs);
+  // The open payment is for the price as it stands: a change waits until the processor has answered.
+  if (saga.openPayment !== undefined) {
+    throw bookingStateConflict(booking.status, 'update', 'a payment is open; finish or cancel it first');
+  }
   const expectedVersion = request?.expectedVersion;
   if (expectedVersion !== undefined && expectedVersion !== booking.version) {
     throw versionMismatch(expectedVersion, booking.version);

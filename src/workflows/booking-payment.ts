@@ -1,4 +1,4 @@
-// Lifecycle rows of a pending booking's payment and its hold: approved, declined, refused by a cancelled trip, expired.
+// Lifecycle rows of a pending booking's payment and its hold: approved, declined, open, refused by a cancelled trip, expired.
 import { patched } from '@temporalio/workflow';
 import type { BookingState } from '../domain/booking';
 import { toDomainError } from '../domain/errors';
@@ -8,7 +8,13 @@ import { toTimestamp } from '../domain/time';
 import { isTripCancelledRefusal, tripCancellationReasonOf } from '../domain/trip-cancellation';
 import { cancelBecauseTripCancelled } from './booking-cancellation';
 import { now, type BookingSaga } from './booking-saga';
-import { tripCancelledPaymentPatch } from './patches';
+import { paymentConversationPatch, tripCancelledPaymentPatch } from './patches';
+import {
+  answerOpenPayment,
+  closeOpenPayment,
+  keepOrRefundLatePayment,
+  showOpenPayment,
+} from './payment-conversation';
 import type { ConfirmPaymentRequest } from './shared';
 
 export function checkConfirmPayment(saga: BookingSaga, request: ConfirmPaymentRequest): string {
@@ -27,7 +33,26 @@ export async function confirmPayment(
   request: ConfirmPaymentRequest,
 ): Promise<BookingState> {
   const paymentToken = checkConfirmPayment(saga, request);
-  await saga.chargeOrRecordDecline(saga.booking.price.total, paymentToken);
+  if (patched(paymentConversationPatch)) {
+    // A payment request while one is open is answered that same challenge: the customer's client may have lost it.
+    if (saga.openPayment !== undefined) return answerOpenPayment(saga, saga.openPayment);
+    const open = await saga.chargeOrRecordDecline(saga.booking.price.total, paymentToken, {
+      allowAction: true,
+    });
+    if (open !== undefined) return showOpenPayment(saga, open);
+  } else {
+    await saga.chargeOrRecordDecline(saga.booking.price.total, paymentToken);
+  }
+  await confirmPaidSeats(saga);
+  return saga.booking;
+}
+
+/**
+ * The money is the booking's: ConfirmSeats, CONFIRMED, the tickets and the notice. When the seats cannot be
+ * confirmed, nothing stays charged without them: the booking expires (or is cancelled with its trip) with a full
+ * refund, and the refusal is thrown.
+ */
+export async function confirmPaidSeats(saga: BookingSaga): Promise<void> {
   try {
     await saga.steps.confirmSeats(saga.booking.version + 1);
   } catch (error) {
@@ -44,16 +69,21 @@ export async function confirmPayment(
   }
   await saga.publish({ status: saga.next('PAYMENT_APPROVED'), confirmedAt: toTimestamp(now()) });
   await saga.steps.notifyConfirmed(saga.booking);
-  return saga.booking;
 }
 
-/** "the hold timer fires": EXPIRED. Runs after any payment in flight: a payment that won the race keeps the booking. */
+/**
+ * "the hold timer fires": EXPIRED. Runs after any payment in flight: a payment that won the race keeps the booking.
+ * An open payment is cancelled first; one the customer finished at the last second is money that arrived late.
+ */
 export async function holdUntilPaidOrExpired(saga: BookingSaga): Promise<void> {
   await saga.waitForTimer(
     'HOLD_TIMER_FIRED',
     () => saga.booking.holdExpiresAt,
     async () => {
-      if (shouldExpire(saga.booking, now())) await expireUnpaidHold(saga);
+      if (!shouldExpire(saga.booking, now())) return;
+      const lateCharge = await closeOpenPayment(saga);
+      if (lateCharge !== undefined) await keepOrRefundLatePayment(saga, lateCharge, confirmPaidSeats);
+      else await expireUnpaidHold(saga);
     },
   );
 }

@@ -1,6 +1,14 @@
 // One booking's saga state and the steps every lifecycle row shares: publish a change, wait, undo, charge, refund.
 import { log, setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
-import type { BookingState, BookingStatus, FarePrices, Money, Timestamp } from '../domain/booking';
+import { isOpenPayment, type ProcessPaymentResult } from '../activities/interface';
+import type {
+  BookingState,
+  BookingStatus,
+  FarePrices,
+  Money,
+  PaymentAction,
+  Timestamp,
+} from '../domain/booking';
 import { DomainError, toDomainError } from '../domain/errors';
 import { isEventAllowed, nextStatus, type LifecycleEvent } from '../domain/lifecycle';
 import { isZeroMoney } from '../domain/money';
@@ -38,6 +46,15 @@ export interface UndoContext {
 
 const refundCapturedPayments = 'refund captured payments';
 
+/** An attempt whose payment is open at the processor: the customer's challenge, or the processor deciding. */
+export interface OpenPayment {
+  attemptNumber: number;
+  attemptedAt: Timestamp;
+  amount: Money;
+  /** With the client secret: a repeated payment request is answered the same challenge. */
+  action: PaymentAction;
+}
+
 export function now(): Date {
   return new Date();
 }
@@ -53,6 +70,10 @@ export class BookingSaga {
   readonly compensations = new Compensations<UndoContext>();
   readonly customerRequests = new CustomerRequests(() => this.state !== undefined && this.seatsHeld);
   readonly payments: CapturedPayments;
+  /** Only set on the `payment-conversation` branch: older bookings never have an open payment. */
+  openPayment: OpenPayment | undefined;
+  /** The processor's events applied or ignored already: a redelivery changes nothing. */
+  readonly seenPaymentEvents = new Set<string>();
 
   constructor(readonly input: BookingWorkflowInput) {
     this.steps = new BookingSteps(proxyBookingActivities(input.timings, input.taskQueues), input);
@@ -130,10 +151,15 @@ export class BookingSaga {
 
   /**
    * Charges through the gateway with a key unique to this attempt (a retried activity reuses it, so it never
-   * charges twice). A decline is recorded as an attempt and answered with PAYMENT_DECLINED.
+   * charges twice). A decline is recorded as an attempt and answered with PAYMENT_DECLINED. With `allowAction` the
+   * processor may leave the payment open: it is kept as `openPayment` and its action answered.
    */
-  async chargeOrRecordDecline(amount: Money, paymentToken: string): Promise<void> {
-    if (isZeroMoney(amount)) return;
+  async chargeOrRecordDecline(
+    amount: Money,
+    paymentToken: string,
+    options: { allowAction?: boolean } = {},
+  ): Promise<OpenPayment | undefined> {
+    if (isZeroMoney(amount)) return undefined;
     if (!this.compensations.has(refundCapturedPayments)) {
       this.compensations.add(refundCapturedPayments, (undo) => this.refund(undo.refund));
     }
@@ -141,7 +167,15 @@ export class BookingSaga {
     const attemptedAt = toTimestamp(now());
     let charge;
     try {
-      charge = await this.payments.charge(attemptNumber, amount, paymentToken);
+      charge =
+        options.allowAction === true
+          ? await this.payments.start(
+              (...args) => this.steps.startPayment(...args),
+              attemptNumber,
+              amount,
+              paymentToken,
+            )
+          : await this.payments.charge(attemptNumber, amount, paymentToken);
     } catch (error) {
       const reason = toDomainError(error);
       if (reason.code === 'PAYMENT_DECLINED') {
@@ -152,8 +186,21 @@ export class BookingSaga {
       }
       throw reason;
     }
+    if (isOpenPayment(charge)) {
+      this.openPayment = { attemptNumber, attemptedAt, amount, action: charge.open };
+      return this.openPayment;
+    }
+    this.recordApproved({ attemptNumber, attemptedAt }, charge);
+    return undefined;
+  }
+
+  /** A captured charge in the booking: the amount paid, the attempt, the method. */
+  recordApproved(
+    attempt: { attemptNumber: number; attemptedAt: Timestamp },
+    charge: ProcessPaymentResult,
+  ): void {
     const { amount: captured, methodMasked: method } = charge;
-    this.state = withApprovedPayment(this.booking, { attemptNumber, attemptedAt, amount: captured, method });
+    this.state = withApprovedPayment(this.booking, { ...attempt, amount: captured, method });
   }
 
   async refund(amount: Money): Promise<void> {

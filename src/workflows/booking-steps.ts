@@ -2,7 +2,10 @@
 import { log } from '@temporalio/workflow';
 import type {
   NotificationTemplate,
+  PaymentIncidentKind,
+  ProcessPaymentAnswer,
   ProcessPaymentResult,
+  SettlePaymentResult,
   RefundPaymentResult,
   SeatRequest,
 } from '../activities/interface';
@@ -99,6 +102,52 @@ export class BookingSteps {
     });
   }
 
+  /** The charge of an attempt whose payment may stay open: the customer's challenge, the processor deciding. */
+  startPayment(attemptNumber: number, amount: Money, paymentToken: string): Promise<ProcessPaymentAnswer> {
+    return this.activities.payments.ProcessPayment({
+      bookingId: this.bookingId,
+      idempotencyKey: activityKey(this.bookingId, 'process-payment', attemptNumber),
+      amount,
+      paymentToken,
+      allowAction: true as const,
+    });
+  }
+
+  /** Where an attempt's open payment stands; its outcome goes to the ledger under the attempt's key. */
+  checkPayment(attemptNumber: number, amount: Money, intentId: string): Promise<SettlePaymentResult> {
+    return this.activities.payments.CheckPayment({
+      bookingId: this.bookingId,
+      idempotencyKey: activityKey(this.bookingId, 'process-payment', attemptNumber),
+      intentId,
+      amount,
+    });
+  }
+
+  /** Cancels an attempt's open payment; `round` tells apart the asks of one attempt that could not cancel yet. */
+  cancelPayment(
+    attemptNumber: number,
+    amount: Money,
+    intentId: string,
+    round: number,
+  ): Promise<SettlePaymentResult> {
+    return this.activities.payments.CancelPayment({
+      bookingId: this.bookingId,
+      idempotencyKey: activityKey(this.bookingId, 'process-payment', attemptNumber),
+      cancelKey: activityKey(this.bookingId, 'cancel-payment', `attempt-${attemptNumber}-${round}`),
+      intentId,
+      amount,
+    });
+  }
+
+  reportPaymentIncident(kind: PaymentIncidentKind, reference: string, reason: string): Promise<void> {
+    return this.activities.payments.ReportPaymentIncident({
+      bookingId: this.bookingId,
+      kind,
+      reference,
+      reason,
+    });
+  }
+
   refundPayment(refundNumber: number, portion: RefundPortion): Promise<RefundPaymentResult> {
     return this.activities.payments.RefundPayment({
       bookingId: this.bookingId,
@@ -125,8 +174,11 @@ export class BookingSteps {
     });
   }
 
-  notifyExpired(booking: BookingState): Promise<void> {
-    return this.notify(booking, 'booking-expired', 'expired', { holdExpiresAt: booking.holdExpiresAt });
+  notifyExpired(booking: BookingState, refund?: Money): Promise<void> {
+    return this.notify(booking, 'booking-expired', 'expired', {
+      holdExpiresAt: booking.holdExpiresAt,
+      ...(refund === undefined ? {} : { refundAmountMinor: refund.amountMinor, currency: refund.currency }),
+    });
   }
 
   notifyCancelled(booking: BookingState, refund: Money, reason: string | undefined): Promise<void> {

@@ -17,9 +17,15 @@ import {
 import { changeBooking, planChange } from './booking-changes';
 import { answerCreateBooking, reserveSeatsOrFail } from './booking-creation';
 import { checkBoarding, completeAfterDeparture, recordBoarding } from './booking-day-of-travel';
-import { checkConfirmPayment, confirmPayment, holdUntilPaidOrExpired } from './booking-payment';
+import {
+  checkConfirmPayment,
+  confirmPaidSeats,
+  confirmPayment,
+  holdUntilPaidOrExpired,
+} from './booking-payment';
 import { BookingSaga } from './booking-saga';
 import { asValidationFailure } from './failures';
+import { applyPaymentEvent } from './payment-conversation';
 import {
   assertSameCreateRequest,
   bookingStateQuery,
@@ -28,6 +34,7 @@ import {
   confirmPaymentUpdate,
   createBookingUpdate,
   createRequestMemoKey,
+  paymentEventSignal,
   recordBoardingUpdate,
   requestCancellationSignal,
   updateBookingUpdate,
@@ -63,7 +70,8 @@ export async function bookingWorkflow(input: BookingWorkflowInput): Promise<Book
 
 /**
  * How requests arrive: Workflow Updates, each validated first so a forbidden one never lands in history, then run
- * in turn; the RequestCancellation signal of a cancel sent during the create; the state query.
+ * in turn; the RequestCancellation signal of a cancel sent during the create; the processor's PaymentEvent signal;
+ * the state query.
  */
 function answerCustomerRequests(saga: BookingSaga): void {
   const requests = saga.customerRequests;
@@ -91,6 +99,10 @@ function answerCustomerRequests(saga: BookingSaga): void {
     validator: (request: RecordBoardingRequest) => requests.validate(() => checkBoarding(saga, request)),
   });
   setHandler(requestCancellationSignal, (request) => cancelOnceBooked(saga, request));
+  // Applied in turn with customer requests, so an event that comes with the payment's own answer waits for it.
+  setHandler(paymentEventSignal, (event) =>
+    requests.inTurn(() => applyPaymentEvent(saga, event, confirmPaidSeats)),
+  );
   setHandler(cancelForTripUpdate, (request) => cancelForTrip(saga, request), {
     validator: (request: TripCancellationRequest) => {
       if (typeof request?.reason !== 'string' || typeof request.tripId !== 'string') {

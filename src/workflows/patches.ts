@@ -12,4 +12,17 @@ export const noShowsPatch = 'boarding-no-shows';
  */
 export const tripCancelledPaymentPatch = 'trip-cancelled-payment-cancels';
 
-export const bookingPatches = [ticketsPatch, noShowsPatch, tripCancelledPaymentPatch] as const;
+/**
+ * Payment as a conversation: the charge may stay open (a 3-D Secure challenge), the workflow waits for the
+ * processor's PaymentEvent, and an open payment is cancelled before the booking ends without it (money that
+ * arrives late keeps the booking on the same seats, or is refunded in full). Only bookings that took this branch
+ * ever have an open payment, so the steps that close one need no marker of their own.
+ */
+export const paymentConversationPatch = 'payment-conversation';
+
+export const bookingPatches = [
+  ticketsPatch,
+  noShowsPatch,
+  tripCancelledPaymentPatch,
+  paymentConversationPatch,
+] as const;

@@ -1,5 +1,5 @@
 // The booking's money: the payments captured, the refunds made against them, and how both show in the booking.
-import type { ProcessPaymentResult } from '../activities/interface';
+import { isOpenPayment, type OpenPaymentResult, type ProcessPaymentResult } from '../activities/interface';
 import type { BookingState, Money, PaymentAttempt, Timestamp } from '../domain/booking';
 import type { DomainError } from '../domain/errors';
 import { allocateRefund, paymentStatusFor, type CapturedCharge } from '../domain/fares';
@@ -25,6 +25,25 @@ export class CapturedPayments {
     const { transactionId } = charge;
     this.charges.push({ transactionId, amount: charge.amount, refunded: zeroMoney(charge.amount.currency) });
     return charge;
+  }
+
+  /** A charge that may stay open (the customer's challenge): only a captured one joins the booking's charges. */
+  async start(
+    startPayment: BookingSteps['startPayment'],
+    attemptNumber: number,
+    amount: Money,
+    paymentToken: string,
+  ): Promise<ProcessPaymentResult | OpenPaymentResult> {
+    const answer = await startPayment(attemptNumber, amount, paymentToken);
+    this.lastPaymentToken = paymentToken;
+    if (!isOpenPayment(answer)) this.captured(answer);
+    return answer;
+  }
+
+  /** An open payment that the processor has since captured, as CheckPayment or CancelPayment found it. */
+  captured(charge: ProcessPaymentResult): void {
+    const { transactionId } = charge;
+    this.charges.push({ transactionId, amount: charge.amount, refunded: zeroMoney(charge.amount.currency) });
   }
 
   /** Gives back `amount` (no more than was captured); `refunded` hears of each refund as soon as it is made. */

@@ -6,6 +6,7 @@ import type { SegmentStopTime } from '../../domain/booking';
 import type {
   BookingStatus,
   Money,
+  PaymentAction as DomainPaymentAction,
   PaymentStatus,
   PaymentSummary as DomainPaymentSummary,
   Timestamp,
@@ -13,7 +14,9 @@ import type {
 import {
   Booking,
   BookingStatus as BookingStatusMessage,
+  PaymentActionStatus,
   PaymentStatus as PaymentStatusMessage,
+  type PaymentAction,
   TripCancellationStatus,
   type PaymentSummary,
   type TripCancellation,
@@ -79,12 +82,30 @@ function toDate(timestamp: Timestamp): Date {
   return new Date(timestamp);
 }
 
+const paymentActionStatuses: Readonly<Record<DomainPaymentAction['status'], PaymentActionStatus>> = {
+  REQUIRES_ACTION: PaymentActionStatus.PAYMENT_ACTION_STATUS_REQUIRES_ACTION,
+  PROCESSING: PaymentActionStatus.PAYMENT_ACTION_STATUS_PROCESSING,
+};
+
+function toPaymentAction(action: DomainPaymentAction): PaymentAction {
+  return {
+    status: paymentActionStatuses[action.status],
+    intentId: action.intentId,
+    clientSecret: action.clientSecret ?? '',
+    nextAction:
+      action.nextActionType === undefined
+        ? undefined
+        : { type: action.nextActionType, redirectUrl: action.redirectUrl ?? '' },
+  };
+}
+
 function toPaymentSummary(payment: DomainPaymentSummary): PaymentSummary {
   return {
     status: paymentStatusMessages[payment.status],
     method: payment.method ?? '',
     lastAttemptAt: payment.lastAttemptAt === undefined ? undefined : toDate(payment.lastAttemptAt),
     declineReason: payment.declineReason ?? '',
+    action: payment.action === undefined ? undefined : toPaymentAction(payment.action),
   };
 }
 

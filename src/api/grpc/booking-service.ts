@@ -319,7 +319,13 @@ export function createBookingServiceHandlers(dependencies: BookingServiceDepende
         const booking = await application.confirmPayment(
           actor,
           request.bookingId,
-          { paymentToken: request.paymentToken },
+          // proto3 has no presence: an empty payment_method was not given, and then payment_token is the one.
+          request.paymentMethod === ''
+            ? { paymentToken: request.paymentToken }
+            : {
+                paymentMethod: request.paymentMethod,
+                ...(request.paymentToken === '' ? {} : { paymentToken: request.paymentToken }),
+              },
           {
             answerBy,
             receivedAt,

@@ -1,6 +1,6 @@
 // Maps between the REST contract's snake_case JSON and the application's camelCase types, in one place.
 import type { TicketView, TripRevocationsView } from '../../application/tickets';
-import type { BookingSegment, Money, SegmentStopTime } from '../../domain/booking';
+import type { BookingSegment, Money, PaymentAction, SegmentStopTime } from '../../domain/booking';
 import { minutesToIsoDuration } from '../../application/catalog';
 import type {
   TripCancellationView,
@@ -109,8 +109,9 @@ export function tripCancellationJson(cancellation: TripCancellationView) {
   };
 }
 
-export function confirmPaymentInput(body: unknown): { paymentToken?: unknown } {
-  return { paymentToken: asObject(body).payment_token };
+export function confirmPaymentInput(body: unknown): { paymentToken?: unknown; paymentMethod?: unknown } {
+  const { payment_token: paymentToken, payment_method: paymentMethod } = asObject(body);
+  return { paymentToken, ...(paymentMethod === undefined ? {} : { paymentMethod }) };
 }
 
 /** The contract's Booking: every nullable field present, `null` when it does not apply. */
@@ -150,6 +151,7 @@ export function bookingJson(booking: BookingView) {
       method: booking.payment.method ?? null,
       last_attempt_at: booking.payment.lastAttemptAt ?? null,
       decline_reason: booking.payment.declineReason ?? null,
+      action: booking.payment.action === undefined ? null : paymentActionJson(booking.payment.action),
     },
     departure_time: booking.departureTime,
     created_at: booking.createdAt,
@@ -268,5 +270,18 @@ export function tripRevocationsJson(view: TripRevocationsView) {
       revoked_at: revocation.revokedAt.toISOString(),
       reason: revocation.reason,
     })),
+  };
+}
+
+/** An open payment as the contract's PaymentAction: what the customer's client needs to finish it. */
+function paymentActionJson(action: PaymentAction) {
+  return {
+    status: action.status,
+    intent_id: action.intentId,
+    client_secret: action.clientSecret ?? null,
+    next_action:
+      action.nextActionType === undefined
+        ? null
+        : { type: action.nextActionType, redirect_url: action.redirectUrl ?? null },
   };
 }

@@ -187,6 +187,10 @@ const ruleMessageSources: readonly [pointer: string, message: RuleMessage][] = [
   ['#/components/schemas/CalendarDate', always('must be a date YYYY-MM-DD from 0001-01-01 to 9999-12-31')],
   ['#/components/schemas/ConfirmPaymentRequest/properties/payment_token', always(fieldMessages.paymentToken)],
   [
+    '#/components/schemas/ConfirmPaymentRequest/properties/payment_method',
+    always(fieldMessages.paymentMethod),
+  ],
+  [
     '#/components/schemas/CancelBookingRequest/properties/reason',
     onlyFor(['pattern'], fieldMessages.controlCharacters),
   ],

@@ -202,6 +202,33 @@ export const rowChecks: Record<string, (facts: HistoryFacts) => boolean> = {
     facts.activities.includes('RefundPayment') &&
     facts.notifications.includes('trip-cancelled'),
   'create-after-trip-cancelled': (facts) => facts.notBookedCode === 'BOOKING_STATE_CONFLICT',
+  'payment-requires-action': (facts) =>
+    facts.patches.includes('payment-conversation') &&
+    facts.updates.includes('ConfirmPayment') &&
+    (facts.activities.includes('CheckPayment') || facts.activities.includes('CancelPayment')),
+  'payment-action-succeeded': (facts) =>
+    facts.signals.includes('PaymentEvent') &&
+    facts.activities.includes('CheckPayment') &&
+    statusAfter(facts, 'PENDING_PAYMENT', 'CONFIRMED'),
+  'payment-action-failed': (facts) =>
+    facts.signals.includes('PaymentEvent') &&
+    facts.activities.includes('CheckPayment') &&
+    facts.activities.filter((activity) => activity === 'ProcessPayment').length >= 2,
+  'late-money-kept': (facts) =>
+    facts.activities.includes('CancelPayment') &&
+    facts.activities.filter((activity) => activity === 'ReserveSeats').length >= 2 &&
+    statusAfter(facts, 'PENDING_PAYMENT', 'CONFIRMED'),
+  'late-money-refunded': (facts) =>
+    facts.activities.includes('CancelPayment') &&
+    facts.activities.includes('RefundPayment') &&
+    statusAfter(facts, 'PENDING_PAYMENT', 'EXPIRED') &&
+    facts.notifications.includes('booking-expired'),
+  'cancel-during-payment-action': (facts) =>
+    facts.activities.includes('CancelPayment') &&
+    facts.updates.includes('CancelBooking') &&
+    statusAfter(facts, 'PENDING_PAYMENT', 'CANCELLED'),
+  'payment-incident': (facts) =>
+    facts.signals.includes('PaymentEvent') && facts.activities.includes('ReportPaymentIncident'),
   completed: (facts) => facts.statuses.at(-1) === 'COMPLETED',
 };
 

@@ -57,8 +57,11 @@ describe('activitiesForTaskQueue', () => {
       'ReserveSeats',
     ]);
     expect(Object.keys(activitiesForTaskQueue(activities, taskQueues.payments)).sort()).toEqual([
+      'CancelPayment',
+      'CheckPayment',
       'ProcessPayment',
       'RefundPayment',
+      'ReportPaymentIncident',
     ]);
     expect(Object.keys(activitiesForTaskQueue(activities, taskQueues.notifications)).sort()).toEqual([
       'SendEmailNotification',

@@ -143,6 +143,8 @@ describe('sensitive field options', () => {
         'method',
         'displayName',
         'paymentToken',
+        'paymentMethod',
+        'clientSecret',
         'ticket',
         'recipient',
         'templateParameters',

@@ -388,6 +388,19 @@ describe('other inputs', () => {
     expect(fieldsOf(() => validateConfirmPayment({ paymentToken: 'tok visa' }))).toEqual(['payment_token']);
   });
 
+  it('takes a payment method id instead of a token, never both', () => {
+    expect(validateConfirmPayment({ paymentMethod: 'pm_card_visa' })).toEqual({
+      paymentToken: 'pm_card_visa',
+    });
+    expect(fieldsOf(() => validateConfirmPayment({ paymentMethod: 'tok_visa' }))).toEqual(['payment_method']);
+    expect(fieldsOf(() => validateConfirmPayment({ paymentToken: 'pm_card_visa' }))).toEqual([
+      'payment_token',
+    ]);
+    expect(
+      fieldsOf(() => validateConfirmPayment({ paymentToken: 'tok_visa', paymentMethod: 'pm_card_visa' })),
+    ).toEqual(['payment_method']);
+  });
+
   it('validates ids under the given field name and normalises case', () => {
     expect(validateId(tripId.toUpperCase(), 'booking_id')).toBe(tripId);
     expect(violationsOf(() => validateId('42', 'booking_id'))).toEqual([

@@ -56,6 +56,7 @@ describe('bookingJson', () => {
       method: null,
       last_attempt_at: null,
       decline_reason: null,
+      action: null,
     });
     expect(json.cancelled_at).toBeNull();
     expect(json.cancellation_reason).toBeNull();
@@ -198,5 +199,31 @@ describe('request mapping', () => {
     expect(cancelBookingInput(undefined)).toEqual({});
     expect(cancelBookingInput({ reason: 'Plans changed' })).toEqual({ reason: 'Plans changed' });
     expect(confirmPaymentInput({ payment_token: 'tok_visa' })).toEqual({ paymentToken: 'tok_visa' });
+  });
+});
+
+describe('bookingJson of an open payment', () => {
+  it('renders the action the client finishes it with, valid against the contract', () => {
+    const open = {
+      ...view(bookingState()),
+      payment: {
+        status: 'NONE' as const,
+        action: {
+          status: 'REQUIRES_ACTION' as const,
+          intentId: 'pi_123',
+          nextActionType: 'use_stripe_sdk',
+          clientSecret: 'pi_123_secret_abc',
+        },
+      },
+    };
+    const json = bookingJson(open);
+
+    expectValid('Booking', json);
+    expect(json.payment.action).toEqual({
+      status: 'REQUIRES_ACTION',
+      intent_id: 'pi_123',
+      client_secret: 'pi_123_secret_abc',
+      next_action: { type: 'use_stripe_sdk', redirect_url: null },
+    });
   });
 });

@@ -8,8 +8,11 @@ import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import {
   businessFailure,
   type BookingActivities,
+  type CancelPaymentInput,
+  type ProcessPaymentAnswer,
   type ProcessPaymentInput,
-  type ProcessPaymentResult,
+  type SettlePaymentInput,
+  type SettlePaymentResult,
   type RefundPaymentInput,
   type ReserveSeatsInput,
   type TripCancellationActivities,
@@ -35,6 +38,15 @@ import { farePrices } from '../../support/booking-states';
 
 /** The card token the fake gateway declines; any other is approved. */
 export const declinedCard = 'tok_declined';
+
+/**
+ * The card token whose payment the fake gateway leaves open for a 3-D Secure challenge (when the workflow allows
+ * it), until the test plays the customer with `finishChallenge`.
+ */
+export const challengedCard = 'tok_threeDSecure';
+
+/** Where a fake open payment stands: the customer's challenge, then its outcome. */
+export type FakeIntentState = 'requires_action' | 'succeeded' | 'failed' | 'canceled';
 
 const dayMs = 24 * 60 * 60 * 1000;
 
@@ -71,12 +83,16 @@ export interface FakeOutcomes {
   holdLapsedAtConfirmation?: boolean;
   /** The gateway approves this many charges and declines every later one. */
   approvedCharges?: number;
+  /** A ReserveSeats that holds the booking's seats again (no booking snapshot) finds one taken. */
+  seatTakenOnHoldAgain?: boolean;
 }
 
 interface FakeBooking {
   outcomes: FakeOutcomes;
   calls: ActivityCall[];
   charges: number;
+  /** Open payments by intent id. */
+  intents: Map<string, FakeIntentState>;
 }
 
 export interface BookingOptions {
@@ -153,6 +169,11 @@ export class BookingWorkflowTier {
     await this.environment?.teardown();
   }
 
+  /** Moves the server's clock on: timers due meanwhile fire (an update's answer never skips time by itself). */
+  async skip(ms: number): Promise<void> {
+    await this.environment?.sleep(ms);
+  }
+
   /** The server's clock, which time skipping moves ahead of the machine's. */
   private async now(): Promise<number> {
     return this.environment === undefined ? Date.now() : await this.environment.currentTimeMs();
@@ -193,7 +214,12 @@ export class BookingWorkflowTier {
         notifications: this.taskQueue,
       },
     };
-    const fake: FakeBooking = { outcomes: options.outcomes ?? {}, calls: [], charges: 0 };
+    const fake: FakeBooking = {
+      outcomes: options.outcomes ?? {},
+      calls: [],
+      charges: 0,
+      intents: new Map(),
+    };
     this.bookings.set(bookingId, fake);
     const startOptions = {
       workflowId: bookingWorkflowId(bookingId),
@@ -222,6 +248,13 @@ export class BookingWorkflowTier {
     return { ...booking, created };
   }
 
+  /** The customer passes or fails the challenge of an open payment (what Stripe.js does, then the processor). */
+  finishChallenge(booking: Pick<TestBooking, 'bookingId'>, intentId: string, outcome: FakeIntentState): void {
+    const fake = this.bookings.get(booking.bookingId);
+    if (fake?.intents.has(intentId) !== true) throw new Error(`no open payment ${intentId}`);
+    fake.intents.set(intentId, outcome);
+  }
+
   /** The booking's own activities; the trip-cancellation workflow's are not the booking's to call. */
   private fakeActivities(): Omit<BookingActivities, keyof TripCancellationActivities> {
     const fake =
@@ -241,9 +274,11 @@ export class BookingWorkflowTier {
     const nothing = () => undefined;
     return {
       ReserveSeats: fake('ReserveSeats', (booking, input: ReserveSeatsInput) => {
-        if (input.booking !== undefined && booking.outcomes.seatTaken === true) {
-          throw businessFailure(seatUnavailable(input.seats.map((seat) => seat.seatNumber)));
-        }
+        const taken =
+          input.booking === undefined
+            ? booking.outcomes.seatTakenOnHoldAgain === true
+            : booking.outcomes.seatTaken === true;
+        if (taken) throw businessFailure(seatUnavailable(input.seats.map((seat) => seat.seatNumber)));
       }),
       ConfirmSeats: fake('ConfirmSeats', (booking) => {
         if (booking.outcomes.holdLapsedAtConfirmation === true) {
@@ -252,7 +287,7 @@ export class BookingWorkflowTier {
       }),
       ReleaseSeats: fake('ReleaseSeats', nothing),
       IssueTickets: fake('IssueTickets', nothing),
-      ProcessPayment: fake('ProcessPayment', (booking, input: ProcessPaymentInput): ProcessPaymentResult => {
+      ProcessPayment: fake('ProcessPayment', (booking, input: ProcessPaymentInput): ProcessPaymentAnswer => {
         booking.charges += 1;
         if (
           input.paymentToken === declinedCard ||
@@ -260,12 +295,36 @@ export class BookingWorkflowTier {
         ) {
           throw businessFailure(paymentDeclined('insufficient funds'));
         }
+        if (input.paymentToken === challengedCard) {
+          if (input.allowAction !== true) throw businessFailure(paymentDeclined('authentication_required'));
+          const intentId = `pi-${input.idempotencyKey}`;
+          booking.intents.set(intentId, 'requires_action');
+          return {
+            open: {
+              status: 'REQUIRES_ACTION',
+              intentId,
+              nextActionType: 'use_stripe_sdk',
+              clientSecret: `${intentId}_secret_test`,
+            },
+            amount: input.amount,
+          };
+        }
         return {
           transactionId: `txn-${input.idempotencyKey}`,
           methodMasked: 'visa •••• 4242',
           amount: input.amount,
         };
+      }) as BookingActivities['ProcessPayment'],
+      CheckPayment: fake('CheckPayment', (booking, input: SettlePaymentInput) =>
+        fakeSettlement(booking.intents.get(input.intentId), input),
+      ),
+      CancelPayment: fake('CancelPayment', (booking, input: CancelPaymentInput) => {
+        if (booking.intents.get(input.intentId) === 'requires_action') {
+          booking.intents.set(input.intentId, 'canceled');
+        }
+        return fakeSettlement(booking.intents.get(input.intentId), input);
       }),
+      ReportPaymentIncident: fake('ReportPaymentIncident', nothing),
       RefundPayment: fake('RefundPayment', (_booking, input: RefundPaymentInput) => ({
         refundId: `refund-${input.idempotencyKey}`,
         amount: input.amount,
@@ -274,6 +333,26 @@ export class BookingWorkflowTier {
       SendSMSNotification: fake('SendSMSNotification', nothing),
       RecordBooking: fake('RecordBooking', nothing),
     };
+  }
+}
+
+function fakeSettlement(state: FakeIntentState | undefined, input: SettlePaymentInput): SettlePaymentResult {
+  switch (state) {
+    case 'requires_action':
+      return { outcome: 'OPEN', open: { status: 'REQUIRES_ACTION', intentId: input.intentId } };
+    case 'succeeded':
+      return {
+        outcome: 'APPROVED',
+        transactionId: input.intentId,
+        methodMasked: 'visa •••• 3155',
+        amount: input.amount,
+      };
+    case 'failed':
+      return { outcome: 'DECLINED', reason: 'authentication_failed' };
+    case 'canceled':
+      return { outcome: 'CANCELED' };
+    case undefined:
+      throw new Error(`no payment ${input.intentId}`);
   }
 }
 

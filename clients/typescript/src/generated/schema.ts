@@ -784,6 +784,47 @@ export interface components {
             last_attempt_at: components["schemas"]["NullableTimestamp"];
             /** @example insufficient_funds */
             decline_reason: string | null;
+            /** @description The payment the processor has not finished; null unless one is open. */
+            action?: components["schemas"]["PaymentAction"] | null;
+        };
+        /**
+         * @description A payment the card processor has not finished, present only while it is open: the customer must act (a
+         *     3-D Secure challenge, REQUIRES_ACTION) or the processor is still deciding (PROCESSING). The booking stays
+         *     PENDING_PAYMENT; its outcome arrives from the processor, and the booking becomes CONFIRMED, or shows the
+         *     attempt declined, without another request. The client finishes a challenge with the processor's own SDK
+         *     (Stripe.js `handleNextAction({ clientSecret })`), then reads the booking again.
+         */
+        PaymentAction: {
+            /**
+             * @example REQUIRES_ACTION
+             * @enum {string}
+             */
+            status: "REQUIRES_ACTION" | "PROCESSING";
+            /**
+             * @description The processor's id of the payment attempt (a Stripe PaymentIntent).
+             * @example pi_3PxAbc123
+             */
+            intent_id: string;
+            /**
+             * @description What the customer's client confirms the payment with. Only in the answer to the payment request that
+             *     opened it (and to that request repeated); null when the booking is read.
+             * @example pi_3PxAbc123_secret_XyZ
+             */
+            client_secret: string | null;
+            next_action: components["schemas"]["PaymentNextAction"] | null;
+        };
+        /** @description The processor's next step for the customer. */
+        PaymentNextAction: {
+            /**
+             * @description The processor's kind of step, e.g. Stripe's `use_stripe_sdk` or `redirect_to_url`.
+             * @example use_stripe_sdk
+             */
+            type: string;
+            /**
+             * @description Where a redirect step sends the customer.
+             * @example null
+             */
+            redirect_url: string | null;
         };
         /** @description A booking whose seats are still being held; the same answer as gRPC's BOOKING_PROCESSING. */
         BookingProcessing: {
@@ -1101,12 +1142,23 @@ export interface components {
                 reason: string;
             }[];
         };
+        /**
+         * @description Exactly one of `payment_token` (a gateway token) or `payment_method` (a payment method id from the
+         *     processor's client-side SDK); neither or both is VALIDATION_FAILED. A card that needs the customer's
+         *     authentication answers the booking with `payment.action`.
+         */
         ConfirmPaymentRequest: {
             /**
              * @description Single-use token from the payment gateway (`tok_visa` in tests); never a card number.
              * @example tok_visa
              */
-            payment_token: string;
+            payment_token?: string;
+            /**
+             * @description Payment method id from the processor's client-side SDK (Stripe.js `createPaymentMethod`, `pm_card_visa`
+             *     in tests); never a card number.
+             * @example pm_card_visa
+             */
+            payment_method?: string;
         };
         /** @description One page of a booking listing (`listBookings`). */
         BookingList: {

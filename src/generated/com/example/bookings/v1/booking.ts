@@ -127,6 +127,45 @@ export function paymentStatusToJSON(object: PaymentStatus): string {
   }
 }
 
+export enum PaymentActionStatus {
+  PAYMENT_ACTION_STATUS_UNSPECIFIED = 0,
+  PAYMENT_ACTION_STATUS_REQUIRES_ACTION = 1,
+  PAYMENT_ACTION_STATUS_PROCESSING = 2,
+  UNRECOGNIZED = -1,
+}
+
+export function paymentActionStatusFromJSON(object: any): PaymentActionStatus {
+  switch (object) {
+    case 0:
+    case "PAYMENT_ACTION_STATUS_UNSPECIFIED":
+      return PaymentActionStatus.PAYMENT_ACTION_STATUS_UNSPECIFIED;
+    case 1:
+    case "PAYMENT_ACTION_STATUS_REQUIRES_ACTION":
+      return PaymentActionStatus.PAYMENT_ACTION_STATUS_REQUIRES_ACTION;
+    case 2:
+    case "PAYMENT_ACTION_STATUS_PROCESSING":
+      return PaymentActionStatus.PAYMENT_ACTION_STATUS_PROCESSING;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return PaymentActionStatus.UNRECOGNIZED;
+  }
+}
+
+export function paymentActionStatusToJSON(object: PaymentActionStatus): string {
+  switch (object) {
+    case PaymentActionStatus.PAYMENT_ACTION_STATUS_UNSPECIFIED:
+      return "PAYMENT_ACTION_STATUS_UNSPECIFIED";
+    case PaymentActionStatus.PAYMENT_ACTION_STATUS_REQUIRES_ACTION:
+      return "PAYMENT_ACTION_STATUS_REQUIRES_ACTION";
+    case PaymentActionStatus.PAYMENT_ACTION_STATUS_PROCESSING:
+      return "PAYMENT_ACTION_STATUS_PROCESSING";
+    case PaymentActionStatus.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
 export enum TripCancellationStatus {
   TRIP_CANCELLATION_STATUS_UNSPECIFIED = 0,
   TRIP_CANCELLATION_STATUS_RUNNING = 1,
@@ -193,6 +232,19 @@ export interface PaymentSummary {
   method: string;
   lastAttemptAt?: Date | undefined;
   declineReason: string;
+  action?: PaymentAction | undefined;
+}
+
+export interface PaymentAction {
+  status: PaymentActionStatus;
+  intentId: string;
+  clientSecret: string;
+  nextAction?: PaymentNextAction | undefined;
+}
+
+export interface PaymentNextAction {
+  type: string;
+  redirectUrl: string;
 }
 
 export interface Booking {
@@ -649,7 +701,7 @@ export const PriceBreakdown: MessageFns<PriceBreakdown> = {
 };
 
 function createBasePaymentSummary(): PaymentSummary {
-  return { status: 0, method: "", lastAttemptAt: undefined, declineReason: "" };
+  return { status: 0, method: "", lastAttemptAt: undefined, declineReason: "", action: undefined };
 }
 
 export const PaymentSummary: MessageFns<PaymentSummary> = {
@@ -665,6 +717,9 @@ export const PaymentSummary: MessageFns<PaymentSummary> = {
     }
     if (message.declineReason !== "") {
       writer.uint32(34).string(message.declineReason);
+    }
+    if (message.action !== undefined) {
+      PaymentAction.encode(message.action, writer.uint32(42).fork()).join();
     }
     return writer;
   },
@@ -714,6 +769,14 @@ export const PaymentSummary: MessageFns<PaymentSummary> = {
             message.declineReason = reader.string();
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.action = PaymentAction.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -740,6 +803,7 @@ export const PaymentSummary: MessageFns<PaymentSummary> = {
         : isSet(object.decline_reason)
         ? globalThis.String(object.decline_reason)
         : "",
+      action: isSet(object.action) ? PaymentAction.fromJSON(object.action) : undefined,
     };
   },
 
@@ -757,6 +821,9 @@ export const PaymentSummary: MessageFns<PaymentSummary> = {
     if (message.declineReason !== "") {
       obj.declineReason = message.declineReason;
     }
+    if (message.action !== undefined) {
+      obj.action = PaymentAction.toJSON(message.action);
+    }
     return obj;
   },
 
@@ -769,6 +836,229 @@ export const PaymentSummary: MessageFns<PaymentSummary> = {
     message.method = object.method ?? "";
     message.lastAttemptAt = object.lastAttemptAt ?? undefined;
     message.declineReason = object.declineReason ?? "";
+    message.action = (object.action !== undefined && object.action !== null)
+      ? PaymentAction.fromPartial(object.action)
+      : undefined;
+    return message;
+  },
+};
+
+function createBasePaymentAction(): PaymentAction {
+  return { status: 0, intentId: "", clientSecret: "", nextAction: undefined };
+}
+
+export const PaymentAction: MessageFns<PaymentAction> = {
+  encode(message: PaymentAction, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.status !== 0) {
+      writer.uint32(8).int32(message.status);
+    }
+    if (message.intentId !== "") {
+      writer.uint32(18).string(message.intentId);
+    }
+    if (message.clientSecret !== "") {
+      writer.uint32(26).string(message.clientSecret);
+    }
+    if (message.nextAction !== undefined) {
+      PaymentNextAction.encode(message.nextAction, writer.uint32(34).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PaymentAction {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePaymentAction();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.status = reader.int32() as any;
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.intentId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.clientSecret = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.nextAction = PaymentNextAction.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): PaymentAction {
+    return {
+      status: isSet(object.status) ? paymentActionStatusFromJSON(object.status) : 0,
+      intentId: isSet(object.intentId)
+        ? globalThis.String(object.intentId)
+        : isSet(object.intent_id)
+        ? globalThis.String(object.intent_id)
+        : "",
+      clientSecret: isSet(object.clientSecret)
+        ? globalThis.String(object.clientSecret)
+        : isSet(object.client_secret)
+        ? globalThis.String(object.client_secret)
+        : "",
+      nextAction: isSet(object.nextAction)
+        ? PaymentNextAction.fromJSON(object.nextAction)
+        : isSet(object.next_action)
+        ? PaymentNextAction.fromJSON(object.next_action)
+        : undefined,
+    };
+  },
+
+  toJSON(message: PaymentAction): unknown {
+    const obj: any = {};
+    if (message.status !== 0) {
+      obj.status = paymentActionStatusToJSON(message.status);
+    }
+    if (message.intentId !== "") {
+      obj.intentId = message.intentId;
+    }
+    if (message.clientSecret !== "") {
+      obj.clientSecret = message.clientSecret;
+    }
+    if (message.nextAction !== undefined) {
+      obj.nextAction = PaymentNextAction.toJSON(message.nextAction);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<PaymentAction>, I>>(base?: I): PaymentAction {
+    return PaymentAction.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<PaymentAction>, I>>(object: I): PaymentAction {
+    const message = createBasePaymentAction();
+    message.status = object.status ?? 0;
+    message.intentId = object.intentId ?? "";
+    message.clientSecret = object.clientSecret ?? "";
+    message.nextAction = (object.nextAction !== undefined && object.nextAction !== null)
+      ? PaymentNextAction.fromPartial(object.nextAction)
+      : undefined;
+    return message;
+  },
+};
+
+function createBasePaymentNextAction(): PaymentNextAction {
+  return { type: "", redirectUrl: "" };
+}
+
+export const PaymentNextAction: MessageFns<PaymentNextAction> = {
+  encode(message: PaymentNextAction, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.type !== "") {
+      writer.uint32(10).string(message.type);
+    }
+    if (message.redirectUrl !== "") {
+      writer.uint32(18).string(message.redirectUrl);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PaymentNextAction {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePaymentNextAction();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.type = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.redirectUrl = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): PaymentNextAction {
+    return {
+      type: isSet(object.type) ? globalThis.String(object.type) : "",
+      redirectUrl: isSet(object.redirectUrl)
+        ? globalThis.String(object.redirectUrl)
+        : isSet(object.redirect_url)
+        ? globalThis.String(object.redirect_url)
+        : "",
+    };
+  },
+
+  toJSON(message: PaymentNextAction): unknown {
+    const obj: any = {};
+    if (message.type !== "") {
+      obj.type = message.type;
+    }
+    if (message.redirectUrl !== "") {
+      obj.redirectUrl = message.redirectUrl;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<PaymentNextAction>, I>>(base?: I): PaymentNextAction {
+    return PaymentNextAction.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<PaymentNextAction>, I>>(object: I): PaymentNextAction {
+    const message = createBasePaymentNextAction();
+    message.type = object.type ?? "";
+    message.redirectUrl = object.redirectUrl ?? "";
     return message;
   },
 };

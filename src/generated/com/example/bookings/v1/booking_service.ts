@@ -100,6 +100,7 @@ export interface ConfirmPaymentRequest {
   bookingId: string;
   paymentToken: string;
   requestId: string;
+  paymentMethod: string;
 }
 
 export interface ConfirmPaymentResponse {
@@ -1487,7 +1488,7 @@ export const CancelBookingResponse: MessageFns<CancelBookingResponse> = {
 };
 
 function createBaseConfirmPaymentRequest(): ConfirmPaymentRequest {
-  return { bookingId: "", paymentToken: "", requestId: "" };
+  return { bookingId: "", paymentToken: "", requestId: "", paymentMethod: "" };
 }
 
 export const ConfirmPaymentRequest: MessageFns<ConfirmPaymentRequest> = {
@@ -1500,6 +1501,9 @@ export const ConfirmPaymentRequest: MessageFns<ConfirmPaymentRequest> = {
     }
     if (message.requestId !== "") {
       writer.uint32(26).string(message.requestId);
+    }
+    if (message.paymentMethod !== "") {
+      writer.uint32(34).string(message.paymentMethod);
     }
     return writer;
   },
@@ -1541,6 +1545,14 @@ export const ConfirmPaymentRequest: MessageFns<ConfirmPaymentRequest> = {
             message.requestId = reader.string();
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.paymentMethod = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1570,6 +1582,11 @@ export const ConfirmPaymentRequest: MessageFns<ConfirmPaymentRequest> = {
         : isSet(object.request_id)
         ? globalThis.String(object.request_id)
         : "",
+      paymentMethod: isSet(object.paymentMethod)
+        ? globalThis.String(object.paymentMethod)
+        : isSet(object.payment_method)
+        ? globalThis.String(object.payment_method)
+        : "",
     };
   },
 
@@ -1584,6 +1601,9 @@ export const ConfirmPaymentRequest: MessageFns<ConfirmPaymentRequest> = {
     if (message.requestId !== "") {
       obj.requestId = message.requestId;
     }
+    if (message.paymentMethod !== "") {
+      obj.paymentMethod = message.paymentMethod;
+    }
     return obj;
   },
 
@@ -1595,6 +1615,7 @@ export const ConfirmPaymentRequest: MessageFns<ConfirmPaymentRequest> = {
     message.bookingId = object.bookingId ?? "";
     message.paymentToken = object.paymentToken ?? "";
     message.requestId = object.requestId ?? "";
+    message.paymentMethod = object.paymentMethod ?? "";
     return message;
   },
 };
