@@ -17,6 +17,7 @@ import * as passengerBoarding from './20261128_014_passenger_boarding';
 import * as tripCancellation from './20261128_015_trip_cancellation';
 import * as tripCancellationBookings from './20261129_016_trip_cancellation_bookings';
 import * as holdClaimStates from './20261129_017_hold_claim_states';
+import * as paymentEvents from './20261129_019_payment_events';
 
 export interface NamedMigration {
   /** Recorded in knex_migrations; never rename an applied migration. */
@@ -42,4 +43,5 @@ export const migrations: readonly NamedMigration[] = [
   { name: '20261128_015_trip_cancellation', migration: tripCancellation },
   { name: '20261129_016_trip_cancellation_bookings', migration: tripCancellationBookings },
   { name: '20261129_017_hold_claim_states', migration: holdClaimStates },
+  { name: '20261129_019_payment_events', migration: paymentEvents },
 ];

@@ -40,6 +40,7 @@ function unusedDependencies(): ActivityDependencies {
       refund: unused,
       paymentIntent: unused,
       cancelPayment: unused,
+      recentPayments: unused,
     },
     emailSender: { send: unused },
     smsSender: { send: unused },
