@@ -1,0 +1,179 @@
+// The processor's events as received (table payment_events), and the ledger facts the reconciliation compares with.
+import type { Knex } from 'knex';
+import type { BookingStatus } from '../domain/booking';
+import type { PaymentEvent, PaymentEventKind } from '../domain/payment-events';
+
+export type PaymentEventSource = 'webhook' | 'reconciliation';
+/** How a recorded event was dealt with; no outcome (and no applied_at) while it has not been yet. */
+export type PaymentEventOutcome = 'applied' | 'ignored' | 'no_booking' | 'no_workflow';
+
+export interface RecordedPaymentEvent {
+  /** False for a delivery of an event recorded before. */
+  firstDelivery: boolean;
+  /** Set once the event was dealt with: a later delivery then changes nothing. */
+  outcome: PaymentEventOutcome | undefined;
+}
+
+interface PaymentEventRow {
+  outcome: PaymentEventOutcome | null;
+  deliveries: number;
+}
+
+function intentIdOf(event: PaymentEvent): string | null {
+  return 'intentId' in event && event.intentId !== undefined ? event.intentId : null;
+}
+
+function refundIdOf(event: PaymentEvent): string | null {
+  return 'refundId' in event && event.refundId !== undefined ? event.refundId : null;
+}
+
+/**
+ * Records the event unless its id has a row already, and counts the delivery either way. Two deliveries at once
+ * serialise on the id: one inserts, the other sees the row.
+ */
+export async function recordPaymentEvent(
+  database: Knex,
+  event: PaymentEvent,
+  source: PaymentEventSource,
+): Promise<RecordedPaymentEvent> {
+  const [row]: PaymentEventRow[] = await database('payment_events')
+    .insert({
+      event_id: event.eventId,
+      source,
+      type: event.type,
+      kind: event.kind,
+      booking_id: event.bookingId ?? null,
+      intent_id: intentIdOf(event),
+      refund_id: refundIdOf(event),
+      event: JSON.stringify(event),
+      created_at: new Date(event.createdAt * 1000),
+    })
+    .onConflict('event_id')
+    .merge({ deliveries: database.raw('payment_events.deliveries + 1') })
+    .returning(['outcome', 'deliveries']);
+  return { firstDelivery: row.deliveries === 1, outcome: row.outcome ?? undefined };
+}
+
+/** Marks the event dealt with, unless an earlier delivery did (its outcome stays). */
+export async function markPaymentEventApplied(
+  database: Knex,
+  eventId: string,
+  outcome: PaymentEventOutcome,
+): Promise<void> {
+  await database('payment_events')
+    .where({ event_id: eventId })
+    .whereNull('applied_at')
+    .update({ outcome, applied_at: database.fn.now() });
+}
+
+export interface StoredPaymentEvent {
+  eventId: string;
+  source: PaymentEventSource;
+  kind: PaymentEventKind;
+  bookingId: string | null;
+  deliveries: number;
+  outcome: PaymentEventOutcome | null;
+  appliedAt: Date | null;
+}
+
+/** One recorded event, for operators and tests. */
+export async function readPaymentEvent(
+  database: Knex,
+  eventId: string,
+): Promise<StoredPaymentEvent | undefined> {
+  const row:
+    | {
+        event_id: string;
+        source: PaymentEventSource;
+        kind: PaymentEventKind;
+        booking_id: string | null;
+        deliveries: number;
+        outcome: PaymentEventOutcome | null;
+        applied_at: Date | null;
+      }
+    | undefined = await database('payment_events')
+    .where({ event_id: eventId })
+    .first('event_id', 'source', 'kind', 'booking_id', 'deliveries', 'outcome', 'applied_at');
+  return row === undefined
+    ? undefined
+    : {
+        eventId: row.event_id,
+        source: row.source,
+        kind: row.kind,
+        bookingId: row.booking_id,
+        deliveries: row.deliveries,
+        outcome: row.outcome,
+        appliedAt: row.applied_at,
+      };
+}
+
+/** What the service knows about some of the processor's intents and refunds, for the reconciliation. */
+export interface PaymentLedgerFacts {
+  /** The kinds of event recorded per intent (from a webhook or an earlier reconciliation). */
+  intentEventKinds: Map<string, Set<PaymentEventKind>>;
+  refundEventKinds: Map<string, Set<PaymentEventKind>>;
+  /** Intents the bookings' payments list as approved. */
+  approvedIntents: Set<string>;
+  /** Refunds the bookings' refunds list, with their status. */
+  refundStatuses: Map<string, 'SUCCEEDED' | 'FAILED'>;
+  /** The read model's status of each booking named that exists. */
+  bookingStatuses: Map<string, BookingStatus>;
+}
+
+const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function kindsBy(rows: { id: string; kind: PaymentEventKind }[]): Map<string, Set<PaymentEventKind>> {
+  const kinds = new Map<string, Set<PaymentEventKind>>();
+  for (const { id, kind } of rows) {
+    const known = kinds.get(id) ?? new Set<PaymentEventKind>();
+    known.add(kind);
+    kinds.set(id, known);
+  }
+  return kinds;
+}
+
+/** Five indexed lookups, each for the given ids only. */
+export async function paymentLedgerFacts(
+  database: Knex,
+  ids: { intentIds: string[]; refundIds: string[]; bookingIds: string[] },
+): Promise<PaymentLedgerFacts> {
+  const bookingIds = ids.bookingIds.filter((id) => uuidPattern.test(id));
+  const [intentEvents, refundEvents, approved, refunds, bookings] = await Promise.all([
+    ids.intentIds.length === 0
+      ? []
+      : database('payment_events')
+          .whereIn('intent_id', ids.intentIds)
+          .select<{ id: string; kind: PaymentEventKind }[]>('intent_id as id', 'kind'),
+    ids.refundIds.length === 0
+      ? []
+      : database('payment_events')
+          .whereIn('refund_id', ids.refundIds)
+          .select<{ id: string; kind: PaymentEventKind }[]>('refund_id as id', 'kind'),
+    ids.intentIds.length === 0
+      ? []
+      : database('payments')
+          .whereIn('gateway_transaction_id', ids.intentIds)
+          .where({ status: 'APPROVED' })
+          .select<{ gateway_transaction_id: string }[]>('gateway_transaction_id'),
+    ids.refundIds.length === 0
+      ? []
+      : database('refunds')
+          .whereIn('gateway_refund_id', ids.refundIds)
+          .select<{ gateway_refund_id: string; status: 'SUCCEEDED' | 'FAILED' }[]>(
+            'gateway_refund_id',
+            'status',
+          ),
+    bookingIds.length === 0
+      ? []
+      : database('bookings')
+          .whereIn('id', bookingIds)
+          .select<{ id: string; status: BookingStatus }[]>('id', 'status'),
+  ]);
+  return {
+    intentEventKinds: kindsBy(intentEvents),
+    refundEventKinds: kindsBy(refundEvents),
+    approvedIntents: new Set(approved.map((row) => row.gateway_transaction_id)),
+    refundStatuses: new Map(refunds.map((row) => [row.gateway_refund_id, row.status])),
+    bookingStatuses: new Map(bookings.map((row) => [row.id, row.status])),
+  };
+}
