@@ -144,7 +144,7 @@ export function paymentGateway(
   values: SettingValues<typeof paymentSettings>,
 ):
   | { gateway: 'simulator' }
-  | { gateway: 'stripe'; stripe: { secretKey: string; apiUrl?: string; webhookSecret?: string } } {
+  | { gateway: 'stripe'; stripe: { secretKey: string; apiUrl?: string; webhookSecret: string } } {
   const webhookSecret = values.STRIPE_WEBHOOK_SECRET;
   if (webhookSecret !== undefined && !/^whsec_[A-Za-z0-9+/=]+$/.test(webhookSecret)) {
     throw new ConfigError('STRIPE_WEBHOOK_SECRET', 'must be a Stripe webhook signing secret, whsec_…');
@@ -156,6 +156,10 @@ export function paymentGateway(
   }
   if (!/^sk_(test|live)_[A-Za-z0-9]+$/.test(secretKey)) {
     throw new ConfigError('STRIPE_SECRET_KEY', 'must be a Stripe secret key, sk_test_… or sk_live_…');
+  }
+  // Without it the processor's outcomes (a finished 3-D Secure challenge, a failed refund) are never heard.
+  if (webhookSecret === undefined) {
+    throw new ConfigError('STRIPE_WEBHOOK_SECRET', 'is required when PAYMENT_GATEWAY is stripe');
   }
   const apiUrl = values.STRIPE_API_URL;
   if (apiUrl !== undefined && !secretKey.startsWith('sk_test_')) {
@@ -169,7 +173,7 @@ export function paymentGateway(
     stripe: {
       secretKey,
       ...(apiUrl !== undefined ? { apiUrl } : {}),
-      ...(webhookSecret !== undefined ? { webhookSecret } : {}),
+      webhookSecret,
     },
   };
 }

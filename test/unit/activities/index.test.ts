@@ -134,6 +134,7 @@ describe('createActivityDependencies', () => {
       ...environment,
       PAYMENT_GATEWAY: 'stripe',
       STRIPE_SECRET_KEY: 'sk_test_wiring',
+      STRIPE_WEBHOOK_SECRET: 'whsec_wiring',
       STRIPE_API_URL: `http://127.0.0.1:${(stripeStub.address() as AddressInfo).port}`,
     });
     const dependencies = createActivityDependencies(config, silentLogger);
