@@ -4,7 +4,8 @@ import type { Knex } from 'knex';
 // A processor delivers an event at least once, possibly twice at the same moment, and out of order; the row is
 // written before the answer, so a delivery answered 2xx is never lost. applied_at stays empty until the event has
 // been handed to the booking's workflow (or found to need nothing): a redelivery of an event recorded but not
-// applied (the signal failed, the process died) applies it then. The reconciliation writes the outcomes it finds
+// applied (the signal failed, the process died) applies it then. claimed_until is the lease of the delivery now
+// applying it, so a second delivery arriving meanwhile leaves it alone instead of applying it twice. The reconciliation writes the outcomes it finds
 // here too, under ids of its own, so a later pass knows them. booking_id is text and no foreign key: an event may
 // name a booking this service never had.
 const upSql = `
@@ -20,6 +21,7 @@ CREATE TABLE payment_events (
   created_at timestamptz NOT NULL,
   received_at timestamptz NOT NULL DEFAULT now(),
   deliveries integer NOT NULL DEFAULT 1,
+  claimed_until timestamptz NOT NULL,
   outcome text CONSTRAINT payment_events_outcome_valid
     CHECK (outcome IN ('applied', 'ignored', 'no_booking', 'no_workflow')),
   applied_at timestamptz,

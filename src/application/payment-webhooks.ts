@@ -1,7 +1,7 @@
 // Stripe's webhooks: verified on the raw body, recorded once by event id, then sent to the booking's workflow.
 import type { Client } from '@temporalio/client';
 import type { Knex } from 'knex';
-import { markPaymentEventApplied, recordPaymentEvent } from '../db/payment-events';
+import { markPaymentEventApplied, recordPaymentEvent, releasePaymentEventClaim } from '../db/payment-events';
 import { validationFailed, type DomainError } from '../domain/errors';
 import type { PaymentEvent } from '../domain/payment-events';
 import type { WebhookMetrics } from '../observability/payment-metrics';
@@ -75,6 +75,7 @@ export function createPaymentWebhookApplication(
   const intake: PaymentEventIntake = createPaymentEventIntake({
     record: (event, source) => recordPaymentEvent(database, event, source),
     settle: (eventId, outcome) => markPaymentEventApplied(database, eventId, outcome),
+    release: (eventId) => releasePaymentEventClaim(database, eventId),
     deliver: signalBookingWorkflow(dependencies.temporal),
     count: (source, kind, outcome) => metrics.events.inc({ source, kind, outcome }),
     warn: (details, message) => logger.warn(details, message),

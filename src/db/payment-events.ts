@@ -8,16 +8,16 @@ export type PaymentEventSource = 'webhook' | 'reconciliation';
 export type PaymentEventOutcome = 'applied' | 'ignored' | 'no_booking' | 'no_workflow';
 
 export interface RecordedPaymentEvent {
-  /** False for a delivery of an event recorded before. */
-  firstDelivery: boolean;
+  /** How many deliveries of the event (this one included) have come. */
+  deliveries: number;
   /** Set once the event was dealt with: a later delivery then changes nothing. */
   outcome: PaymentEventOutcome | undefined;
+  /** This delivery holds the lease to apply it: no other delivery is applying it now. */
+  claimed: boolean;
 }
 
-interface PaymentEventRow {
-  outcome: PaymentEventOutcome | null;
-  deliveries: number;
-}
+/** Long enough for one signal to Temporal and its retries; a delivery that died holding it frees it then. */
+export const paymentEventLeaseSeconds = 60;
 
 function intentIdOf(event: PaymentEvent): string | null {
   return 'intentId' in event && event.intentId !== undefined ? event.intentId : null;
@@ -28,30 +28,55 @@ function refundIdOf(event: PaymentEvent): string | null {
 }
 
 /**
- * Records the event unless its id has a row already, and counts the delivery either way. Two deliveries at once
- * serialise on the id: one inserts, the other sees the row.
+ * Records the event unless its id has a row already, counts the delivery either way, and takes the lease to apply
+ * it when it is not applied and nobody holds the lease. Two deliveries at once serialise on the id: one inserts
+ * (and holds the lease), the other sees the row and the lease in force. A lease taken here ends at this
+ * statement's `now()` plus the lease, which is how the statement tells its own from another's.
  */
 export async function recordPaymentEvent(
   database: Knex,
   event: PaymentEvent,
   source: PaymentEventSource,
 ): Promise<RecordedPaymentEvent> {
-  const [row]: PaymentEventRow[] = await database('payment_events')
-    .insert({
-      event_id: event.eventId,
+  const { rows } = await database.raw<{
+    rows: { outcome: PaymentEventOutcome | null; deliveries: number; claimed: boolean }[];
+  }>(
+    `INSERT INTO payment_events
+       (event_id, source, type, kind, booking_id, intent_id, refund_id, event, created_at, claimed_until)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?, now() + make_interval(secs => ?))
+     ON CONFLICT (event_id) DO UPDATE SET
+       deliveries = payment_events.deliveries + 1,
+       claimed_until = CASE
+         WHEN payment_events.applied_at IS NULL AND payment_events.claimed_until <= now()
+           THEN now() + make_interval(secs => ?)
+         ELSE payment_events.claimed_until END
+     RETURNING outcome, deliveries,
+       applied_at IS NULL AND claimed_until = now() + make_interval(secs => ?) AS claimed`,
+    [
+      event.eventId,
       source,
-      type: event.type,
-      kind: event.kind,
-      booking_id: event.bookingId ?? null,
-      intent_id: intentIdOf(event),
-      refund_id: refundIdOf(event),
-      event: JSON.stringify(event),
-      created_at: new Date(event.createdAt * 1000),
-    })
-    .onConflict('event_id')
-    .merge({ deliveries: database.raw('payment_events.deliveries + 1') })
-    .returning(['outcome', 'deliveries']);
-  return { firstDelivery: row.deliveries === 1, outcome: row.outcome ?? undefined };
+      event.type,
+      event.kind,
+      event.bookingId ?? null,
+      intentIdOf(event),
+      refundIdOf(event),
+      JSON.stringify(event),
+      new Date(event.createdAt * 1000),
+      paymentEventLeaseSeconds,
+      paymentEventLeaseSeconds,
+      paymentEventLeaseSeconds,
+    ],
+  );
+  const [row] = rows;
+  return { deliveries: row.deliveries, outcome: row.outcome ?? undefined, claimed: row.claimed };
+}
+
+/** Gives the lease up early (the apply failed), so the next delivery need not wait for it to run out. */
+export async function releasePaymentEventClaim(database: Knex, eventId: string): Promise<void> {
+  await database('payment_events')
+    .where({ event_id: eventId })
+    .whereNull('applied_at')
+    .update({ claimed_until: database.fn.now() });
 }
 
 /** Marks the event dealt with, unless an earlier delivery did (its outcome stays). */

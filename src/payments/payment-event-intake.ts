@@ -8,13 +8,18 @@ export type IntakeOutcome = SettledOutcome | 'duplicate';
 export type IntakeSource = 'webhook' | 'reconciliation';
 
 export interface PaymentEventIntakeDependencies {
-  /** Records the event unless its id has a row; says whether it was dealt with already (its outcome). */
+  /**
+   * Records the event unless its id has a row; says whether it was dealt with already (its outcome), and whether
+   * this delivery may apply it (`claimed`: no other delivery is applying it right now).
+   */
   record(
     event: PaymentEvent,
     source: IntakeSource,
-  ): Promise<{ firstDelivery: boolean; outcome: SettledOutcome | undefined }>;
+  ): Promise<{ outcome: SettledOutcome | undefined; claimed: boolean }>;
   /** Marks the event dealt with. */
   settle(eventId: string, outcome: SettledOutcome): Promise<void>;
+  /** Gives up this delivery's claim after a failure, for the next delivery to apply the event. */
+  release(eventId: string): Promise<void>;
   /**
    * Hands the event to the booking's workflow: `no_workflow` when there is no such workflow running. Throws when
    * it cannot tell (Temporal unreachable): the event then stays recorded and unapplied for a later delivery.
@@ -38,12 +43,19 @@ export function createPaymentEventIntake(dependencies: PaymentEventIntakeDepende
   return async (event, source) => {
     // Recorded before anything is applied or answered: a delivery answered 2xx is never lost.
     const recorded = await dependencies.record(event, source);
-    if (recorded.outcome !== undefined) {
+    // Dealt with before, or being applied by a delivery that came a moment earlier: its failure would be retried.
+    if (recorded.outcome !== undefined || !recorded.claimed) {
       dependencies.count(source, event.kind, 'duplicate');
       return 'duplicate';
     }
-    const outcome = await settled(event);
-    await dependencies.settle(event.eventId, outcome);
+    let outcome: SettledOutcome;
+    try {
+      outcome = await settled(event);
+      await dependencies.settle(event.eventId, outcome);
+    } catch (error) {
+      await dependencies.release(event.eventId).catch(() => undefined);
+      throw error;
+    }
     dependencies.count(source, event.kind, outcome);
     if (outcome === 'no_booking' || outcome === 'no_workflow') {
       dependencies.warn(
