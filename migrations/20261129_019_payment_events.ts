@@ -30,9 +30,18 @@ CREATE TABLE payment_events (
 CREATE INDEX payment_events_intent_index ON payment_events (intent_id) WHERE intent_id IS NOT NULL;
 CREATE INDEX payment_events_refund_index ON payment_events (refund_id) WHERE refund_id IS NOT NULL;
 CREATE INDEX payment_events_unapplied_index ON payment_events (received_at) WHERE applied_at IS NULL;
+
+-- The reconciliation looks the processor's recent intents and refunds up in the ledger by the processor's ids.
+CREATE INDEX payments_gateway_transaction_index ON payments (gateway_transaction_id)
+  WHERE gateway_transaction_id IS NOT NULL;
+CREATE INDEX refunds_gateway_refund_index ON refunds (gateway_refund_id) WHERE gateway_refund_id IS NOT NULL;
 `;
 
-const downSql = `DROP TABLE IF EXISTS payment_events;`;
+const downSql = `
+DROP INDEX IF EXISTS refunds_gateway_refund_index;
+DROP INDEX IF EXISTS payments_gateway_transaction_index;
+DROP TABLE IF EXISTS payment_events;
+`;
 
 export async function up(knex: Knex): Promise<void> {
   await knex.raw(upSql);

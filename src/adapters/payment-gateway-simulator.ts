@@ -215,6 +215,7 @@ export function createPaymentGatewaySimulator(ledger: PaymentSimulatorLedger): P
       intents: activity.charges.map((charge) => ({
         intentId: charge.transactionId,
         bookingId: bookingIdOfKey(charge.idempotencyKey),
+        idempotencyKey: charge.idempotencyKey,
         status: charge.status === 'APPROVED' ? 'succeeded' : 'failed',
         amount: { amountMinor: charge.amountMinor, currency: charge.currency },
         ...(charge.declineReason === null ? {} : { failureReason: charge.declineReason }),

@@ -209,6 +209,7 @@ export function processorIntentOf(intent: Stripe.PaymentIntent): ProcessorIntent
   return {
     intentId: intent.id,
     bookingId: bookingIdOf(intent.metadata),
+    idempotencyKey: intent.metadata[metadataKeys.idempotencyKey],
     status,
     amount: { amountMinor: intent.amount, currency: intent.currency.toUpperCase() },
     ...(failed ? { failureReason: reasonOf(intent.last_payment_error) } : {}),

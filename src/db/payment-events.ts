@@ -137,8 +137,10 @@ export interface PaymentLedgerFacts {
   /** The kinds of event recorded per intent (from a webhook or an earlier reconciliation). */
   intentEventKinds: Map<string, Set<PaymentEventKind>>;
   refundEventKinds: Map<string, Set<PaymentEventKind>>;
-  /** Intents the bookings' payments list as approved. */
+  /** Intents the bookings' payments list as approved, by their transaction id. */
   approvedIntents: Set<string>;
+  /** The status of the bookings' payments, by their idempotency key. */
+  paymentStatusesByKey: Map<string, 'APPROVED' | 'DECLINED' | 'FAILED'>;
   /** Refunds the bookings' refunds list, with their status. */
   refundStatuses: Map<string, 'SUCCEEDED' | 'FAILED'>;
   /** The read model's status of each booking named that exists. */
@@ -157,13 +159,13 @@ function kindsBy(rows: { id: string; kind: PaymentEventKind }[]): Map<string, Se
   return kinds;
 }
 
-/** Five indexed lookups, each for the given ids only. */
+/** Six indexed lookups, each for the given ids only. */
 export async function paymentLedgerFacts(
   database: Knex,
-  ids: { intentIds: string[]; refundIds: string[]; bookingIds: string[] },
+  ids: { intentIds: string[]; paymentKeys: string[]; refundIds: string[]; bookingIds: string[] },
 ): Promise<PaymentLedgerFacts> {
   const bookingIds = ids.bookingIds.filter((id) => uuidPattern.test(id));
-  const [intentEvents, refundEvents, approved, refunds, bookings] = await Promise.all([
+  const [intentEvents, refundEvents, approved, keyed, refunds, bookings] = await Promise.all([
     ids.intentIds.length === 0
       ? []
       : database('payment_events')
@@ -180,6 +182,14 @@ export async function paymentLedgerFacts(
           .whereIn('gateway_transaction_id', ids.intentIds)
           .where({ status: 'APPROVED' })
           .select<{ gateway_transaction_id: string }[]>('gateway_transaction_id'),
+    ids.paymentKeys.length === 0
+      ? []
+      : database('payments')
+          .whereIn('idempotency_key', ids.paymentKeys)
+          .select<{ idempotency_key: string; status: 'APPROVED' | 'DECLINED' | 'FAILED' }[]>(
+            'idempotency_key',
+            'status',
+          ),
     ids.refundIds.length === 0
       ? []
       : database('refunds')
@@ -198,6 +208,7 @@ export async function paymentLedgerFacts(
     intentEventKinds: kindsBy(intentEvents),
     refundEventKinds: kindsBy(refundEvents),
     approvedIntents: new Set(approved.map((row) => row.gateway_transaction_id)),
+    paymentStatusesByKey: new Map(keyed.map((row) => [row.idempotency_key, row.status])),
     refundStatuses: new Map(refunds.map((row) => [row.gateway_refund_id, row.status])),
     bookingStatuses: new Map(bookings.map((row) => [row.id, row.status])),
   };

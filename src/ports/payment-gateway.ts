@@ -87,6 +87,8 @@ export interface ProcessorIntent {
   intentId: string;
   /** The booking its metadata names, when it names one. */
   bookingId: string | undefined;
+  /** The charge request's idempotency key, when the processor kept it: the ledger's payments are keyed by it. */
+  idempotencyKey: string | undefined;
   /** Ended (`succeeded`, `failed`: the attempt was refused, `canceled`) or still `open`. */
   status: 'succeeded' | 'failed' | 'canceled' | 'open';
   amount: Money;

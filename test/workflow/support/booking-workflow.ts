@@ -12,6 +12,7 @@ import {
   type ProcessPaymentResult,
   type RefundPaymentInput,
   type ReserveSeatsInput,
+  type PaymentReconciliationActivities,
   type TripCancellationActivities,
 } from '../../../src/activities/interface';
 import type { BookingState, FareClass } from '../../../src/domain/booking';
@@ -222,8 +223,11 @@ export class BookingWorkflowTier {
     return { ...booking, created };
   }
 
-  /** The booking's own activities; the trip-cancellation workflow's are not the booking's to call. */
-  private fakeActivities(): Omit<BookingActivities, keyof TripCancellationActivities> {
+  /** The booking's own activities; the trip-cancellation and reconciliation workflows' are not the booking's. */
+  private fakeActivities(): Omit<
+    BookingActivities,
+    keyof TripCancellationActivities | keyof PaymentReconciliationActivities
+  > {
     const fake =
       <Input extends object, Result>(
         activity: string,
