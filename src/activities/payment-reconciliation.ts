@@ -1,5 +1,5 @@
 // The reconciliation's pass: the processor's recent payments and refunds against the ledger, lost outcomes applied.
-import { Context } from '@temporalio/activity';
+import { Context, log } from '@temporalio/activity';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Knex } from 'knex';
 import {
@@ -179,7 +179,9 @@ export function createPaymentReconciliationActivities(
         }
       },
       count: (source, kind, outcome) => metrics.events.inc({ source, kind, outcome }),
-      warn: (details, message) => context.log.warn(message, details),
+      warn: (details, message) => {
+        log.warn(message, details);
+      },
     });
 
     const mended: MendedPaymentOutcome[] = [];
@@ -194,13 +196,13 @@ export function createPaymentReconciliationActivities(
         ...('refundId' in event && event.refundId !== undefined ? { refundId: event.refundId } : {}),
         outcome,
       };
-      context.log.warn('a payment outcome no webhook brought was found and sent to its booking', {
+      log.warn('a payment outcome no webhook brought was found and sent to its booking', {
         ...found,
       });
       mended.push(found);
     }
     metrics.passes.inc();
-    context.log.info('payment reconciliation pass', {
+    log.info('payment reconciliation pass', {
       since: since.toISOString(),
       intents: recent.intents.length,
       refunds: recent.refunds.length,
