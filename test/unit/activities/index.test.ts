@@ -57,8 +57,10 @@ describe('activitiesForTaskQueue', () => {
       'ReleaseSeats',
       'ReserveSeats',
     ]);
+    // The payment reconciliation asks the processor as the charges do.
     expect(Object.keys(activitiesForTaskQueue(activities, taskQueues.payments)).sort()).toEqual([
       'ProcessPayment',
+      'ReconcilePayments',
       'RefundPayment',
     ]);
     expect(Object.keys(activitiesForTaskQueue(activities, taskQueues.notifications)).sort()).toEqual([
