@@ -97,6 +97,16 @@ export function createPaymentWebhookApplication(
         logger.warn({ reason: error.message }, 'a webhook delivery was refused: its signature does not hold');
         throw signatureProblem(error);
       }
+      // Signed by Stripe, but kept to the shapes the document states before it is stored.
+      const malformed = [
+        ...(/^[!-~]{1,255}$/.test(event.eventId)
+          ? []
+          : [{ field: 'id', message: 'must be printable ASCII' }]),
+        ...(/^[a-z0-9_.]{1,255}$/.test(event.type)
+          ? []
+          : [{ field: 'type', message: 'must be an event type' }]),
+      ];
+      if (malformed.length > 0) throw validationFailed(malformed);
       return { eventId: event.eventId, outcome: await intake(event, 'webhook') };
     },
   };
