@@ -143,7 +143,10 @@ export async function composeApi(
   const paymentWebhooks = createPaymentWebhookApplication({
     database,
     temporal,
-    webhookSecret: config.payments.gateway === 'stripe' ? config.payments.stripe.webhookSecret : undefined,
+    webhookSecret:
+      config.payments.gateway === 'stripe'
+        ? config.payments.stripe.webhookSecret
+        : config.payments.webhookSecret,
     metrics: webhookMetrics,
     logger,
   });
