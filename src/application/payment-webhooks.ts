@@ -10,7 +10,7 @@ import {
   type IntakeOutcome,
   type PaymentEventIntake,
 } from '../payments/payment-event-intake';
-import { stripeWebhookEvent, WebhookSignatureError } from '../payments/stripe-webhooks';
+import { paymentEventOf, verifyStripeWebhook, WebhookSignatureError } from '../payments/stripe-webhooks';
 import { bookingWorkflowId, paymentEventSignal } from '../workflows/shared';
 import { isWorkflowGone } from './temporal-outcomes';
 
@@ -25,7 +25,11 @@ export interface PaymentWebhookApplication {
    * whose signature does not hold, before anything is recorded; any other error leaves the event for the next
    * delivery.
    */
-  receiveStripeEvent(rawBody: Buffer, signature: string | undefined): Promise<PaymentWebhookReceipt>;
+  receiveStripeEvent(
+    rawBody: Buffer,
+    signature: string | undefined,
+    checkEvent?: (event: unknown) => void,
+  ): Promise<PaymentWebhookReceipt>;
 }
 
 export interface PaymentWebhookDependencies {
@@ -82,31 +86,24 @@ export function createPaymentWebhookApplication(
   });
 
   return {
-    async receiveStripeEvent(rawBody, signature) {
+    async receiveStripeEvent(rawBody, signature, checkEvent) {
       let event: PaymentEvent;
       try {
         if (dependencies.webhookSecret === undefined) {
           throw new WebhookSignatureError('STRIPE_WEBHOOK_SECRET is not set: nothing can be verified');
         }
-        event = stripeWebhookEvent(rawBody, signature, dependencies.webhookSecret, {
+        const verified = verifyStripeWebhook(rawBody, signature, dependencies.webhookSecret, {
           ...(dependencies.now === undefined ? {} : { now: dependencies.now }),
         });
+        // Only once it is known to be Stripe's: its shape, as the document states it, before anything is kept.
+        checkEvent?.(verified);
+        event = paymentEventOf(verified);
       } catch (error) {
         if (!(error instanceof WebhookSignatureError)) throw error;
         metrics.webhookRefusals.inc({ reason: 'signature' });
         logger.warn({ reason: error.message }, 'a webhook delivery was refused: its signature does not hold');
         throw signatureProblem(error);
       }
-      // Signed by Stripe, but kept to the shapes the document states before it is stored.
-      const malformed = [
-        ...(/^[!-~]{1,255}$/.test(event.eventId)
-          ? []
-          : [{ field: 'id', message: 'must be printable ASCII' }]),
-        ...(/^[a-z0-9_.]{1,255}$/.test(event.type)
-          ? []
-          : [{ field: 'type', message: 'must be an event type' }]),
-      ];
-      if (malformed.length > 0) throw validationFailed(malformed);
       return { eventId: event.eventId, outcome: await intake(event, 'webhook') };
     },
   };

@@ -89,6 +89,14 @@ export function paymentWebhookRouter(
         const receipt = await application.receiveStripeEvent(
           body,
           context.get('Stripe-Signature') || undefined,
+          (event) => {
+            validator.validate({
+              path: {},
+              query: queryParametersOf(context),
+              headers: context.headers,
+              body: event,
+            });
+          },
         );
         sendResponse(context, {
           status: 200,
