@@ -99,4 +99,27 @@ describe('payment configuration', () => {
     'refuses a webhook secret that is not one, without quoting it',
     refusal({ ...minimalEnvironment, STRIPE_WEBHOOK_SECRET: 'hunter2' }, 'STRIPE_WEBHOOK_SECRET', 'whsec_'),
   );
+
+  it('reconciles every 5 minutes by default, looking back over the hold and two intervals', () => {
+    expect(loadConfig(minimalEnvironment).paymentReconciliation).toEqual({
+      intervalMinutes: 5,
+      lookbackSeconds: 15 * 60 + 2 * 5 * 60,
+    });
+    expect(
+      loadConfig({
+        ...minimalEnvironment,
+        PAYMENT_RECONCILE_INTERVAL_MINUTES: '30',
+        BOOKING_HOLD_SECONDS: '600',
+      }).paymentReconciliation,
+    ).toEqual({ intervalMinutes: 30, lookbackSeconds: 600 + 2 * 30 * 60 });
+  });
+
+  it(
+    'refuses a reconciliation interval over an hour',
+    refusal(
+      { ...minimalEnvironment, PAYMENT_RECONCILE_INTERVAL_MINUTES: '61' },
+      'PAYMENT_RECONCILE_INTERVAL_MINUTES',
+      '',
+    ),
+  );
 });
