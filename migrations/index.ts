@@ -18,6 +18,7 @@ import * as tripCancellation from './20261128_015_trip_cancellation';
 import * as tripCancellationBookings from './20261129_016_trip_cancellation_bookings';
 import * as holdClaimStates from './20261129_017_hold_claim_states';
 import * as bookingPaymentAction from './20261129_018_booking_payment_action';
+import * as paymentEvents from './20261129_019_payment_events';
 
 export interface NamedMigration {
   /** Recorded in knex_migrations; never rename an applied migration. */
@@ -44,4 +45,5 @@ export const migrations: readonly NamedMigration[] = [
   { name: '20261129_016_trip_cancellation_bookings', migration: tripCancellationBookings },
   { name: '20261129_017_hold_claim_states', migration: holdClaimStates },
   { name: '20261129_018_booking_payment_action', migration: bookingPaymentAction },
+  { name: '20261129_019_payment_events', migration: paymentEvents },
 ];

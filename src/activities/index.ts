@@ -29,6 +29,8 @@ import { readTicketDocuments, renderTicketDocuments } from '../tickets/ticket-do
 import { createTicketKeyStore } from '../db/ticket-keys';
 import type { SigningKeyStore } from '../db/signing-key-store';
 import { createTripCancellationActivities } from './trip-cancellation';
+import { createPaymentReconciliationActivities } from './payment-reconciliation';
+import { createReconciliationMetrics, type ReconciliationMetrics } from '../observability/payment-metrics';
 
 export interface ActivityDependencies {
   database: Knex;
@@ -42,6 +44,8 @@ export interface ActivityDependencies {
   metrics?: BusinessMetrics;
   /** The ticket signing keys; the store in `database` under the default policy when absent. */
   ticketKeys?: SigningKeyStore;
+  /** Where the payment reconciliation counts what it mends; an unexported registry's when absent. */
+  reconciliationMetrics?: ReconciliationMetrics;
 }
 
 export interface OwnedActivityDependencies extends ActivityDependencies {
@@ -78,6 +82,7 @@ export function createActivities(activityDependencies: ActivityDependencies): Bo
         createTicketKeyStore({ database: dependencies.database, cipher: dependencies.cipher }),
     }),
     ...createTripCancellationActivities(dependencies),
+    ...createPaymentReconciliationActivities(dependencies),
   };
 }
 
@@ -97,12 +102,14 @@ export const activityNamesByTaskQueue = {
     'CancelTripBooking',
   ],
   [taskQueues.seats]: ['ReserveSeats', 'ConfirmSeats', 'ReleaseSeats'],
+  // The reconciliation asks the processor too, so it runs where the charges do.
   [taskQueues.payments]: [
     'ProcessPayment',
     'RefundPayment',
     'CheckPayment',
     'CancelPayment',
     'ReportPaymentIncident',
+    'ReconcilePayments',
   ],
   [taskQueues.notifications]: ['SendEmailNotification', 'SendSMSNotification'],
 } as const satisfies Record<TaskQueue, readonly (keyof BookingActivities)[]>;
@@ -188,6 +195,7 @@ export function createActivityDependencies(
         countOverduePendingPayments(database, config.booking.lapsedHoldGraceSeconds),
       onCollectFailure: (error) => logger.warn({ err: error }, 'counting overdue unpaid bookings failed'),
     }),
+    reconciliationMetrics: createReconciliationMetrics(metricsRegistry),
     async close() {
       notificationSenders.close();
       await database.destroy();

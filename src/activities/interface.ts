@@ -257,9 +257,39 @@ export interface TripCancellationActivities {
   CancelTripBooking: (input: CancelTripBookingInput) => Promise<CancelTripBookingResult>;
 }
 
+export interface PaymentReconciliationInput {
+  /** How far back the processor's payments and refunds are compared, from the activity's start. */
+  lookbackSeconds: number;
+}
+
+/** One outcome the ledger lacked, sent to its booking's workflow as the lost webhook would have. */
+export interface MendedPaymentOutcome {
+  eventId: string;
+  kind: string;
+  bookingId: string;
+  intentId?: string;
+  refundId?: string;
+  /** What became of it: `applied`, or `no_workflow` for a booking whose workflow has ended. */
+  outcome: string;
+}
+
+export interface PaymentReconciliationResult {
+  /** The start of the window compared (ISO 8601). */
+  since: string;
+  intentsCompared: number;
+  refundsCompared: number;
+  mended: MendedPaymentOutcome[];
+}
+
+/** Runs on the payments queue, beside the charges: it asks the processor too. */
+export interface PaymentReconciliationActivities {
+  ReconcilePayments: (input: PaymentReconciliationInput) => Promise<PaymentReconciliationResult>;
+}
+
 export type BookingActivities = SeatActivities &
   PaymentActivities &
   NotificationActivities &
   ReadModelActivities &
   TicketActivities &
-  TripCancellationActivities;
+  TripCancellationActivities &
+  PaymentReconciliationActivities;

@@ -25,6 +25,7 @@ import {
   type ChargeResult,
   type PaymentGateway,
   type PaymentState,
+  type RecentPayments,
   type RefundRequest,
   type RefundResult,
 } from '../ports/payment-gateway';
@@ -53,6 +54,12 @@ export const simulatorTestTokens: Readonly<Record<string, TokenBehaviour>> = {
 };
 
 const unknownTokenBehaviour: TokenBehaviour = { brand: null, last4: null, declineReason: 'invalid_token' };
+
+/** The activities' keys are `<booking id>:<step>:<n>`; the simulator keeps no booking id of its own. */
+function bookingIdOfKey(idempotencyKey: string): string | undefined {
+  const prefix = idempotencyKey.split(':', 1)[0];
+  return /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(prefix) ? prefix : undefined;
+}
 
 function generatedId(prefix: 'ch' | 're'): string {
   return `${prefix}_sim_${randomBytes(12).toString('hex')}`;
@@ -201,5 +208,29 @@ export function createPaymentGatewaySimulator(ledger: PaymentSimulatorLedger): P
     return paymentIntent(intentId);
   }
 
-  return { charge, chargeMadeWith, refund, paymentIntent, cancelPayment };
+  /** Every simulated charge ends at once and every refund succeeds; keys begin with the booking id. */
+  async function recentPayments(since: Date): Promise<RecentPayments> {
+    const activity = await ledger.activitySince(since);
+    return {
+      intents: activity.charges.map((charge) => ({
+        intentId: charge.transactionId,
+        bookingId: bookingIdOfKey(charge.idempotencyKey),
+        idempotencyKey: charge.idempotencyKey,
+        status: charge.status === 'APPROVED' ? 'succeeded' : 'failed',
+        amount: { amountMinor: charge.amountMinor, currency: charge.currency },
+        ...(charge.declineReason === null ? {} : { failureReason: charge.declineReason }),
+        createdAt: Math.floor(charge.createdAt.getTime() / 1000),
+      })),
+      refunds: activity.refunds.map((refund) => ({
+        refundId: refund.refundId,
+        intentId: refund.transactionId,
+        bookingId: bookingIdOfKey(refund.idempotencyKey),
+        status: 'succeeded',
+        amount: { amountMinor: refund.amountMinor, currency: refund.currency },
+        createdAt: Math.floor(refund.createdAt.getTime() / 1000),
+      })),
+    };
+  }
+
+  return { charge, chargeMadeWith, refund, paymentIntent, cancelPayment, recentPayments };
 }

@@ -14,6 +14,9 @@ import {
   type OpenChargeResult,
   type PaymentGateway,
   type PaymentState,
+  type ProcessorIntent,
+  type ProcessorRefund,
+  type RecentPayments,
   type RefundRequest,
   type RefundResult,
 } from '../ports/payment-gateway';
@@ -31,6 +34,8 @@ export interface StripePaymentGatewayOptions {
   lookbackSeconds?: number;
   /** The most pages of 100 intents that look goes through. */
   maxLookupPages?: number;
+  /** The most pages of 100 intents, and of 100 refunds, one `recentPayments` reads. */
+  maxRecentPages?: number;
   /** The clock the look-back is measured on. */
   now?: () => Date;
 }
@@ -45,6 +50,7 @@ export const stripeDefaults = {
   // Longer than any hold (BOOKING_HOLD_SECONDS is at most a day) and Stripe's own 24 hours of idempotency keys.
   lookbackSeconds: 7 * 86_400,
   maxLookupPages: 10,
+  maxRecentPages: 20,
 } as const;
 
 const metadataKeys = {
@@ -183,6 +189,54 @@ function closedResultOf(intent: Stripe.PaymentIntent): ChargeResult | undefined 
   return undefined;
 }
 
+function bookingIdOf(metadata: Stripe.Metadata | null | undefined): string | undefined {
+  const bookingId = metadata?.[metadataKeys.bookingId];
+  return bookingId === undefined || bookingId === '' ? undefined : bookingId;
+}
+
+/** An intent as the reconciliation compares it: ended one way or another, or still open. */
+export function processorIntentOf(intent: Stripe.PaymentIntent): ProcessorIntent {
+  const state = paymentStateOf(intent);
+  const failed = state.status === 'declined' && intent.last_payment_error != null;
+  const status =
+    state.status === 'approved'
+      ? 'succeeded'
+      : state.status === 'canceled'
+        ? 'canceled'
+        : failed
+          ? 'failed'
+          : 'open';
+  return {
+    intentId: intent.id,
+    bookingId: bookingIdOf(intent.metadata),
+    idempotencyKey: intent.metadata[metadataKeys.idempotencyKey],
+    status,
+    amount: { amountMinor: intent.amount, currency: intent.currency.toUpperCase() },
+    ...(failed ? { failureReason: reasonOf(intent.last_payment_error) } : {}),
+    createdAt: intent.created,
+  };
+}
+
+/** A refund as the reconciliation compares it; a cancelled one gave nothing back, as a failed one. */
+export function processorRefundOf(refund: Stripe.Refund): ProcessorRefund {
+  const status =
+    refund.status === 'succeeded'
+      ? 'succeeded'
+      : refund.status === 'failed' || refund.status === 'canceled'
+        ? 'failed'
+        : 'pending';
+  const intent = refund.payment_intent;
+  return {
+    refundId: refund.id,
+    intentId: typeof intent === 'string' ? intent : (intent?.id ?? undefined),
+    bookingId: bookingIdOf(refund.metadata),
+    status,
+    amount: { amountMinor: refund.amount, currency: refund.currency.toUpperCase() },
+    ...(status === 'failed' ? { failureReason: refund.failure_reason ?? refund.status ?? 'failed' } : {}),
+    createdAt: refund.created,
+  };
+}
+
 /** The payment method as the request named it: Stripe turns test ids (`pm_card_visa`) into new ones. */
 function sameCharge(intent: Stripe.PaymentIntent, request: ChargeRequest): boolean {
   return (
@@ -201,6 +255,7 @@ export function createStripePaymentGateway(options: StripePaymentGatewayOptions)
   });
   const lookbackSeconds = options.lookbackSeconds ?? stripeDefaults.lookbackSeconds;
   const maxLookupPages = options.maxLookupPages ?? stripeDefaults.maxLookupPages;
+  const maxRecentPages = options.maxRecentPages ?? stripeDefaults.maxRecentPages;
   const now = options.now ?? (() => new Date());
 
   async function call<T>(work: () => Promise<T>): Promise<T> {
@@ -440,5 +495,51 @@ export function createStripePaymentGateway(options: StripePaymentGatewayOptions)
     return paymentStateOf(await cancelIntent(intentId, idempotencyKey));
   }
 
-  return { charge, chargeMadeWith, refund, paymentIntent, cancelPayment };
+  /**
+   * Pages through a list made at or after `since`. Stripe filters by `created` itself; localstripe takes no such
+   * filter (and lists oldest first), so the items are filtered here as well and every page is read.
+   */
+  async function listedSince<Item extends { id: string; created: number }>(
+    since: number,
+    list: (page: { startingAfter?: string; created?: { gte: number } }) => Promise<Stripe.ApiList<Item>>,
+  ): Promise<Item[]> {
+    const found: Item[] = [];
+    let startingAfter: string | undefined;
+    for (let page = 0; page < maxRecentPages; page += 1) {
+      const listed = await call(() =>
+        list({
+          ...(startingAfter !== undefined ? { startingAfter } : {}),
+          ...(options.apiUrl === undefined ? { created: { gte: since } } : {}),
+        }),
+      );
+      found.push(...listed.data.filter((item) => item.created >= since));
+      const last = listed.data.at(-1);
+      if (!listed.has_more || last === undefined) break;
+      startingAfter = last.id;
+    }
+    return found;
+  }
+
+  async function recentPayments(since: Date): Promise<RecentPayments> {
+    const from = Math.floor(since.getTime() / 1000);
+    const [intents, refunds] = await Promise.all([
+      listedSince(from, ({ startingAfter, created }) =>
+        stripe.paymentIntents.list({
+          limit: 100,
+          ...(startingAfter !== undefined ? { starting_after: startingAfter } : {}),
+          ...(created !== undefined ? { created } : {}),
+        }),
+      ),
+      listedSince(from, ({ startingAfter, created }) =>
+        stripe.refunds.list({
+          limit: 100,
+          ...(startingAfter !== undefined ? { starting_after: startingAfter } : {}),
+          ...(created !== undefined ? { created } : {}),
+        }),
+      ),
+    ]);
+    return { intents: intents.map(processorIntentOf), refunds: refunds.map(processorRefundOf) };
+  }
+
+  return { charge, chargeMadeWith, refund, paymentIntent, cancelPayment, recentPayments };
 }

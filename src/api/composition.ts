@@ -13,6 +13,7 @@ import {
 import { createBookingApplication, type BookingApplicationDependencies } from '../application/bookings';
 import { createCatalogApplication } from '../application/catalog';
 import type { BookingApplication } from '../application/interface';
+import { createPaymentWebhookApplication } from '../application/payment-webhooks';
 import { createReadinessCheck, type ReadinessCheck } from '../application/readiness';
 import { createStartReconciler, scheduleStartReconciliation } from '../application/start-reconciler';
 import { createTicketApplication, type TicketApplication } from '../application/tickets';
@@ -48,6 +49,7 @@ import {
   type ApiMetrics,
 } from '../observability/metrics';
 import { backgroundFailureReporter } from '../observability/background-failures';
+import { createWebhookMetrics } from '../observability/payment-metrics';
 import { createPlainHttpServer, registryMetrics } from '../observability/metrics-http';
 import { listen } from '../runtime/process';
 import { temporalClientInterceptors } from '../observability/tracing-temporal';
@@ -137,6 +139,17 @@ export async function composeApi(
           identityProvider: countedIdentityProvider,
           logger,
         });
+  const webhookMetrics = createWebhookMetrics(metrics.registry);
+  const paymentWebhooks = createPaymentWebhookApplication({
+    database,
+    temporal,
+    webhookSecret:
+      config.payments.gateway === 'stripe'
+        ? config.payments.stripe.webhookSecret
+        : config.payments.webhookSecret,
+    metrics: webhookMetrics,
+    logger,
+  });
   if (availabilityChanges !== undefined) {
     registerAvailabilityChangesHeard(metrics.registry, () => availabilityChanges.hearing);
   }
@@ -168,6 +181,10 @@ export async function composeApi(
     operationGuard: createOperationGuard(verifier),
     // The codec endpoint decodes what the client encodes: the same keyring, from the same configuration.
     dataConverter: createBookingDataConverter(config),
+    paymentWebhooks: {
+      application: paymentWebhooks,
+      onRefused: (reason) => webhookMetrics.webhookRefusals.inc({ reason }),
+    },
     additionalRouters:
       countedIdentityProvider === undefined || authorizationServerOptions === undefined
         ? []

@@ -232,6 +232,12 @@ export function loadConfig(environment: Environment = process.env) {
      * when it is not Stripe's own (localstripe), and the webhook signing secret.
      */
     payments: paymentGateway(values),
+    /** The schedule that applies the outcomes lost webhooks left behind (workflows/payment-reconciliation.ts). */
+    paymentReconciliation: {
+      intervalMinutes: values.PAYMENT_RECONCILE_INTERVAL_MINUTES,
+      /** Back over the longest an intent stays open (the hold) and two passes, so one missed pass loses nothing. */
+      lookbackSeconds: values.BOOKING_HOLD_SECONDS + 2 * 60 * values.PAYMENT_RECONCILE_INTERVAL_MINUTES,
+    },
     tracing: loadTracingConfig(environment),
   };
 }

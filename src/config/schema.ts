@@ -537,9 +537,16 @@ export const paymentSettings = {
       'another Stripe-compatible API, such as localstripe in the tests (`http://127.0.0.1:8420`); with an `sk_test_` key only, so a live key never leaves for anyone but Stripe',
   }),
   STRIPE_WEBHOOK_SECRET: text({
-    defaultText: 'unset',
+    defaultText: 'required with `stripe`',
     description: "the webhook endpoint's signing secret, `whsec_…`, that Stripe's events are verified with",
     secret: true,
+  }),
+  PAYMENT_RECONCILE_INTERVAL_MINUTES: integer({
+    default: 5,
+    min: 1,
+    max: 60,
+    description:
+      "how often the worker's Temporal schedule `payment-reconciliation` compares the processor's recent payments and refunds with the ledger and applies what a lost webhook left out; each pass looks back over `BOOKING_HOLD_SECONDS` plus two intervals",
   }),
 } satisfies SettingTable;
 

@@ -1,6 +1,7 @@
 // The payment simulator's ledger in PostgreSQL (schema payment_simulator), behind the simulator's ledger port.
 import type { Knex } from 'knex';
 import type {
+  LedgerActivity,
   LedgerCharge,
   LedgerRefund,
   LedgerRefundOutcome,
@@ -155,5 +156,35 @@ export function createPaymentSimulatorLedger(database: Knex): PaymentSimulatorLe
     }
   }
 
-  return { chargeByKey, chargeByTransactionId, recordCharge, noteTransientFailure, refund };
+  async function activitySince(since: Date): Promise<LedgerActivity> {
+    const [chargeRows, refundRows] = await Promise.all([
+      charges()
+        .where('created_at', '>=', since)
+        .orderBy('created_at')
+        .select<(LedgerChargeRow & { created_at: Date })[]>('*'),
+      database<LedgerRefundRow>(`${simulatorLedgerTables.refunds} as refunds`)
+        .join(`${simulatorLedgerTables.charges} as charges`, 'charges.id', 'refunds.charge_id')
+        .where('refunds.created_at', '>=', since)
+        .orderBy('refunds.created_at')
+        .select<(LedgerRefundRow & { transaction_id: string; created_at: Date })[]>(
+          'refunds.refund_id',
+          'refunds.idempotency_key',
+          'refunds.charge_id',
+          'refunds.amount_minor',
+          'refunds.currency',
+          'refunds.created_at',
+          'charges.transaction_id',
+        ),
+    ]);
+    return {
+      charges: chargeRows.map((row) => ({ ...chargeOf(row), createdAt: row.created_at })),
+      refunds: refundRows.map((row) => ({
+        ...refundOf(row),
+        transactionId: row.transaction_id,
+        createdAt: row.created_at,
+      })),
+    };
+  }
+
+  return { chargeByKey, chargeByTransactionId, recordCharge, noteTransientFailure, refund, activitySince };
 }

@@ -46,3 +46,6 @@ export type PaymentEvent =
   | (EventIdentity & { kind: 'ignored' });
 
 export type PaymentEventKind = PaymentEvent['kind'];
+
+/** The booking workflow's signal that carries a PaymentEvent, by name, for senders that load no workflow code. */
+export const paymentEventSignalName = 'PaymentEvent';

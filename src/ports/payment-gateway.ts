@@ -82,6 +82,39 @@ export interface RefundResult {
   refundId: string;
 }
 
+/** One payment attempt as the processor lists it, for comparing with what the service recorded. */
+export interface ProcessorIntent {
+  intentId: string;
+  /** The booking its metadata names, when it names one. */
+  bookingId: string | undefined;
+  /** The charge request's idempotency key, when the processor kept it: the ledger's payments are keyed by it. */
+  idempotencyKey: string | undefined;
+  /** Ended (`succeeded`, `failed`: the attempt was refused, `canceled`) or still `open`. */
+  status: 'succeeded' | 'failed' | 'canceled' | 'open';
+  amount: Money;
+  /** Why it failed, when it did. */
+  failureReason?: string;
+  /** When it was made, in seconds since the epoch. */
+  createdAt: number;
+}
+
+/** One refund as the processor lists it. */
+export interface ProcessorRefund {
+  refundId: string;
+  intentId: string | undefined;
+  bookingId: string | undefined;
+  status: 'succeeded' | 'failed' | 'pending';
+  amount: Money;
+  failureReason?: string;
+  createdAt: number;
+}
+
+/** What the processor made since a moment: the reconciliation's view of the processor's side. */
+export interface RecentPayments {
+  intents: ProcessorIntent[];
+  refunds: ProcessorRefund[];
+}
+
 export interface PaymentGateway {
   /** Approves or declines; throws GatewayUnavailableError (or its GatewayTimeoutError) when the outcome is unknown. */
   charge<Request extends ChargeRequest>(request: Request): Promise<ChargeAnswer<Request>>;
@@ -108,6 +141,11 @@ export interface PaymentGateway {
    * Cancelling twice answers `canceled` again. Throws PaymentNotFoundError for an unknown id.
    */
   cancelPayment(intentId: string, idempotencyKey: string): Promise<PaymentState>;
+  /**
+   * The payment attempts and refunds made at or after `since`, as the processor sees them now. Throws
+   * GatewayUnavailableError when it cannot say.
+   */
+  recentPayments(since: Date): Promise<RecentPayments>;
 }
 
 /** The processor knows no payment with this id: a caller bug or another account's id, never retried. */

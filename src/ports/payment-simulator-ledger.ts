@@ -37,6 +37,12 @@ export type LedgerRefundOutcome =
   /** A concurrent refund of another charge took the idempotency key first. */
   | { outcome: 'key-taken' };
 
+/** What the ledger recorded since a moment: each charge and refund with when it was made. */
+export interface LedgerActivity {
+  charges: (LedgerCharge & { createdAt: Date })[];
+  refunds: (LedgerRefund & { transactionId: string; createdAt: Date })[];
+}
+
 export type TransientFailure = 'TIMEOUT' | 'UNAVAILABLE';
 
 export interface PaymentSimulatorLedger {
@@ -55,4 +61,6 @@ export interface PaymentSimulatorLedger {
     request: { transactionId: string; idempotencyKey: string },
     decide: (charge: LedgerCharge, existing: LedgerRefund | undefined) => RefundDecision,
   ): Promise<LedgerRefundOutcome>;
+  /** The charges and refunds recorded at or after `since`. */
+  activitySince(since: Date): Promise<LedgerActivity>;
 }

@@ -16,7 +16,9 @@ import {
   sdkMetricsExporter,
   startWorkerMetricsServer,
 } from './metrics-server';
+import { ensurePaymentReconciliationSchedule } from './payment-reconciliation-schedule';
 import { installTemporalRuntime } from './temporal-logger';
+import { taskQueues } from '../domain/task-queues';
 import { describeTemporalConnection, temporalConnectionOptions } from '../security/temporal-connection';
 
 const connectAttempts = 30;
@@ -79,6 +81,19 @@ async function start(logger: Logger, config: Config): Promise<{ running: Promise
     requirePrebuiltWorkflowBundle: config.environment === 'production',
   });
   observed.workers = workers;
+  // The workers that run the reconciliation's workflow keep its schedule as configured.
+  if (config.worker.taskQueues.includes(taskQueues.bookings)) {
+    await ensurePaymentReconciliationSchedule({ connection, config }).then(
+      ({ scheduleId, created }) =>
+        logger.info(
+          { scheduleId, everyMinutes: config.paymentReconciliation.intervalMinutes, created },
+          'payment reconciliation scheduled',
+        ),
+      // The bookings do not depend on it: the worker serves them, and the next start tries again.
+      (error: unknown) =>
+        logger.error({ err: error }, 'the payment reconciliation schedule could not be kept'),
+    );
+  }
   stopEverything = async () => {
     await workers.shutdown();
     await metricsServer.close();

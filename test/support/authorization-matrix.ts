@@ -47,6 +47,8 @@ export interface MatrixEnvironment {
   createSpareTrip(): Promise<string>;
   /** A trip of its own marked cancelled, without bookings, for a cell that reads a cancellation. */
   createCancelledTrip(): Promise<string>;
+  /** The API's Stripe webhook signing secret, for a cell that delivers an event. */
+  webhookSecret: string;
   close(): Promise<void>;
 }
 
@@ -55,7 +57,11 @@ export async function startMatrixEnvironment(): Promise<MatrixEnvironment> {
   const saga = await startSagaEnvironment({ environment: { BOOKING_MAX_OPEN_HOLDS_PER_CUSTOMER: '200' } });
   try {
     // OIDC_DEFAULT_ROLE=none: the matrix's "no role of ours" column is refused, not given the default role.
-    const full = await composeTestApi(saga, { OIDC_DEFAULT_ROLE: 'none' });
+    const webhookSecret = `whsec_${randomUUID().replace(/-/g, '')}`;
+    const full = await composeTestApi(saga, {
+      OIDC_DEFAULT_ROLE: 'none',
+      STRIPE_WEBHOOK_SECRET: webhookSecret,
+    });
     const { identityProvider, verifier } = full;
     const ownerCredentials = { email: `owner-${randomUUID()}@matrix.test`, password: `pw-${randomUUID()}` };
     const [owner, anotherCustomer, agent, admin, trip] = await Promise.all([
@@ -92,6 +98,7 @@ export async function startMatrixEnvironment(): Promise<MatrixEnvironment> {
         admin,
       },
       trip,
+      webhookSecret,
       tripDate: trip.departureTime.toLocaleDateString('en-CA', { timeZone: 'Europe/Lisbon' }),
       nextSeat,
       createOwnerBooking: () =>

@@ -44,6 +44,7 @@ function dyingAfterCharge(gateway: PaymentGateway): PaymentGateway {
     refund: (request) => gateway.refund(request),
     paymentIntent: (intentId) => gateway.paymentIntent(intentId),
     cancelPayment: (intentId, idempotencyKey) => gateway.cancelPayment(intentId, idempotencyKey),
+    recentPayments: (since) => gateway.recentPayments(since),
   };
 }
 

@@ -5,6 +5,7 @@ import compress from 'koa-compress';
 import type { DataConverter } from '@temporalio/common';
 import type { Config } from '../../config';
 import type { Logger } from '../../logger';
+import type { PaymentWebhookApplication } from '../../application/payment-webhooks';
 import type { ReadinessCheck } from '../../application/readiness';
 import { createApiMetrics, type ApiMetrics } from '../../observability/metrics';
 import { createApiRouter } from './api-router';
@@ -12,6 +13,7 @@ import { allowingLoopbackWithoutToken, codecOperationIds, createCodecHandlers } 
 import { documentationRouter } from './docs';
 import type { IdempotencyStore } from './idempotency';
 import { createOperationHandlers, type Applications } from './operation-handlers';
+import { paymentWebhookRouter } from './payment-webhook-routes';
 import { accessLog, problemDetails, requestIdentity } from './problem-details';
 import { createRateLimits, type RateLimitSettings } from './rate-limits';
 import { countingTokenFailures, requestMetrics } from './request-metrics';
@@ -64,6 +66,11 @@ export interface RestDependencies {
   additionalRouters?: Router[];
   /** Where requests are timed and refusals counted (the process's registry); a registry of its own when absent. */
   metrics?: ApiMetrics;
+  /** The card processor's webhooks, with where a delivery refused before reaching them is counted. */
+  paymentWebhooks?: {
+    application: PaymentWebhookApplication;
+    onRefused(reason: 'signature' | 'too_large'): void;
+  };
 }
 
 export function restSettingsFromConfig(config: Pick<Config, 'http' | 'rateLimit' | 'codec'>): RestSettings {
@@ -137,6 +144,9 @@ export function createRestApp(dependencies: RestDependencies): Koa {
   const routers = [
     apiRouter,
     serviceRouter(dependencies),
+    ...(dependencies.paymentWebhooks === undefined
+      ? []
+      : [paymentWebhookRouter(dependencies.paymentWebhooks.application, dependencies.paymentWebhooks)]),
     documentationRouter(),
     ...(dependencies.additionalRouters ?? []),
   ];

@@ -242,6 +242,12 @@ const ruleMessageSources: readonly [pointer: string, message: RuleMessage][] = [
     '#/components/parameters/PageToken/schema',
     always('must be the next_page_token of the previous page, as it was issued'),
   ],
+  [
+    '#/components/parameters/StripeSignature/schema',
+    withMaxLength((maxLength) => `must be Stripe's signature: 1 to ${maxLength} printable ASCII characters`),
+  ],
+  ['#/components/schemas/StripeEvent/properties/id', always('must be printable ASCII')],
+  ['#/components/schemas/StripeEvent/properties/type', always('must be an event type')],
 ];
 
 const ruleMessages: ReadonlyMap<object, RuleMessage> = new Map(

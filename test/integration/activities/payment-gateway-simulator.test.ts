@@ -148,4 +148,70 @@ describe('payment gateway simulator ledger', () => {
     await expect(gateway.cancelPayment(answer.transactionId, key('open-cancel'))).resolves.toEqual(answer);
     await expect(gateway.paymentIntent('ch_sim_nobody')).rejects.toBeInstanceOf(PaymentNotFoundError);
   });
+
+  it('lists its recent charges and refunds for the reconciliation, the booking id taken from the key', async () => {
+    const since = new Date(Date.now() - 1000);
+    const bookingId = randomUUID();
+    const paid = await gateway.charge({
+      idempotencyKey: `${bookingId}:process-payment:1`,
+      amount: euros(2500),
+      paymentToken: 'tok_visa',
+      description: 'simulator test',
+    });
+    if (paid.status !== 'approved') throw new Error('expected an approval');
+    await gateway.charge({
+      idempotencyKey: `${bookingId}:process-payment:2`,
+      amount: euros(2500),
+      paymentToken: 'tok_chargeDeclined',
+      description: 'simulator test',
+    });
+    const { refundId } = await gateway.refund({
+      idempotencyKey: `${bookingId}:refund-payment:1`,
+      transactionId: paid.transactionId,
+      amount: euros(500),
+    });
+    try {
+      const recent = await gateway.recentPayments(since);
+      expect(recent.intents.filter((intent) => intent.bookingId === bookingId)).toEqual([
+        {
+          intentId: paid.transactionId,
+          bookingId,
+          idempotencyKey: `${bookingId}:process-payment:1`,
+          status: 'succeeded',
+          amount: euros(2500),
+          createdAt: expect.any(Number) as unknown,
+        },
+        {
+          intentId: expect.stringMatching(/^ch_sim_/) as unknown,
+          bookingId,
+          idempotencyKey: `${bookingId}:process-payment:2`,
+          status: 'failed',
+          amount: euros(2500),
+          failureReason: 'card_declined',
+          createdAt: expect.any(Number) as unknown,
+        },
+      ]);
+      expect(recent.refunds.filter((refund) => refund.bookingId === bookingId)).toEqual([
+        {
+          refundId,
+          intentId: paid.transactionId,
+          bookingId,
+          status: 'succeeded',
+          amount: euros(500),
+          createdAt: expect.any(Number) as unknown,
+        },
+      ]);
+      expect((await gateway.recentPayments(new Date(Date.now() + 60_000))).intents).toEqual([]);
+    } finally {
+      const charges = database(simulatorLedgerTables.charges).where(
+        'idempotency_key',
+        'like',
+        `${bookingId}:%`,
+      );
+      await database(simulatorLedgerTables.refunds)
+        .whereIn('charge_id', charges.clone().select('id'))
+        .delete();
+      await charges.delete();
+    }
+  });
 });

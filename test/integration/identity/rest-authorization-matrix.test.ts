@@ -12,6 +12,7 @@ import { startServer, type RunningServer } from '../../support/rest-app';
 import { authorizationCells, partyOf, type Cell, type Requirement } from '../../support/authorization-cells';
 import { startMatrixEnvironment, type MatrixEnvironment } from '../../support/authorization-matrix';
 import { answerOf, type ProblemAnswer } from '../../support/responses';
+import { stripeEventBody, stripeSignature } from '../../support/payment-events';
 
 interface RestRequest {
   pathParameters?: Record<string, string>;
@@ -126,7 +127,22 @@ const publicRequests: Record<string, RequestBuilder> = {
   getJsonWebKeySet: () => Promise.resolve({}),
   getTicketKeySet: () => Promise.resolve({}),
   getTicketKeySetApi: () => Promise.resolve({}),
+  // A signed event of a type the service ignores: answered 200 and recorded, whatever token comes with it.
+  receiveStripeEvent: ({ world }) => Promise.resolve(signedStripeEvent(world.webhookSecret)),
+  receiveStripeEventApi: ({ world }) => Promise.resolve(signedStripeEvent(world.webhookSecret)),
 };
+
+/** The body as bytes already (the signature covers them), with its signature. */
+function signedStripeEvent(secret: string): RestRequest {
+  const body = stripeEventBody({
+    type: 'customer.created',
+    object: { id: 'cus_matrix', object: 'customer' },
+  });
+  return {
+    headers: { 'Content-Type': 'application/json', 'Stripe-Signature': stripeSignature(body, secret) },
+    body,
+  };
+}
 
 const guardedOperations = openApiOperations.filter((operation) => !operation.public);
 const publicOperations = openApiOperations.filter((operation) => operation.public);

@@ -20,6 +20,9 @@ import { contractViolations, observe, type ObservedResponse } from '../../suppor
 import { createNetworkFixture, type NetworkFixture } from '../../support/route-network';
 import { composeTestApi, startServer, type RunningServer } from '../../support/rest-app';
 import { actorOf, insertLoginUser, insertUser, type TestUser } from '../../support/users';
+import { stripeSignature, webhookSecret as newWebhookSecret } from '../../support/payment-events';
+
+const webhookSecret = newWebhookSecret();
 
 // Starting the saga's workers (a webpack bundle) and driving Temporal take longer than jest's default.
 jest.setTimeout(120_000);
@@ -128,7 +131,7 @@ beforeAll(async () => {
     date: '2031-12-09',
     nextDate: '2031-12-10',
   });
-  const full = await composeTestApi(saga);
+  const full = await composeTestApi(saga, { STRIPE_WEBHOOK_SECRET: webhookSecret });
   removeApp = full.remove;
   server = await startServer(full.app);
 });
@@ -500,6 +503,26 @@ describe('every operation with its examples', () => {
       }
     } finally {
       await database('users').where({ id: agentUser.id }).delete();
+    }
+  });
+
+  it('receives a signed Stripe event, and answers a second delivery of it as a duplicate', async () => {
+    for (const operationId of twinsOf('receiveStripeEvent')) {
+      const body = {
+        id: `evt_contract_${randomUUID().replace(/-/g, '')}`,
+        type: 'customer.created',
+        created: Math.floor(Date.now() / 1000),
+        data: { object: { id: 'cus_contract', object: 'customer' } },
+      };
+      const signed = () => ({
+        body,
+        headers: { 'stripe-signature': stripeSignature(JSON.stringify(body), webhookSecret) },
+        token: null,
+      });
+      const first = await drive(operationId, signed());
+      const again = await drive(operationId, signed());
+      expect([first.status, first.body]).toEqual([200, { event_id: body.id, outcome: 'ignored' }]);
+      expect([again.status, again.body]).toEqual([200, { event_id: body.id, outcome: 'duplicate' }]);
     }
   });
 

@@ -190,6 +190,14 @@ function generator(random: () => number) {
         return { email: customer.email, password };
       case 'refresh':
         return { refresh_token: refreshToken };
+      case 'receiveStripeEvent':
+        // Unsigned: Stripe's webhook answers 400 naming Stripe-Signature to the base and every mutation.
+        return {
+          id: 'evt_fuzz',
+          type: 'payment_intent.succeeded',
+          created: 1795939200,
+          data: { object: { id: 'pi_fuzz', object: 'payment_intent', metadata: { booking_id: bookingId } } },
+        };
       case 'decodePayloads':
       case 'encodePayloads':
         // A customer's token, so the codec operations answer 403 to the base and to every mutation but a few.

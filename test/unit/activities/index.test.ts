@@ -40,6 +40,7 @@ function unusedDependencies(): ActivityDependencies {
       refund: unused,
       paymentIntent: unused,
       cancelPayment: unused,
+      recentPayments: unused,
     },
     emailSender: { send: unused },
     smsSender: { send: unused },
@@ -56,10 +57,12 @@ describe('activitiesForTaskQueue', () => {
       'ReleaseSeats',
       'ReserveSeats',
     ]);
+    // The payment reconciliation asks the processor as the charges do.
     expect(Object.keys(activitiesForTaskQueue(activities, taskQueues.payments)).sort()).toEqual([
       'CancelPayment',
       'CheckPayment',
       'ProcessPayment',
+      'ReconcilePayments',
       'RefundPayment',
       'ReportPaymentIncident',
     ]);
@@ -136,6 +139,7 @@ describe('createActivityDependencies', () => {
       ...environment,
       PAYMENT_GATEWAY: 'stripe',
       STRIPE_SECRET_KEY: 'sk_test_wiring',
+      STRIPE_WEBHOOK_SECRET: 'whsec_wiring',
       STRIPE_API_URL: `http://127.0.0.1:${(stripeStub.address() as AddressInfo).port}`,
     });
     const dependencies = createActivityDependencies(config, silentLogger);

@@ -9,7 +9,8 @@ const minimalEnvironment = {
   BLIND_INDEX_KEY: Buffer.alloc(32, 2).toString('base64'),
   GRPC_INSECURE: 'true',
 };
-const stripe = { ...minimalEnvironment, PAYMENT_GATEWAY: 'stripe' };
+const webhookSecret = 'whsec_abc123';
+const stripe = { ...minimalEnvironment, PAYMENT_GATEWAY: 'stripe', STRIPE_WEBHOOK_SECRET: webhookSecret };
 const testKey = 'sk_test_51Hexample0123456789';
 
 function refusal(environment: Record<string, string>, variable: string, problem: string) {
@@ -34,14 +35,13 @@ describe('payment configuration', () => {
   it('uses Stripe with a test or live key, and a test server only with a test key', () => {
     expect(loadConfig({ ...stripe, STRIPE_SECRET_KEY: testKey }).payments).toEqual({
       gateway: 'stripe',
-      stripe: { secretKey: testKey },
+      stripe: { secretKey: testKey, webhookSecret },
     });
     expect(
       loadConfig({
         ...stripe,
         STRIPE_SECRET_KEY: testKey,
         STRIPE_API_URL: 'http://127.0.0.1:8420',
-        STRIPE_WEBHOOK_SECRET: 'whsec_abc123',
       }).payments,
     ).toEqual({
       gateway: 'stripe',
@@ -55,6 +55,15 @@ describe('payment configuration', () => {
   it(
     'refuses Stripe without a key',
     refusal(stripe, 'STRIPE_SECRET_KEY', 'is required when PAYMENT_GATEWAY is stripe'),
+  );
+
+  it(
+    'refuses Stripe without the webhook signing secret, so no outcome the processor tells later is lost',
+    refusal(
+      { ...minimalEnvironment, PAYMENT_GATEWAY: 'stripe', STRIPE_SECRET_KEY: testKey },
+      'STRIPE_WEBHOOK_SECRET',
+      'is required when PAYMENT_GATEWAY is stripe',
+    ),
   );
 
   it(
@@ -89,5 +98,28 @@ describe('payment configuration', () => {
   it(
     'refuses a webhook secret that is not one, without quoting it',
     refusal({ ...minimalEnvironment, STRIPE_WEBHOOK_SECRET: 'hunter2' }, 'STRIPE_WEBHOOK_SECRET', 'whsec_'),
+  );
+
+  it('reconciles every 5 minutes by default, looking back over the hold and two intervals', () => {
+    expect(loadConfig(minimalEnvironment).paymentReconciliation).toEqual({
+      intervalMinutes: 5,
+      lookbackSeconds: 15 * 60 + 2 * 5 * 60,
+    });
+    expect(
+      loadConfig({
+        ...minimalEnvironment,
+        PAYMENT_RECONCILE_INTERVAL_MINUTES: '30',
+        BOOKING_HOLD_SECONDS: '600',
+      }).paymentReconciliation,
+    ).toEqual({ intervalMinutes: 30, lookbackSeconds: 600 + 2 * 30 * 60 });
+  });
+
+  it(
+    'refuses a reconciliation interval over an hour',
+    refusal(
+      { ...minimalEnvironment, PAYMENT_RECONCILE_INTERVAL_MINUTES: '61' },
+      'PAYMENT_RECONCILE_INTERVAL_MINUTES',
+      '',
+    ),
   );
 });

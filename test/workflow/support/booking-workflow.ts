@@ -15,6 +15,7 @@ import {
   type SettlePaymentResult,
   type RefundPaymentInput,
   type ReserveSeatsInput,
+  type PaymentReconciliationActivities,
   type TripCancellationActivities,
 } from '../../../src/activities/interface';
 import type { BookingState, FareClass } from '../../../src/domain/booking';
@@ -255,8 +256,11 @@ export class BookingWorkflowTier {
     fake.intents.set(intentId, outcome);
   }
 
-  /** The booking's own activities; the trip-cancellation workflow's are not the booking's to call. */
-  private fakeActivities(): Omit<BookingActivities, keyof TripCancellationActivities> {
+  /** The booking's own activities; the trip-cancellation and reconciliation workflows' are not the booking's. */
+  private fakeActivities(): Omit<
+    BookingActivities,
+    keyof TripCancellationActivities | keyof PaymentReconciliationActivities
+  > {
     const fake =
       <Input extends object, Result>(
         activity: string,

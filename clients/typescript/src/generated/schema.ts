@@ -348,6 +348,36 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/payments/stripe/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Receive a Stripe event (the card processor only)
+         * @description Stripe's webhook endpoint, not for client applications: register this URL in the Stripe dashboard with the
+         *     events `payment_intent.succeeded`, `payment_intent.payment_failed`, `payment_intent.canceled`,
+         *     `payment_intent.requires_action`, `charge.refunded`, `refund.updated`, `refund.failed` and
+         *     `charge.dispute.created`, and give the service its signing secret (`STRIPE_WEBHOOK_SECRET`). The body is
+         *     verified on the bytes as received against `Stripe-Signature` (HMAC-SHA256, at most 300 s old); a missing,
+         *     forged or stale signature answers 400 VALIDATION_FAILED naming `Stripe-Signature`, and nothing is recorded.
+         *     A verified event is recorded once by its id before the answer, then handed to its booking's workflow: a
+         *     second delivery of the same event answers 200 `duplicate` and changes nothing. Every verified event answers
+         *     200, whatever became of it (an unknown type is `ignored`; an event naming no booking, or a booking without a
+         *     running workflow, is recorded and counted), so Stripe stops retrying it. A 5xx means the event could not be
+         *     recorded or applied and Stripe's retry will apply it. The body is at most 256 KiB (413 above).
+         */
+        post: operations["receiveStripeEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/auth/login": {
         parameters: {
             query?: never;
@@ -1230,6 +1260,42 @@ export interface components {
              */
             next_page_token: string | null;
         };
+        /** @description A Stripe event (`object: event`): its id, type, creation time and the object it is about. Only the fields the service reads are described; Stripe sends more. */
+        StripeEvent: {
+            /**
+             * @description The event's id; a redelivery carries the same one.
+             * @example evt_1PqZ4N2eZvKYlo2C0mBQ1234
+             */
+            id: string;
+            /**
+             * @description The event's type, e.g. `payment_intent.succeeded`.
+             * @example payment_intent.succeeded
+             */
+            type: string;
+            /**
+             * @description When Stripe made the event, in seconds since the epoch.
+             * @example 1795939200
+             */
+            created: number;
+            /** @description The object the event is about (a PaymentIntent, a Refund, a Charge, a Dispute). */
+            data: {
+                /** @description The object; `metadata.booking_id` names the booking. */
+                object?: Record<string, never>;
+            };
+        };
+        /** @description What became of a verified event. */
+        PaymentEventReceipt: {
+            /**
+             * @description The event's id.
+             * @example evt_1PqZ4N2eZvKYlo2C0mBQ1234
+             */
+            event_id: string;
+            /**
+             * @description `applied`: handed to the booking's workflow; `duplicate`: dealt with at an earlier delivery; `ignored`: a type the service does not act on; `no_booking`: the event names no booking; `no_workflow`: the booking has no running workflow. All but `applied` and `duplicate` are logged and counted.
+             * @enum {string}
+             */
+            outcome: "applied" | "duplicate" | "ignored" | "no_booking" | "no_workflow";
+        };
         /** @description Temporal payloads in proto3 JSON (`temporal.api.common.v1.Payloads`). proto3 JSON leaves an empty list out, so `{}` (as the `temporal` CLI sends it) means no payloads. */
         PayloadList: {
             payloads?: components["schemas"]["Payload"][];
@@ -1365,6 +1431,16 @@ export interface components {
         };
     };
     responses: {
+        /** @description The event was verified and recorded; `outcome` says what became of it. */
+        PaymentEventReceived: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["PaymentEventReceipt"];
+            };
+        };
         /**
          * @description Booking created in PENDING_PAYMENT with its seats held until `hold_expires_at`. A retry with the same
          *     Idempotency-Key and body replays this response.
@@ -1840,6 +1916,12 @@ export interface components {
     };
     parameters: {
         /**
+         * @description Stripe's signature of the body, `t=<seconds>,v1=<HMAC-SHA256 of "<t>.<body>" with the endpoint's signing
+         *     secret>` (more `v1` entries while a secret is being rolled). Missing, not matching, or more than 300 s old:
+         *     400 VALIDATION_FAILED.
+         */
+        StripeSignature: string;
+        /**
          * @description Correlation id for logs and traces, echoed in the response and in problem documents. When absent the
          *     server generates one. A value that breaks the pattern (1 to 128 printable ASCII characters, no spaces)
          *     answers 400 VALIDATION_FAILED naming `X-Request-Id`; that answer carries an id the server generated. No
@@ -1950,6 +2032,15 @@ export interface components {
         AlightingStop: components["schemas"]["StopCode"];
     };
     requestBodies: {
+        /**
+         * @description A Stripe event exactly as Stripe sends it; its bytes are what the signature covers, so no proxy in front
+         *     may re-encode it. At most 256 KiB (`x-max-body-bytes`); a larger body answers 413 PAYLOAD_TOO_LARGE.
+         */
+        StripeEvent: {
+            content: {
+                "application/json": components["schemas"]["StripeEvent"];
+            };
+        };
         CreateBooking: {
             content: {
                 "application/json": components["schemas"]["CreateBookingRequest"];
@@ -2813,6 +2904,38 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    receiveStripeEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Correlation id for logs and traces, echoed in the response and in problem documents. When absent the
+                 *     server generates one. A value that breaks the pattern (1 to 128 printable ASCII characters, no spaces)
+                 *     answers 400 VALIDATION_FAILED naming `X-Request-Id`; that answer carries an id the server generated. No
+                 *     example is given: a fixed one would make every request sent from the documentation share one id.
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Stripe's signature of the body, `t=<seconds>,v1=<HMAC-SHA256 of "<t>.<body>" with the endpoint's signing
+                 *     secret>` (more `v1` entries while a secret is being rolled). Missing, not matching, or more than 300 s old:
+                 *     400 VALIDATION_FAILED.
+                 */
+                "Stripe-Signature": components["parameters"]["StripeSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["StripeEvent"];
+        responses: {
+            200: components["responses"]["PaymentEventReceived"];
+            400: components["responses"]["BadRequest"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
