@@ -14,6 +14,8 @@ import { createCustomer } from '../../support/users';
 
 const cipher = testCipher();
 const hour = 3600 * 1000;
+// Undone and applied by name: later migrations stay where they are.
+const holdClaimStatesMigration = '20261129_017_hold_claim_states';
 
 let admin: Knex;
 // Claims of their own: promised claims with no workflow behind them must not meet another file's start reconciler.
@@ -60,7 +62,7 @@ describe('migration 017', () => {
   it('gives each existing claim the state its timestamps meant, and is undone without loss', async () => {
     await withScratchDatabase(admin, 'bookings_hold_claims', async (scratch, scratchUrl) => {
       await migrateToLatest(scratchUrl);
-      await scratch.migrate.down(migrationConfig);
+      await scratch.migrate.down({ ...migrationConfig, name: holdClaimStatesMigration });
       const owner = (await createCustomer(scratch, cipher)).userId;
       const at = new Date('2026-11-28T10:00:00Z');
       const row = (columns: Record<string, unknown>) => ({
@@ -80,14 +82,14 @@ describe('migration 017', () => {
       };
       await scratch('booking_hold_claims').insert(Object.values(rows));
 
-      await scratch.migrate.up(migrationConfig);
+      await scratch.migrate.up({ ...migrationConfig, name: holdClaimStatesMigration });
 
       for (const [state, { booking_id: bookingId }] of Object.entries(rows)) {
         expect(await scratch('booking_hold_claims').where({ booking_id: bookingId }).first('state')).toEqual({
           state,
         });
       }
-      await scratch.migrate.down(migrationConfig);
+      await scratch.migrate.down({ ...migrationConfig, name: holdClaimStatesMigration });
       expect(
         await scratch('booking_hold_claims')
           .where({ booking_id: rows.STARTED.booking_id })

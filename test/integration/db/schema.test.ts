@@ -42,6 +42,7 @@ describe('migrations', () => {
           'identity_signing_keys',
           'notifications',
           'passengers',
+          'payment_events',
           'payments',
           'refunds',
           'route_stops',

@@ -56,6 +56,7 @@ beforeAll(async () => {
       PAYMENT_GATEWAY: 'stripe',
       STRIPE_API_URL: localstripeUrl,
       STRIPE_SECRET_KEY: localstripeKey,
+      STRIPE_WEBHOOK_SECRET: 'whsec_threeDSecureTests',
     },
   });
   trip = await createTrip(saga.database, { seatCount: 16 });
