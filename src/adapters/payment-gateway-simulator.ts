@@ -14,8 +14,9 @@
 // Its charges end at once, so none is ever left open: `allowAction` changes nothing, `paymentIntent` answers the
 // charge's outcome by its transaction id, and `cancelPayment` finds nothing to cancel and answers that outcome too.
 import { randomBytes } from 'node:crypto';
-import type { Money } from '../domain/booking';
 import {
+  assertIdempotencyKey,
+  assertValidAmount,
   GatewayTimeoutError,
   GatewayUnavailableError,
   IdempotencyKeyConflictError,
@@ -63,19 +64,6 @@ function bookingIdOfKey(idempotencyKey: string): string | undefined {
 
 function generatedId(prefix: 'ch' | 're'): string {
   return `${prefix}_sim_${randomBytes(12).toString('hex')}`;
-}
-
-function assertValidAmount(amount: Money): void {
-  if (!Number.isSafeInteger(amount.amountMinor) || amount.amountMinor <= 0) {
-    throw new RangeError('amount must be a positive whole number of minor units');
-  }
-  if (!/^[A-Z]{3}$/.test(amount.currency)) throw new RangeError('currency must be an ISO 4217 code');
-}
-
-function assertIdempotencyKey(key: string): void {
-  if (typeof key !== 'string' || key.length === 0 || key.length > 255) {
-    throw new RangeError('idempotencyKey must be 1 to 255 characters');
-  }
 }
 
 function chargeResult(charge: LedgerCharge): ChargeResult {

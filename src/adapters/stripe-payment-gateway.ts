@@ -1,8 +1,9 @@
 // The PaymentGateway port on Stripe's PaymentIntents and Refunds, through the official SDK (docs/payments.md).
 import { createHash } from 'node:crypto';
 import Stripe from 'stripe';
-import type { Money } from '../domain/booking';
 import {
+  assertIdempotencyKey,
+  assertValidAmount,
   GatewayTimeoutError,
   GatewayUnavailableError,
   IdempotencyKeyConflictError,
@@ -73,19 +74,6 @@ export function stripeIdempotencyKey(kind: CallKind, requestKey: string): string
   return plain.length <= 255
     ? plain
     : `${kind}:sha256:${createHash('sha256').update(requestKey).digest('hex')}`;
-}
-
-function assertValidAmount(amount: Money): void {
-  if (!Number.isSafeInteger(amount.amountMinor) || amount.amountMinor <= 0) {
-    throw new RangeError('amount must be a positive whole number of minor units');
-  }
-  if (!/^[A-Z]{3}$/.test(amount.currency)) throw new RangeError('currency must be an ISO 4217 code');
-}
-
-function assertIdempotencyKey(key: string): void {
-  if (typeof key !== 'string' || key.length === 0 || key.length > 255) {
-    throw new RangeError('idempotencyKey must be 1 to 255 characters');
-  }
 }
 
 function apiEndpoint(apiUrl: string): { host: string; port: number; protocol: 'http' | 'https' } {

@@ -172,3 +172,17 @@ export class RefundRejectedError extends Error {
 export class IdempotencyKeyConflictError extends Error {
   override name = 'IdempotencyKeyConflictError';
 }
+
+/** What every adapter checks of a request before it reaches a processor: a caller's bug, never retried. */
+export function assertValidAmount(amount: Money): void {
+  if (!Number.isSafeInteger(amount.amountMinor) || amount.amountMinor <= 0) {
+    throw new RangeError('amount must be a positive whole number of minor units');
+  }
+  if (!/^[A-Z]{3}$/.test(amount.currency)) throw new RangeError('currency must be an ISO 4217 code');
+}
+
+export function assertIdempotencyKey(key: string): void {
+  if (typeof key !== 'string' || key.length === 0 || key.length > 255) {
+    throw new RangeError('idempotencyKey must be 1 to 255 characters');
+  }
+}
