@@ -1,12 +1,11 @@
 // The 3-D Secure payment over REST and gRPC against localstripe, its outcome brought by localstripe's own webhook.
 import { randomUUID } from 'node:crypto';
-import path from 'node:path';
 import { expect } from '@jest/globals';
 import Stripe from 'stripe';
 import type { BookingClient } from '../../../src/api/grpc/client';
 import type { RunningGrpcServer } from '../../../src/api/grpc/server';
+import { registerLocalstripeWebhook } from '../../../dev/stack/localstripe';
 import { readPaymentEvent } from '../../../src/db/payment-events';
-import { projectRoot } from '../../../src/project-root';
 import {
   BookingStatus,
   PaymentActionStatus,
@@ -20,7 +19,12 @@ import {
   startTestServer,
   type TestCertificates,
 } from '../../support/grpc-server';
-import { localstripeKey, startLocalstripe, type RunningLocalstripe } from '../../support/localstripe';
+import {
+  localstripeBinary,
+  localstripeKey,
+  startLocalstripe,
+  type RunningLocalstripe,
+} from '../../support/localstripe';
 import { eventually } from '../../support/outcomes';
 import {
   paymentEventSignals,
@@ -35,13 +39,6 @@ import { actorOf, insertLoginUser } from '../../support/users';
 
 // The saga's workers (a webpack bundle), Temporal and localstripe's Python server are all in the path.
 jest.setTimeout(120_000);
-
-const localstripeBinary = (): string =>
-  (
-    require(path.join(projectRoot, 'scripts', 'localstripe.cjs')) as {
-      ensureLocalstripe: () => string;
-    }
-  ).ensureLocalstripe();
 
 const threeDSecureCard = '4000002500003155';
 /** localstripe posts an event about a second after the change; this leaves room for a loaded machine. */
@@ -80,13 +77,11 @@ beforeAll(async () => {
   api = await composeTestApi(saga);
   server = await startServer(api.app);
   // As an operator registers the endpoint in Stripe's dashboard: the API's own events endpoint, its signing secret.
-  const registered = await fetch(`${localstripe.url}/_config/webhooks/three-d-secure`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ url: `${server.baseUrl}/v1/payments/stripe/events`, secret }),
-    signal: AbortSignal.timeout(5000),
+  await registerLocalstripeWebhook(localstripe.url, {
+    id: 'three-d-secure',
+    url: `${server.baseUrl}/v1/payments/stripe/events`,
+    secret,
   });
-  expect(registered.status).toBe(200);
 
   trip = await createTrip(saga.database, { seatCount: 16 });
   const customer = await insertLoginUser(saga.database, saga.cipher, { roles: ['customer'] });
