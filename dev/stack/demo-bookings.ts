@@ -146,6 +146,8 @@ export async function makeDemoBookings(options: {
   baseUrl: string;
   today: Date | string;
   plan?: readonly DemoBooking[];
+  /** What each booking is paid with: the simulator's `tok_visa` unless given (`pm_card_visa` for Stripe's). */
+  payment?: Schemas['ConfirmPaymentRequest'];
 }): Promise<DemoBookingSummary> {
   const plan = options.plan ?? demoBookings;
   const travelDate = calendarDateAfter(options.today, DEMO_BOOKING_DAYS_AHEAD);
@@ -216,7 +218,7 @@ export async function makeDemoBookings(options: {
         `/v1/bookings/${booking.id}/payment`,
         {
           idempotencyKey: `demo-payment:${booking.id}`,
-          body: { payment_token: 'tok_visa' } satisfies Schemas['ConfirmPaymentRequest'],
+          body: options.payment ?? ({ payment_token: 'tok_visa' } satisfies Schemas['ConfirmPaymentRequest']),
         },
       );
       booking = await caller.settled(paid, booking.id);

@@ -19,6 +19,11 @@ export const stackSettings = {
   GRPC_PORT: port({ default: 50051, description: 'gRPC port of the API process' }),
   METRICS_PORT: port({ default: 9464, description: "the API process's `/metrics` port" }),
   WORKER_METRICS_PORT: port({ default: 9465, description: "the worker process's `/metrics` port" }),
+  LOCALSTRIPE_PORT: port({
+    default: 8420,
+    description:
+      'localstripe, started when `PAYMENT_GATEWAY=stripe` and no `STRIPE_SECRET_KEY` is set; it binds every interface',
+  }),
 };
 
 export const clusterStackSettings = {
@@ -67,6 +72,7 @@ export interface StackConfig {
   grpcPort: number;
   metricsPort: number;
   workerMetricsPort: number;
+  localstripePort: number;
   namespace: string;
 }
 
@@ -82,6 +88,7 @@ export function loadStackConfig(environment: Environment = process.env, projectR
     grpcPort: values.GRPC_PORT,
     metricsPort: values.METRICS_PORT,
     workerMetricsPort: values.WORKER_METRICS_PORT,
+    localstripePort: values.LOCALSTRIPE_PORT,
     namespace: values.TEMPORAL_NAMESPACE,
   };
 }

@@ -1,4 +1,5 @@
 // `npm start`: the whole service on embedded parts — PostgreSQL, Temporal dev server, worker, REST and gRPC.
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { loadConfig, plaintextTemporalEnvironment, type Config } from '../../src/config';
@@ -10,6 +11,13 @@ import { loadOrCreateDevelopmentSecrets } from './development-secrets';
 import { loadStackConfig, stackOutboxDirectory, type StackConfig } from './settings';
 import type { DevelopmentCertificates } from './development-certificates';
 import { makeDemoBookings } from './demo-bookings';
+import {
+  localstripeBinary,
+  localstripeKey,
+  registerLocalstripeWebhook,
+  startLocalstripe,
+  type RunningLocalstripe,
+} from './localstripe';
 import { developmentOAuthClients } from './example-client';
 import {
   assertPortsFree,
@@ -25,6 +33,18 @@ import {
   temporalCliPath,
   waitForReady,
 } from './stack-parts';
+
+/**
+ * `PAYMENT_GATEWAY=stripe` without a Stripe account of the developer's own (no STRIPE_SECRET_KEY): the stack runs
+ * localstripe and points the service at it, so a 3-D Secure payment can be walked on this machine.
+ */
+const runsLocalstripe =
+  process.env.PAYMENT_GATEWAY?.trim() === 'stripe' && (process.env.STRIPE_SECRET_KEY ?? '') === '';
+
+/** Where localstripe posts its events: the API's webhook endpoint, on loopback. */
+function webhookEndpointUrl(stack: StackConfig): string {
+  return `http://127.0.0.1:${stack.httpPort}/v1/payments/stripe/events`;
+}
 
 async function assertStackPortsFree(stack: StackConfig): Promise<void> {
   // A metrics listener on a port picked at random could not be printed, nor scraped by a configured Prometheus.
@@ -44,6 +64,7 @@ async function assertStackPortsFree(stack: StackConfig): Promise<void> {
     [stack.temporalPort, 'TEMPORAL_PORT'],
     [stack.temporalUiPort, 'TEMPORAL_UI_PORT'],
     [stack.postgresPort, 'EMBEDDED_POSTGRES_PORT'],
+    ...(runsLocalstripe ? ([[stack.localstripePort, 'LOCALSTRIPE_PORT']] as const) : []),
   ]);
 }
 
@@ -53,6 +74,7 @@ function banner(
   temporal: RunningTemporal,
   postgres: RunningPostgres,
   certificates: DevelopmentCertificates | undefined,
+  localstripe: RunningLocalstripe | undefined,
 ): string {
   const api = `http://localhost:${stack.httpPort}`;
   return [
@@ -65,6 +87,7 @@ function banner(
     `  Worker metrics  ${listenerUrl(config.metrics.worker)}/metrics   (Temporal SDK and bookings; /healthz, /readyz)`,
     ...grpcBannerLines([stack.grpcPort], certificates),
     `  Temporal UI     ${temporal.uiUrl}   (frontend ${temporal.address}; payloads decoded by ${api}/codec)`,
+    ...paymentBannerLines(stack, config, localstripe),
     ...bannerFooterLines({
       config,
       postgresUrl: postgres.url,
@@ -74,12 +97,37 @@ function banner(
   ].join('\n');
 }
 
+function paymentBannerLines(
+  stack: StackConfig,
+  config: Config,
+  localstripe: RunningLocalstripe | undefined,
+): string[] {
+  if (config.payments.gateway === 'simulator') {
+    return [
+      '  Payments        the simulator (payment_token tok_visa; PAYMENT_GATEWAY=stripe npm start for 3-D Secure)',
+    ];
+  }
+  if (localstripe === undefined) {
+    return [
+      `  Payments        Stripe at ${config.payments.stripe.apiUrl ?? 'api.stripe.com'} (payment_method pm_…)`,
+    ];
+  }
+  return [
+    `  Payments        Stripe's API faked by localstripe at ${localstripe.url}   (every interface; key ${localstripeKey})`,
+    `  Stripe webhook  ${webhookEndpointUrl(stack)}   (registered with localstripe; walk: docs/payments.md)`,
+  ];
+}
+
 /** The seed's partial-trip bookings, through the running API; without them the stack still serves, so it says so. */
-async function bookDemoSegments(stack: StackConfig): Promise<void> {
+async function bookDemoSegments(stack: StackConfig, config: Config): Promise<void> {
   try {
     const summary = await makeDemoBookings({
       baseUrl: `http://127.0.0.1:${stack.httpPort}`,
       today: new Date(),
+      payment:
+        config.payments.gateway === 'stripe'
+          ? { payment_method: 'pm_card_visa' }
+          : { payment_token: 'tok_visa' },
     });
     logger.info(
       `demo bookings: ${summary.segments.length} on segments ${summary.segments.join(', ')} ` +
@@ -102,8 +150,10 @@ async function start(stopEverything: (exitCode: number) => Promise<void>): Promi
   const grpcTls = grpcTlsEnvironment(stack.dataDirectory);
   const executable = temporalCliPath();
 
-  logger.info('starting PostgreSQL and the Temporal dev server');
-  const [postgres, temporal] = await Promise.all([
+  const localstripeAt = runsLocalstripe ? localstripeBinary() : undefined;
+
+  logger.info(`starting PostgreSQL and the Temporal dev server${runsLocalstripe ? ' and localstripe' : ''}`);
+  const [postgres, temporal, localstripe] = await Promise.all([
     startEmbeddedPostgres({
       dataDirectory: path.join(stack.dataDirectory, 'postgres'),
       port: stack.postgresPort,
@@ -125,7 +175,17 @@ async function start(stopEverything: (exitCode: number) => Promise<void>): Promi
       // The browser calls it, from the UI's origin (allowed by CODEC_CORS_ORIGINS below).
       uiCodecEndpoint: `http://localhost:${stack.httpPort}/codec`,
     }).then((started) => (running.push(started), started)),
+    localstripeAt === undefined
+      ? undefined
+      : startLocalstripe({
+          binary: localstripeAt,
+          port: stack.localstripePort,
+          logFile: fs.openSync(path.join(stack.dataDirectory, 'logs', 'localstripe.log'), 'a'),
+        }).then((started) => (running.push(started), started)),
   ]);
+  // localstripe starts empty every time: the secret only has to last as long as its registration.
+  const webhookSecret =
+    process.env.STRIPE_WEBHOOK_SECRET ?? `whsec_${randomBytes(24).toString('base64').replace(/[+/=]/g, 'x')}`;
 
   const environment: NodeJS.ProcessEnv = {
     ...process.env,
@@ -144,6 +204,13 @@ async function start(stopEverything: (exitCode: number) => Promise<void>): Promi
     CODEC_CORS_ORIGINS:
       process.env.CODEC_CORS_ORIGINS ??
       `http://localhost:${stack.temporalUiPort},http://127.0.0.1:${stack.temporalUiPort}`,
+    ...(localstripe === undefined
+      ? {}
+      : {
+          STRIPE_API_URL: localstripe.url,
+          STRIPE_SECRET_KEY: localstripeKey,
+          STRIPE_WEBHOOK_SECRET: webhookSecret,
+        }),
   };
   const config = loadConfig(environment);
 
@@ -167,8 +234,15 @@ async function start(stopEverything: (exitCode: number) => Promise<void>): Promi
     service.start();
   }
   await waitForReady(`http://127.0.0.1:${stack.httpPort}/readyz`, 120_000, services);
-  await bookDemoSegments(stack);
-  process.stdout.write(banner(stack, config, temporal, postgres, grpcTls.certificates));
+  if (localstripe !== undefined) {
+    await registerLocalstripeWebhook(localstripe.url, {
+      id: 'bookings-stack',
+      url: webhookEndpointUrl(stack),
+      secret: webhookSecret,
+    });
+  }
+  await bookDemoSegments(stack, config);
+  process.stdout.write(banner(stack, config, temporal, postgres, grpcTls.certificates, localstripe));
 }
 
 runStack('npm start', start, async () => {
