@@ -322,6 +322,11 @@ export function createStripePaymentGateway(options: StripePaymentGatewayOptions)
       }
       // The payment method the client tokenised is not the account's: the simulator's `invalid_token`.
       if (isMissing(error)) return { status: 'declined', reason: 'invalid_token' };
+      // Any other refusal of the request itself (a `tok_…` where a payment method belongs) can never succeed on
+      // retry: declined, so the customer may pay another way, instead of an activity retried until the hold ends.
+      if (error instanceof Stripe.errors.StripeInvalidRequestError) {
+        return { status: 'declined', reason: error.code ?? 'invalid_payment_method' };
+      }
       throw error;
     }
   }

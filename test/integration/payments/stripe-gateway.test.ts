@@ -183,6 +183,14 @@ describe('Stripe payment gateway on localstripe', () => {
     });
   });
 
+  it('declines a simulator token sent where a payment method belongs, instead of failing every retry', async () => {
+    await expect(
+      gateway.charge(request('simulator-token', { paymentToken: 'tok_visa' })),
+    ).resolves.toMatchObject({
+      status: 'declined',
+    });
+  });
+
   it('makes one intent for one key, answers a repeat the same, and refuses the key for another charge', async () => {
     const first = await gateway.charge(request('twice'));
     const second = await gateway.charge(request('twice'));
