@@ -336,7 +336,9 @@ export class PaymentLoad {
       }),
     );
     const body = answer.body as BookingBody;
-    story.steps.push(`cancel ${answer.status} ${body.status ?? body.code ?? ''}`.trim());
+    story.steps.push(
+      `cancel ${answer.status} ${(answer.status === 200 ? body.status : body.code) ?? ''}`.trim(),
+    );
   }
 
   private async threeDSecureMethod(): Promise<string> {
