@@ -125,14 +125,31 @@ async function paymentEventFigures(database: Knex): Promise<string[]> {
   return rows.map((row) => `${row.source} ${row.kind} ${row.outcome ?? 'unapplied'}: ${row.count}`);
 }
 
-/** The late-money incidents ReportPaymentIncident logged, whichever worker process (and run of it) logged them. */
+/**
+ * The late-money incidents ReportPaymentIncident logged, once per payment (an activity retried after a kill logs
+ * again), with what it came from: a cancel, or the hold's end with the seats kept or gone.
+ */
 function lateMoney(logDirectory: string): string[] {
-  return fs
+  const byPayment = new Map<string, string>();
+  const lines = fs
     .readdirSync(logDirectory)
     .filter((name) => name.startsWith('worker-'))
     .flatMap((name) => fs.readFileSync(path.join(logDirectory, name), 'utf8').split('\n'))
-    .filter((line) => line.includes('payment incident'))
-    .flatMap((line) => /late_payment_(?:confirmed|refunded)/.exec(line)?.[0] ?? []);
+    .filter((line) => line.includes('payment incident'));
+  for (const line of lines) {
+    const kind = /"kind":"(late_payment_(?:confirmed|refunded))"/.exec(line)?.[1];
+    if (kind === undefined) continue;
+    const reference = /"reference":"([^"]*)"/.exec(line)?.[1] ?? line;
+    const reason = /"reason":"([^"]*)"/.exec(line)?.[1] ?? '';
+    const origin =
+      kind === 'late_payment_confirmed'
+        ? "confirmed at the hold's end, the seats kept"
+        : reason.includes('cancelled')
+          ? 'refunded: paid as the booking was cancelled'
+          : `refunded at the hold's end: ${reason}`;
+    byPayment.set(reference, origin);
+  }
+  return [...byPayment.values()];
 }
 
 async function main(): Promise<number> {
@@ -329,7 +346,7 @@ async function main(): Promise<number> {
       )}`,
     );
     say(
-      `late money (payment incidents in the workers' logs): ${tally(lateMoney(stack.logDirectory), (kind) => kind)}`,
+      `late money (payment incidents in the workers' logs, once per payment): ${tally(lateMoney(stack.logDirectory), (kind) => kind)}`,
     );
     say(
       `  passes after the holds ended: ${finalPasses.length} (mended ${finalPasses.flatMap((pass) => pass.result?.mended ?? []).length}); settle after them: ${resettled.settled ? 'nothing in flight' : `${resettled.busyWorkflows} busy`}`,
