@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# `npm run test:cluster`: the tests on a real Temporal cluster (jest project `cluster`), then the chaos run, then one
-# summary line. Not part of `npm test`: the first run builds the Temporal server from source (minutes).
+# `npm run test:cluster`: the tests on a real Temporal cluster (jest project `cluster`), then the chaos run and the
+# payment chaos run, then one summary line. Not part of `npm test`: the first run builds the Temporal server from source (minutes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -27,6 +27,19 @@ if [[ -f test/cluster/chaos-run.ts ]]; then
   if [[ "$chaos_status" -eq 0 ]]; then chaos_summary='passed'; else chaos_summary="failed (exit $chaos_status)"; fi
 fi
 
-echo "test:cluster: jest cluster tests: $jest_summary; chaos run: $chaos_summary"
+payment_chaos_summary='not present'
+payment_chaos_status=0
+if [[ -f test/cluster/payment-chaos-run.ts ]]; then
+  step 'payment chaos run (test/cluster/payment-chaos-run.ts: localstripe, webhooks and kills, the reconciliation)'
+  npx tsx test/cluster/payment-chaos-run.ts || payment_chaos_status=$?
+  if [[ "$payment_chaos_status" -eq 0 ]]; then
+    payment_chaos_summary='passed'
+  else
+    payment_chaos_summary="failed (exit $payment_chaos_status)"
+  fi
+fi
+
+echo "test:cluster: jest cluster tests: $jest_summary; chaos run: $chaos_summary; payment chaos run: $payment_chaos_summary"
 if [[ "$jest_status" -ne 0 ]]; then exit "$jest_status"; fi
-exit "$chaos_status"
+if [[ "$chaos_status" -ne 0 ]]; then exit "$chaos_status"; fi
+exit "$payment_chaos_status"
