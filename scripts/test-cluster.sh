@@ -31,7 +31,8 @@ payment_chaos_summary='not present'
 payment_chaos_status=0
 if [[ -f test/cluster/payment-chaos-run.ts ]]; then
   step 'payment chaos run (test/cluster/payment-chaos-run.ts: localstripe, webhooks and kills, the reconciliation)'
-  npx tsx test/cluster/payment-chaos-run.ts || payment_chaos_status=$?
+  # A minute of load is four kills, every victim once or twice, and some forty bookings.
+  npx tsx test/cluster/payment-chaos-run.ts --duration 60 || payment_chaos_status=$?
   if [[ "$payment_chaos_status" -eq 0 ]]; then
     payment_chaos_summary='passed'
   else
