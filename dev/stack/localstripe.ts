@@ -110,3 +110,24 @@ export async function registerLocalstripeWebhook(
     );
   }
 }
+
+/**
+ * What Stripe.js does once the customer passes (or fails) a 3-D Secure challenge, as localstripe takes it: the HTTP
+ * status it answered, or the fetch's own error when it could not be reached in `timeoutMs`.
+ */
+export async function authenticateAtLocalstripe(
+  url: string,
+  challenge: { intentId: string; clientSecret: string; success: boolean },
+  timeoutMs = 5000,
+): Promise<number> {
+  const response = await fetch(`${url}/v1/payment_intents/${challenge.intentId}/_authenticate`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${localstripeKey}`,
+      'content-type': 'application/x-www-form-urlencoded',
+    },
+    body: new URLSearchParams({ client_secret: challenge.clientSecret, success: String(challenge.success) }),
+    signal: AbortSignal.timeout(timeoutMs),
+  });
+  return response.status;
+}

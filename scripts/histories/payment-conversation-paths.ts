@@ -21,6 +21,7 @@ import {
   type RecordedRun,
   type RecordingContext,
 } from './recording';
+import { authenticateAtLocalstripe } from '../../dev/stack/localstripe';
 
 const threeDSecureCard = '4000002500003155';
 
@@ -48,16 +49,12 @@ class Customer {
   async authenticate(booking: BookingState, success: boolean): Promise<void> {
     const action = booking.payment.action;
     if (action?.clientSecret === undefined) throw new Error('the payment was not left open for a challenge');
-    const response = await fetch(`${this.url}/v1/payment_intents/${action.intentId}/_authenticate`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${localstripeKey}`,
-        'content-type': 'application/x-www-form-urlencoded',
-      },
-      body: new URLSearchParams({ client_secret: action.clientSecret, success: String(success) }),
-      signal: AbortSignal.timeout(5000),
+    const status = await authenticateAtLocalstripe(this.url, {
+      intentId: action.intentId,
+      clientSecret: action.clientSecret,
+      success,
     });
-    if (!response.ok) throw new Error(`localstripe refused the authentication: ${response.status}`);
+    if (status !== 200) throw new Error(`localstripe refused the authentication: ${status}`);
   }
 }
 

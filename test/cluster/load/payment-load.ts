@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import Stripe from 'stripe';
 import { Pacer, type SeatPool } from './booking-load';
 import type { Customer } from './fronts';
+import { authenticateAtLocalstripe } from '../../../dev/stack/localstripe';
 
 /**
  * instant: pm_card_visa, confirmed in the payment's answer. challenge-passed / challenge-failed: a 3-D Secure card,
@@ -301,16 +302,11 @@ export class PaymentLoad {
     let status = 0;
     for (let attempt = 0; attempt < 3 && status === 0; attempt += 1) {
       try {
-        const response = await fetch(`${this.localstripeUrl}/v1/payment_intents/${intentId}/_authenticate`, {
-          method: 'POST',
-          headers: {
-            authorization: `Bearer ${this.localstripeKey}`,
-            'content-type': 'application/x-www-form-urlencoded',
-          },
-          body: new URLSearchParams({ client_secret: clientSecret, success: String(success) }),
-          signal: AbortSignal.timeout(10_000),
-        });
-        status = response.status;
+        status = await authenticateAtLocalstripe(
+          this.localstripeUrl,
+          { intentId, clientSecret, success },
+          10_000,
+        );
       } catch {
         await sleep(500);
       }

@@ -19,6 +19,7 @@ import {
   type PaymentGateway,
 } from '../../../src/ports/payment-gateway';
 import { localstripeKey } from '../../support/localstripe';
+import { authenticateAtLocalstripe } from '../../../dev/stack/localstripe';
 
 const localstripeUrl = process.env.LOCALSTRIPE_URL ?? '';
 const run = randomUUID();
@@ -55,16 +56,7 @@ async function cardPaymentMethod(number: string): Promise<string> {
 
 /** What Stripe.js does when the customer passes or fails the challenge. */
 async function authenticate(intentId: string, clientSecret: string, success: boolean): Promise<void> {
-  const response = await fetch(`${localstripeUrl}/v1/payment_intents/${intentId}/_authenticate`, {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${localstripeKey}`,
-      'content-type': 'application/x-www-form-urlencoded',
-    },
-    body: new URLSearchParams({ client_secret: clientSecret, success: String(success) }),
-    signal: AbortSignal.timeout(5000),
-  });
-  expect(response.status).toBe(200);
+  expect(await authenticateAtLocalstripe(localstripeUrl, { intentId, clientSecret, success })).toBe(200);
 }
 
 async function intentsWithKey(idempotencyKey: string): Promise<Stripe.PaymentIntent[]> {

@@ -36,6 +36,7 @@ import { composeTestApi, startServer, type RunningServer, type TestApi } from '.
 import { startSagaEnvironment, type SagaEnvironment } from '../../support/saga';
 import { createTrip, type TestTrip } from '../../support/trips';
 import { actorOf, insertLoginUser } from '../../support/users';
+import { authenticateAtLocalstripe } from '../../../dev/stack/localstripe';
 
 // The saga's workers (a webpack bundle), Temporal and localstripe's Python server are all in the path.
 jest.setTimeout(120_000);
@@ -124,16 +125,7 @@ async function challengedCard(): Promise<string> {
 
 /** The customer passes or fails the challenge: Stripe.js's part, with the client secret the payment answered. */
 async function authenticate(intentId: string, clientSecret: string, success: boolean): Promise<void> {
-  const response = await fetch(`${localstripe.url}/v1/payment_intents/${intentId}/_authenticate`, {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${localstripeKey}`,
-      'content-type': 'application/x-www-form-urlencoded',
-    },
-    body: new URLSearchParams({ client_secret: clientSecret, success: String(success) }),
-    signal: AbortSignal.timeout(5000),
-  });
-  expect(response.status).toBe(200);
+  expect(await authenticateAtLocalstripe(localstripe.url, { intentId, clientSecret, success })).toBe(200);
 }
 
 /**
