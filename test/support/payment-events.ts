@@ -61,7 +61,13 @@ export function intentObject(
 
 /** The PaymentEvent signals the booking's workflow received, in the order Temporal recorded them. */
 export async function paymentEventSignals(client: Client, bookingId: string): Promise<PaymentEvent[]> {
-  const history = await client.workflow.getHandle(bookingWorkflowId(bookingId)).fetchHistory();
+  const handle = client.workflow.getHandle(bookingWorkflowId(bookingId));
+  // A signal that arrives while a workflow task runs is buffered, and reaches the history only when the task ends.
+  const deadline = Date.now() + 10_000;
+  while ((await handle.describe()).raw.pendingWorkflowTask && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  const history = await handle.fetchHistory();
   const signals = (history.events ?? []).flatMap((event) => {
     const attributes = event.workflowExecutionSignaledEventAttributes;
     return attributes?.signalName === 'PaymentEvent' ? [attributes] : [];
