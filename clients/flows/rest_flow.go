@@ -133,8 +133,10 @@ func main() {
 	report("getBooking", read.StatusCode(), string(booking.Status))
 
 	payKey := fmt.Sprintf("go-flow-pay-%s", bookingID)
+	// One of payment_token and payment_method, so oapi-codegen makes each optional: a pointer.
+	paymentToken := "tok_visa"
 	paid := must(client.ConfirmPaymentWithResponse(ctx, bookingID, &bookingapi.ConfirmPaymentParams{IdempotencyKey: &payKey},
-		bookingapi.ConfirmPaymentRequest{PaymentToken: "tok_visa"}))
+		bookingapi.ConfirmPaymentRequest{PaymentToken: &paymentToken}))
 	require(paid.JSON200 != nil, "confirmPayment answered %d: %s", paid.StatusCode(), paid.Body)
 	paidBooking := asBooking(paid.JSON200)
 	require(paidBooking.Status == "CONFIRMED", "confirmPayment answered %d: %s", paid.StatusCode(), paid.Body)
