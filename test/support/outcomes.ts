@@ -20,6 +20,19 @@ export async function eventually<T>(
   }
 }
 
+/** Polls `probe` until it finds something (not undefined), or fails after `timeoutMs`. */
+export async function eventuallyFound<T>(
+  probe: () => Promise<T | undefined> | T | undefined,
+  timeoutMs: number,
+): Promise<T> {
+  const found = await eventually(
+    async () => probe(),
+    (value) => value !== undefined,
+    { timeoutMs, intervalMs: 100 },
+  );
+  return found as T;
+}
+
 /** The DomainError a call failed with; undefined when it succeeded or failed with something else. */
 export async function domainErrorOf(call: Promise<unknown>): Promise<DomainError | undefined> {
   try {

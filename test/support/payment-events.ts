@@ -82,14 +82,3 @@ export async function paymentEventSignals(client: Client, bookingId: string): Pr
     ),
   );
 }
-
-/** Polls until `probe` answers something, never longer than `withinMs`. */
-export async function eventually<T>(probe: () => Promise<T | undefined>, withinMs: number): Promise<T> {
-  const deadline = Date.now() + withinMs;
-  for (;;) {
-    const found = await probe();
-    if (found !== undefined) return found;
-    if (Date.now() > deadline) throw new Error(`nothing arrived within ${withinMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}

@@ -9,10 +9,11 @@ import type { PaymentGateway } from '../../../src/ports/payment-gateway';
 import { ensurePaymentReconciliationSchedule } from '../../../src/worker/payment-reconciliation-schedule';
 import { paymentReconciliationWorkflowType } from '../../../src/workflows/payment-reconciliation-shared';
 import { localstripeKey } from '../../support/localstripe';
-import { eventually, paymentEventSignals, webhookSecret } from '../../support/payment-events';
+import { paymentEventSignals, webhookSecret } from '../../support/payment-events';
 import { startSagaEnvironment, type SagaEnvironment } from '../../support/saga';
 import { bookingRequest, createTrip, type TestTrip } from '../../support/trips';
 import { createCustomer } from '../../support/users';
+import { eventuallyFound } from '../../support/outcomes';
 
 jest.setTimeout(90_000);
 
@@ -209,7 +210,10 @@ describe('payment reconciliation', () => {
       expect(described.policies.overlap).toBe('SKIP');
 
       await handle.trigger();
-      const action = await eventually(async () => (await handle.describe()).info.recentActions[0], 20_000);
+      const action = await eventuallyFound(
+        async () => (await handle.describe()).info.recentActions[0],
+        20_000,
+      );
       const result = await saga.client.workflow
         .getHandle<() => Promise<PaymentReconciliationResult>>(
           action.action.workflow.workflowId,

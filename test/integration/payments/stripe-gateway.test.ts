@@ -20,6 +20,7 @@ import {
 } from '../../../src/ports/payment-gateway';
 import { localstripeKey } from '../../support/localstripe';
 import { authenticateAtLocalstripe } from '../../../dev/stack/localstripe';
+import { eventuallyFound } from '../../support/outcomes';
 
 const localstripeUrl = process.env.LOCALSTRIPE_URL ?? '';
 const run = randomUUID();
@@ -78,17 +79,6 @@ async function approvedCharge(name: string, amountMinor = 2590): Promise<string>
   const answer = await gateway.charge(request(name, { amount: euros(amountMinor) }));
   if (answer.status !== 'approved') throw new Error(`expected an approval, got ${answer.status}`);
   return answer.transactionId;
-}
-
-/** Polls until `probe` finds something, never longer than `withinMs`. */
-async function eventually<T>(probe: () => T | undefined, withinMs: number): Promise<T> {
-  const deadline = Date.now() + withinMs;
-  for (;;) {
-    const found = probe();
-    if (found !== undefined) return found;
-    if (Date.now() > deadline) throw new Error(`nothing arrived within ${withinMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 beforeAll(() => {
@@ -407,7 +397,7 @@ describe('Stripe payment gateway on localstripe', () => {
       const challenge = await threeDSecureChallenge('webhook');
       await authenticate(challenge.intentId, challenge.clientSecret, true);
 
-      const delivery = await eventually(
+      const delivery = await eventuallyFound(
         () => received.find((candidate) => candidate.body.toString('utf8').includes(challenge.intentId)),
         10_000,
       );

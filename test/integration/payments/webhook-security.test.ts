@@ -7,7 +7,6 @@ import { createStripePaymentGateway } from '../../../src/adapters/stripe-payment
 import { readPaymentEvent } from '../../../src/db/payment-events';
 import { localstripeKey } from '../../support/localstripe';
 import {
-  eventually,
   intentObject,
   paymentEventSignals,
   stripeEventBody,
@@ -19,6 +18,7 @@ import type { Actor } from '../../../src/domain/actor';
 import { startSagaEnvironment, type SagaEnvironment } from '../../support/saga';
 import { bookingRequest, createTrip, type TestTrip } from '../../support/trips';
 import { createCustomer } from '../../support/users';
+import { eventuallyFound } from '../../support/outcomes';
 
 jest.setTimeout(60_000);
 
@@ -411,7 +411,7 @@ describe("localstripe's own webhook", () => {
       });
       if (answer.status !== 'approved') throw new Error(`expected an approval, got ${answer.status}`);
 
-      const signal = await eventually(async () => {
+      const signal = await eventuallyFound(async () => {
         const signals = await paymentEventSignals(testBed.saga.client, bookingId);
         // Stripe's own event, not what a reconciliation pass of another file may have found first.
         return signals.find(
