@@ -25,6 +25,7 @@ import { reSignInWith, signInCustomers } from './load/customers';
 import { grpcFront, restFront, type Front } from './load/fronts';
 import { requestKinds, type ChaosEvent, type RequestLog } from './load/request-log';
 import type { Knex } from 'knex';
+import { sleep, waitUntil } from './support/waiting';
 
 const usage = `tsx test/cluster/chaos-run.ts [options]
   --customers <n>          customers acting at once (${defaultLoadOptions.customers})
@@ -61,7 +62,6 @@ const freeSeatNumbers = Array.from({ length: 8 }, (_, row) =>
   ['A', 'B', 'C', 'D', 'E'].map((letter) => `${row + 3}${letter}`),
 ).flat();
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const seconds = (ms: number | undefined) => (ms === undefined ? '–' : `${(ms / 1000).toFixed(1)} s`);
 
 function say(line = ''): void {
@@ -74,15 +74,6 @@ interface StepResult {
   backAfterMs: number | undefined;
   /** From the kill until a create started after the process was back was answered OK. */
   recoveredAfterMs: number | undefined;
-}
-
-async function waitUntil(condition: () => boolean, timeoutMs: number, pollMs = 200): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (condition()) return true;
-    await sleep(pollMs);
-  }
-  return condition();
 }
 
 async function runStep(

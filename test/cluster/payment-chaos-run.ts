@@ -26,6 +26,7 @@ import { signInCustomers } from './load/customers';
 import { PaymentLoad, paymentScenarios } from './load/payment-load';
 import { startWebhookRelay } from './load/webhook-relay';
 import type { Knex } from 'knex';
+import { sleep, waitUntil } from './support/waiting';
 
 const usage = `tsx test/cluster/payment-chaos-run.ts [options]
   --customers <n>          customers paying at once (8)
@@ -54,7 +55,6 @@ const freeSeatNumbers = Array.from({ length: 8 }, (_, row) =>
   ['A', 'B', 'C', 'D', 'E'].map((letter) => `${row + 3}${letter}`),
 ).flat();
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
 function say(line = ''): void {
@@ -70,15 +70,6 @@ function tally<Item>(items: readonly Item[], keyOf: (item: Item) => string): str
       .map(([key, count]) => `${key} ×${count}`)
       .join(', ') || 'none'
   );
-}
-
-async function waitUntil(condition: () => boolean, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (condition()) return true;
-    await sleep(200);
-  }
-  return condition();
 }
 
 interface ReconciliationPass {
