@@ -19,6 +19,7 @@ import * as tripCancellationBookings from './20261129_016_trip_cancellation_book
 import * as holdClaimStates from './20261129_017_hold_claim_states';
 import * as bookingPaymentAction from './20261129_018_booking_payment_action';
 import * as paymentEvents from './20261129_019_payment_events';
+import * as partnerWebhooks from './20261129_020_partner_webhooks';
 
 export interface NamedMigration {
   /** Recorded in knex_migrations; never rename an applied migration. */
@@ -46,4 +47,5 @@ export const migrations: readonly NamedMigration[] = [
   { name: '20261129_017_hold_claim_states', migration: holdClaimStates },
   { name: '20261129_018_booking_payment_action', migration: bookingPaymentAction },
   { name: '20261129_019_payment_events', migration: paymentEvents },
+  { name: '20261129_020_partner_webhooks', migration: partnerWebhooks },
 ];
