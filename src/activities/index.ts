@@ -31,6 +31,13 @@ import type { SigningKeyStore } from '../db/signing-key-store';
 import { createTripCancellationActivities } from './trip-cancellation';
 import { createPaymentReconciliationActivities } from './payment-reconciliation';
 import { createReconciliationMetrics, type ReconciliationMetrics } from '../observability/payment-metrics';
+import {
+  createPartnerWebhookMetrics,
+  type PartnerWebhookMetrics,
+} from '../observability/partner-webhook-metrics';
+import { createWebhookSender } from '../adapters/webhook-sender';
+import type { WebhookDeliveryStarter, WebhookSender } from '../ports/webhooks';
+import { createPartnerWebhookActivities } from './partner-webhooks';
 
 export interface ActivityDependencies {
   database: Knex;
@@ -46,6 +53,12 @@ export interface ActivityDependencies {
   ticketKeys?: SigningKeyStore;
   /** Where the payment reconciliation counts what it mends; an unexported registry's when absent. */
   reconciliationMetrics?: ReconciliationMetrics;
+  /** Sends partner webhooks through the outbound guard. */
+  webhookSender: WebhookSender;
+  /** Wakes the delivery workflows of the partner events a write records; the sweep does it when absent. */
+  webhookDeliveries?: WebhookDeliveryStarter;
+  partnerWebhookMetrics?: PartnerWebhookMetrics;
+  logger?: Logger;
 }
 
 export interface OwnedActivityDependencies extends ActivityDependencies {
@@ -75,6 +88,7 @@ export function createActivities(activityDependencies: ActivityDependencies): Bo
       },
     }),
     ...createReadModelActivities(dependencies),
+    ...createPartnerWebhookActivities(dependencies),
     ...createTicketActivities({
       database: dependencies.database,
       ticketKeys:
@@ -100,6 +114,8 @@ export const activityNamesByTaskQueue = {
     'CountOpenTripBookings',
     'ListOpenTripBookings',
     'CancelTripBooking',
+    'NextWebhookDelivery',
+    'DeliverWebhook',
   ],
   [taskQueues.seats]: ['ReserveSeats', 'ConfirmSeats', 'ReleaseSeats'],
   // The reconciliation asks the processor too, so it runs where the charges do.
@@ -196,6 +212,9 @@ export function createActivityDependencies(
       onCollectFailure: (error) => logger.warn({ err: error }, 'counting overdue unpaid bookings failed'),
     }),
     reconciliationMetrics: createReconciliationMetrics(metricsRegistry),
+    webhookSender: createWebhookSender({ allowList: config.webhooks.allowList }),
+    partnerWebhookMetrics: createPartnerWebhookMetrics(metricsRegistry),
+    logger,
     async close() {
       notificationSenders.close();
       await database.destroy();

@@ -286,10 +286,46 @@ export interface PaymentReconciliationActivities {
   ReconcilePayments: (input: PaymentReconciliationInput) => Promise<PaymentReconciliationResult>;
 }
 
+/** The endpoint and subject one partner webhook delivery workflow serves. */
+export interface WebhookDeliveryTarget {
+  endpointId: string;
+  subjectId: string;
+}
+
+/** The subject's next pending delivery to the endpoint, in sequence order; or why the workflow has nothing to do. */
+export type NextWebhookDeliveryResult =
+  | { kind: 'delivery'; deliveryId: string }
+  | { kind: 'none' }
+  | { kind: 'stopped'; because: 'disabled' | 'deleted' | 'missing' };
+
+export interface DeliverWebhookInput {
+  deliveryId: string;
+  /** Attempts already made in this round (0 for the first): a redelivery starts a new round. */
+  roundAttempts: number;
+  retryScheduleSeconds: number[];
+}
+
+/**
+ * One attempt's outcome for the workflow: delivered; try again after `delayMs` (the schedule's next step, or the
+ * endpoint's Retry-After); or the endpoint is disabled (it answered 410, the schedule ran out, or someone disabled or
+ * deleted it) and its workflows stop. `settled`: the delivery was not pending any more (delivered meanwhile).
+ */
+export type DeliverWebhookResult =
+  | { outcome: 'delivered' }
+  | { outcome: 'retry'; delayMs: number }
+  | { outcome: 'endpoint_stopped'; because: string }
+  | { outcome: 'settled' };
+
+export interface PartnerWebhookActivities {
+  NextWebhookDelivery: (target: WebhookDeliveryTarget) => Promise<NextWebhookDeliveryResult>;
+  DeliverWebhook: (input: DeliverWebhookInput) => Promise<DeliverWebhookResult>;
+}
+
 export type BookingActivities = SeatActivities &
   PaymentActivities &
   NotificationActivities &
   ReadModelActivities &
   TicketActivities &
   TripCancellationActivities &
-  PaymentReconciliationActivities;
+  PaymentReconciliationActivities &
+  PartnerWebhookActivities;

@@ -1,6 +1,9 @@
-// RecordBooking: writes the workflow's booking snapshot to the read model the fronts read (db/booking-read-model).
+// RecordBooking: writes the workflow's booking snapshot to the read model the fronts read, with the partner events it states.
 import type { Knex } from 'knex';
 import { writeBookingSnapshot, type SnapshotWrite } from '../db/booking-read-model';
+import { dispatchRecordedEvents, recordBookingEvents } from '../db/partner-events';
+import type { Logger } from '../logger';
+import type { WebhookDeliveryStarter } from '../ports/webhooks';
 import type { BookingState } from '../domain/booking';
 import { createBusinessMetrics, type BusinessMetrics } from '../observability/metrics';
 import { bookingTransitionOf } from '../observability/metrics-labels';
@@ -11,6 +14,9 @@ export interface ReadModelActivityDependencies {
   database: Knex;
   cipher: FieldCipher;
   metrics?: BusinessMetrics;
+  /** Wakes the partner webhook deliveries of the events a write records; the sweep does it when absent. */
+  webhookDeliveries?: WebhookDeliveryStarter;
+  logger?: Pick<Logger, 'warn'>;
 }
 
 /**
@@ -32,10 +38,20 @@ export function createReadModelActivities(dependencies: ReadModelActivityDepende
   const metrics = dependencies.metrics ?? createBusinessMetrics();
   return {
     async RecordBooking(snapshot: BookingState): Promise<void> {
-      const write = await database.transaction((transaction) =>
-        writeBookingSnapshot(transaction, snapshot, cipher),
-      );
+      const { write, events } = await database.transaction(async (transaction) => {
+        const snapshotWrite = await writeBookingSnapshot(transaction, snapshot, cipher);
+        // An older snapshot than the row's states nothing new; a retried one finds its events recorded.
+        return {
+          write: snapshotWrite,
+          events: snapshotWrite.written ? await recordBookingEvents(transaction, snapshot) : undefined,
+        };
+      });
       countBookingTransition(metrics, write, snapshot);
+      if (events !== undefined) {
+        await dispatchRecordedEvents(database, dependencies.webhookDeliveries, events, (error) =>
+          dependencies.logger?.warn({ err: error, bookingId: snapshot.id }, 'partner events left for the sweep'),
+        );
+      }
     },
   };
 }

@@ -31,6 +31,8 @@ import {
   type TripCancellationProgress,
   type TripCancellationTuning,
 } from '../workflows/trip-cancellation-shared';
+import { dispatchRecordedEvents } from '../db/partner-events';
+import type { WebhookDeliveryStarter } from '../ports/webhooks';
 import { settledBy } from './create-answers';
 import { answerByOf, type AnswerTiming } from './command-options';
 import { domainErrorFromTemporal, isWorkflowGone } from './temporal-outcomes';
@@ -71,6 +73,8 @@ export interface TripCancellationApplicationDependencies {
   answerTimeoutMs: number;
   /** Hears a start or a progress read that failed after the mark (the answer is the mark's then). */
   logger?: { warn(fields: object, message: string): void };
+  /** Wakes the delivery workflows of the trip.cancelled partner event; the sweep does it when absent. */
+  webhookDeliveries?: WebhookDeliveryStarter;
 }
 
 function viewOf(progress: TripCancellationProgress): TripCancellationView {
@@ -182,6 +186,11 @@ export function createTripCancellationApplication(
         throw error;
       }
       if (marked === undefined) throw notFound('Trip', id);
+      if (marked.events !== undefined) {
+        await dispatchRecordedEvents(database, dependencies.webhookDeliveries, marked.events, (error) =>
+          dependencies.logger?.warn({ tripId: id, err: error }, 'partner events left for the sweep'),
+        );
+      }
       // From the mark on the answer is 202 with the cancellation: a start or a progress read that is late goes on
       // (a read of the cancellation starts it, should this start be lost).
       const atMark = viewAtMark(id, marked.mark, marked.openAtMark);

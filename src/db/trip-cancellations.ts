@@ -1,7 +1,9 @@
 // Trip cancellation in SQL: the mark on the trip row (under its lock) with its bookings to cancel, page by page.
 import type { Knex } from 'knex';
 import type { TripStanding, TripStatus } from '../domain/trip-cancellation';
+import { tripCancelledDraft } from '../domain/partner-events';
 import { retrying } from '../retry';
+import { recordTripEvents, type RecordedEvents } from './partner-events';
 import { isPostgresError, postgresErrorCodes } from './postgres-errors';
 
 export interface TripCancellationMark {
@@ -14,6 +16,7 @@ export interface TripCancellationMark {
 
 interface TripRow {
   id: string;
+  route_id: string;
   status: TripStatus;
   departure_time: Date;
   cancelled_at: Date | null;
@@ -30,7 +33,7 @@ function markOf(row: TripRow): TripCancellationMark {
   };
 }
 
-const tripColumns = ['id', 'status', 'departure_time', 'cancelled_at', 'cancellation_reason'];
+const tripColumns = ['id', 'route_id', 'status', 'departure_time', 'cancelled_at', 'cancellation_reason'];
 
 export async function readTripCancellationMark(
   database: Knex,
@@ -52,6 +55,8 @@ export interface MarkTripCancelledInput {
 export interface MarkedTrip {
   mark: TripCancellationMark;
   newlyCancelled: boolean;
+  /** The trip.cancelled partner event the mark recorded, to dispatch once it has committed. */
+  events?: RecordedEvents;
   /** How many bookings were open at the mark: the cancellation's whole list. */
   openAtMark: number;
 }
@@ -133,7 +138,19 @@ function markInTransaction(database: Knex, input: MarkTripCancelledInput): Promi
        ON CONFLICT DO NOTHING`,
       [input.tripId],
     );
-    return { mark: markOf(updated), newlyCancelled: true, openAtMark: listed.rowCount };
+    const mark = markOf(updated);
+    const events = await recordTripEvents(
+      transaction,
+      { id: updated.id, routeId: updated.route_id, departureTime: updated.departure_time.toISOString() },
+      [
+        tripCancelledDraft({
+          reason: input.reason,
+          cancelledAt: (mark.cancelledAt ?? input.at).toISOString(),
+          bookingsAffected: listed.rowCount,
+        }),
+      ],
+    );
+    return { mark, newlyCancelled: true, openAtMark: listed.rowCount, events };
   });
 }
 

@@ -2,3 +2,4 @@
 export { bookingWorkflow } from './booking';
 export { tripCancellationWorkflow } from './trip-cancellation';
 export { paymentReconciliationWorkflow } from './payment-reconciliation';
+export { partnerWebhookDeliveryWorkflow } from './partner-webhooks';

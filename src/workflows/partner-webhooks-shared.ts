@@ -1,5 +1,6 @@
 // What the partner webhook delivery workflow and its callers share: its name, its id, its input and its signal.
 import { defineSignal } from '@temporalio/workflow';
+import type { TaskQueueNames } from '../domain/task-queues';
 
 export const partnerWebhookWorkflowType = 'partnerWebhookDeliveryWorkflow';
 
@@ -16,6 +17,8 @@ export interface PartnerWebhookDeliveryInput {
    * attempts. The Standard Webhooks schedule unless configured otherwise (tests use seconds).
    */
   retryScheduleSeconds: number[];
+  /** The deployment's queue names; the standard ones when absent. Its activities run on the bookings queue. */
+  taskQueues?: TaskQueueNames;
 }
 
 /** Deliveries wait for this endpoint and subject (new events, a redelivery, an endpoint enabled again). */
