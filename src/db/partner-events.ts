@@ -181,15 +181,18 @@ export async function undispatchedEvents(
   olderThanSeconds: number,
   limit: number,
 ): Promise<RecordedEvents> {
-  const rows: { event_id: string; endpoint_id: string; subject_id: string }[] = await database(
-    'partner_events as event',
-  )
-    .join('webhook_deliveries as delivery', 'delivery.event_id', 'event.id')
-    .whereNull('event.dispatched_at')
-    .where('event.recorded_at', '<', database.raw('now() - make_interval(secs => ?)', [olderThanSeconds]))
-    .orderBy('event.recorded_at')
+  // Whole events, so one marked dispatched has had every one of its targets told.
+  const oldest = database('partner_events')
+    .whereNull('dispatched_at')
+    .where('recorded_at', '<', database.raw('now() - make_interval(secs => ?)', [olderThanSeconds]))
+    .orderBy('recorded_at')
     .limit(limit)
-    .select('event.id as event_id', 'delivery.endpoint_id', 'delivery.subject_id');
+    .select('id');
+  const rows: { event_id: string; endpoint_id: string; subject_id: string }[] = await database(
+    'webhook_deliveries',
+  )
+    .whereIn('event_id', oldest)
+    .select('event_id', 'endpoint_id', 'subject_id');
   const targets = new Map(
     rows.map((row) => [
       `${row.endpoint_id}/${row.subject_id}`,

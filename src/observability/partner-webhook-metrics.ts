@@ -11,8 +11,6 @@ export interface PartnerWebhookMetrics {
   readonly deliveryLatency: Histogram<'endpoint'>;
   /** Endpoints this worker disabled; label reason (gone: a 410; exhausted: the retry schedule ran out). */
   readonly endpointsDisabled: Counter<'reason'>;
-  /** Events whose workflows the sweep told after their writer could not. */
-  readonly sweptEvents: Counter;
 }
 
 export function createPartnerWebhookMetrics(registry: Registry = new Registry()): PartnerWebhookMetrics {
@@ -39,10 +37,14 @@ export function createPartnerWebhookMetrics(registry: Registry = new Registry())
       registers: [registry],
     }),
     endpointsDisabled,
-    sweptEvents: new Counter({
-      name: 'bus_booking_webhook_swept_events_total',
-      help: 'Partner events whose delivery workflows the sweep woke, because the process that recorded them stopped before it could',
-      registers: [registry],
-    }),
   };
+}
+
+/** The API's sweep: events whose delivery workflows it woke because the process that recorded them could not. */
+export function createPartnerEventSweepCounter(registry: Registry = new Registry()): Counter {
+  return new Counter({
+    name: 'bus_booking_webhook_swept_events_total',
+    help: 'Partner events whose delivery workflows the sweep woke, because the process that recorded them stopped before it could',
+    registers: [registry],
+  });
 }

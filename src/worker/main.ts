@@ -1,7 +1,9 @@
 // Worker process entry point (`npm run worker`): serves the configured task queues until SIGINT or SIGTERM.
 // First: tracing must start before the imports below load pg.
 import '../observability/tracing-start-worker';
+import { Client } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
+import { createWebhookDeliveryStarter } from '../application/webhook-delivery-starter';
 import { createActivities, createActivityDependencies } from '../activities';
 import { loadConfig, type Config } from '../config';
 import { createLogger, type Logger } from '../logger';
@@ -20,6 +22,7 @@ import { ensurePaymentReconciliationSchedule } from './payment-reconciliation-sc
 import { installTemporalRuntime } from './temporal-logger';
 import { taskQueues } from '../domain/task-queues';
 import { describeTemporalConnection, temporalConnectionOptions } from '../security/temporal-connection';
+import { createBookingDataConverter } from '../security/temporal-payload-codec';
 
 const connectAttempts = 30;
 
@@ -67,11 +70,20 @@ async function start(logger: Logger, config: Config): Promise<{ running: Promise
   const connection = await connectWithRetry(config, logger);
   observed.connection = connection;
   const dependencies = createActivityDependencies(config, logger, metricsRegistry);
+  // RecordBooking wakes the partner webhook deliveries of the events it records, as the API's writes do.
+  const temporal = new Client({
+    connection,
+    namespace: config.temporal.namespace,
+    dataConverter: createBookingDataConverter(config),
+  });
   const workers = await createBookingWorkers({
     config,
     connection,
     activities: createActivities({
       ...dependencies,
+      webhookDeliveries: createWebhookDeliveryStarter(temporal, {
+        retryScheduleSeconds: config.webhooks.retryScheduleSeconds,
+      }),
       // Neither the gateway simulator nor SMTP makes an HTTP call a span would cover.
       paymentGateway: withClientSpans(dependencies.paymentGateway, 'PaymentGateway', ['charge', 'refund']),
       emailSender: withClientSpans(dependencies.emailSender, 'EmailSender', ['send']),

@@ -71,8 +71,12 @@ async function main(): Promise<void> {
   quietTemporalRuntime();
   const taskQueueNames = JSON.parse(requiredVariable(crashWorkerVariables.taskQueues)) as TaskQueueNames;
   const bundleDirectory = requiredVariable(crashWorkerVariables.bundleDirectory);
+  const webhookSettings = Object.entries(process.env).filter(
+    (entry): entry is [string, string] => entry[0].startsWith('WEBHOOK_') && entry[1] !== undefined,
+  );
   const config = testConfig({
     NOTIFICATIONS_OUTBOX_DIR: requiredVariable(crashWorkerVariables.outboxDirectory),
+    ...Object.fromEntries(webhookSettings),
   });
   const logger = createLogger({ level: config.logLevel, name: 'crash-worker' });
   const dependencies = createActivityDependencies(config, logger);

@@ -24,9 +24,9 @@ export const crashWorkerVariables = {
 /**
  * Where the child dies. `after-charge`: the gateway has recorded an approved charge, ProcessPayment has not
  * returned. `after-first-reservation`: a new booking's row and holds are committed, the workflow task that held
- * them has not completed (so Temporal runs that task again).
+ * them has not completed (so Temporal runs that task again). `never`: the child dies only when the test kills it.
  */
-export const crashPoints = ['after-charge', 'after-first-reservation'] as const;
+export const crashPoints = ['after-charge', 'after-first-reservation', 'never'] as const;
 export type CrashPoint = (typeof crashPoints)[number];
 
 const workerScript = path.join(__dirname, 'crash-worker-main.ts');
@@ -37,6 +37,8 @@ export interface CrashWorkerOptions {
   workflowBundle: WorkflowBundleWithSourceMap;
   outboxDirectory: string;
   killAt: CrashPoint;
+  /** Configuration variables for the child besides the test's own environment. */
+  environment?: Record<string, string>;
 }
 
 export interface CrashWorker {
@@ -81,6 +83,7 @@ export async function startCrashWorker(options: CrashWorkerOptions): Promise<Cra
     cwd: path.resolve(__dirname, '../..'),
     env: {
       ...process.env,
+      ...options.environment,
       [crashWorkerVariables.taskQueues]: JSON.stringify(options.taskQueueNames),
       [crashWorkerVariables.bundleDirectory]: bundleDirectory,
       [crashWorkerVariables.outboxDirectory]: options.outboxDirectory,
