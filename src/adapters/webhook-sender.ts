@@ -126,12 +126,15 @@ function classify(answer: Answer, durationMs: number): WebhookSendResult {
 
 /** The error's code and first line, for the delivery log: never a stack. */
 function networkError(error: unknown): string {
-  if (!(error instanceof Error)) return 'network error';
-  const code = (error as NodeJS.ErrnoException).code;
-  const line = error.message.split('\n')[0];
-  const text =
-    code !== undefined && !line.includes(code) ? `${code}: ${line}` : line || code || 'network error';
-  return text.slice(0, 200);
+  // Node's own errors are matched by shape: under a test runner's sandbox they are no `instanceof Error`.
+  const { code, message } = (typeof error === 'object' && error !== null ? error : {}) as {
+    code?: unknown;
+    message?: unknown;
+  };
+  const line = typeof message === 'string' ? message.split('\n')[0] : '';
+  const codeText = typeof code === 'string' ? code : '';
+  const text = codeText !== '' && !line.includes(codeText) ? `${codeText}: ${line}` : line || codeText;
+  return (text || 'network error').slice(0, 200);
 }
 
 /**
