@@ -44,6 +44,7 @@ function unusedDependencies(): ActivityDependencies {
     },
     emailSender: { send: unused },
     smsSender: { send: unused },
+    webhookSender: { send: unused },
     lapsedHoldGraceSeconds: 60,
   };
 }
@@ -71,13 +72,16 @@ describe('activitiesForTaskQueue', () => {
       'SendSMSNotification',
     ]);
     // The seat hold of a new booking, seat confirmations and ticket issuance are local activities, run by the
-    // workflow's worker; the trip-cancellation workflow's scan and per-booking cancels run beside it.
+    // workflow's worker; the trip-cancellation workflow's scan and per-booking cancels run beside it, and so do
+    // the partner webhook deliveries.
     expect(Object.keys(activitiesForTaskQueue(activities, taskQueues.bookings)).sort()).toEqual([
       'CancelTripBooking',
       'ConfirmSeats',
       'CountOpenTripBookings',
+      'DeliverWebhook',
       'IssueTickets',
       'ListOpenTripBookings',
+      'NextWebhookDelivery',
       'RecordBooking',
       'ReserveSeats',
     ]);

@@ -15,6 +15,7 @@ import {
   type SettlePaymentResult,
   type RefundPaymentInput,
   type ReserveSeatsInput,
+  type PartnerWebhookActivities,
   type PaymentReconciliationActivities,
   type TripCancellationActivities,
 } from '../../../src/activities/interface';
@@ -256,10 +257,10 @@ export class BookingWorkflowTier {
     fake.intents.set(intentId, outcome);
   }
 
-  /** The booking's own activities; the trip-cancellation and reconciliation workflows' are not the booking's. */
+  /** The booking's own activities; the trip-cancellation, reconciliation and webhook workflows' are not the booking's. */
   private fakeActivities(): Omit<
     BookingActivities,
-    keyof TripCancellationActivities | keyof PaymentReconciliationActivities
+    keyof TripCancellationActivities | keyof PaymentReconciliationActivities | keyof PartnerWebhookActivities
   > {
     const fake =
       <Input extends object, Result>(
