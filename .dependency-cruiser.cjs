@@ -28,9 +28,9 @@
 //                 @temporalio/common); npm: @temporalio/workflow, @temporalio/common and the tracing interceptors
 //                 (@temporalio/interceptors-opentelemetry, @opentelemetry/api) only, no Node built-ins; the
 //                 package's private modules from workflows/tracing/package-internals.ts alone
-//   application   domain, config, db, security, tickets, retry, payments, workflows/shared.ts,
-//                 workflows/trip-cancellation-shared.ts; types only from workflows/booking.ts; knex as a type only
-//                 (the handle it passes to db)
+//   application   domain, config, db, security, tickets, retry, payments, ports, workflows/shared.ts,
+//                 workflows/trip-cancellation-shared.ts, workflows/partner-webhooks-shared.ts; types only from
+//                 workflows/booking.ts; knex as a type only (the handle it passes to db)
 //   api           application, identity, security, contracts, generated, domain, config, runtime, logger,
 //                 project-root, payments; only its composition roots (api/main.ts, api/composition.ts) open the
 //                 db, and only they name knex or pg
@@ -75,7 +75,17 @@ const layers = {
     'retry.ts',
   ],
   workflows: ['domain'],
-  application: ['domain', 'config', 'db', 'security', 'observability', 'tickets', 'retry.ts', 'payments'],
+  application: [
+    'domain',
+    'config',
+    'db',
+    'security',
+    'observability',
+    'tickets',
+    'retry.ts',
+    'payments',
+    'ports',
+  ],
   api: [
     'observability',
     'application',
@@ -107,7 +117,12 @@ const layers = {
 /** Single modules of another folder a layer may import although the rest of that folder is off limits to it. */
 const crossings = {
   workflows: ['activities/interface.ts'],
-  application: ['workflows/shared.ts', 'workflows/trip-cancellation-shared.ts', 'workflows/booking.ts'],
+  application: [
+    'workflows/shared.ts',
+    'workflows/trip-cancellation-shared.ts',
+    'workflows/partner-webhooks-shared.ts',
+    'workflows/booking.ts',
+  ],
 };
 
 const escape = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
