@@ -19,6 +19,15 @@ import { createStartReconciler, scheduleStartReconciliation } from '../applicati
 import { createTicketApplication, type TicketApplication } from '../application/tickets';
 import { createBoardingApplication, type BoardingApplication } from '../application/boarding';
 import { createUserApplication } from '../application/users';
+import {
+  createPartnerWebhookApplication,
+  type PartnerWebhookApplication,
+  type WebhookDeliveryStarter,
+  type WebhookSender,
+} from '../application/partner-webhooks';
+import { createWebhookDeliveryStarter } from '../application/webhook-delivery-starter';
+import { taskQueues } from '../domain/task-queues';
+import { unavailable } from '../domain/errors';
 import { createTicketKeyStore } from '../db/ticket-keys';
 import {
   createIdentityProvider,
@@ -72,6 +81,16 @@ export type ApiOptions = Pick<BookingApplicationDependencies, 'taskQueues' | 'ti
   keySetSource?: () => Promise<{ keys: unknown[] }>;
   /** Where both fronts report (startApi's process registry); an unexported registry of its own when absent. */
   metrics?: ApiMetrics;
+  /** What pings partners' endpoints; without one, a ping answers 503 UNAVAILABLE. */
+  webhookSender?: WebhookSender;
+  /** What wakes delivery workflows; the Temporal one on the bookings task queue unless given. */
+  webhookDeliveries?: WebhookDeliveryStarter;
+};
+
+/** A process given no sender refuses pings as unavailable rather than pretending to send them. */
+const noWebhookSender: WebhookSender = {
+  send: () =>
+    Promise.reject(unavailable('This API process has no webhook sender, so it cannot ping endpoints')),
 };
 
 /** The API before anything listens: the REST app and what the gRPC front is built from. */
@@ -80,6 +99,7 @@ export interface ApiComposition {
   bookings: BookingApplication;
   tickets: TicketApplication;
   boarding: BoardingApplication;
+  webhooks: PartnerWebhookApplication;
   checkReadiness: ReadinessCheck;
   verifier: TokenVerifier;
   /** Undefined when tokens come from an external issuer (`OIDC_ISSUER`). */
@@ -125,6 +145,19 @@ export async function composeApi(
     temporal,
     cipher,
     ticketKeys: () => ticketKeys.publicKeySet(),
+  });
+  // Delivery workflows run on the bookings task queue, beside the booking workflows.
+  const webhooks = createPartnerWebhookApplication({
+    database,
+    cipher,
+    sender: options.webhookSender ?? noWebhookSender,
+    deliveries:
+      options.webhookDeliveries ??
+      createWebhookDeliveryStarter(temporal, {
+        taskQueue: (options.taskQueues ?? taskQueues).bookings,
+        retryScheduleSeconds: config.webhooks.retryScheduleSeconds,
+      }),
+    allowHttp: config.webhooks.allowHttp,
   });
   const checkReadiness = createReadinessCheck({ database, temporal: connection });
   const idempotency = createIdempotencyStore({ database, cipher, settings: config.idempotency });
@@ -176,6 +209,7 @@ export async function composeApi(
       users: createUserApplication({ database, cipher }),
       tickets,
       boarding,
+      webhooks,
     },
     idempotency,
     operationGuard: createOperationGuard(verifier),
@@ -200,6 +234,7 @@ export async function composeApi(
     bookings,
     tickets,
     boarding,
+    webhooks,
     checkReadiness,
     verifier,
     identityProvider,
@@ -250,7 +285,7 @@ export async function startApi(
         })
       : undefined;
 
-  const { app, bookings, tickets, boarding, checkReadiness, verifier, idempotency, metrics } =
+  const { app, bookings, tickets, boarding, webhooks, checkReadiness, verifier, idempotency, metrics } =
     await composeApi(
       config,
       logger,
@@ -296,6 +331,7 @@ export async function startApi(
     application: bookings,
     tickets,
     boarding,
+    webhooks,
     verifyAccessToken: (token) => verifier.verifyAccessToken(token),
     checkReadiness,
     logger,

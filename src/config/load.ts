@@ -238,6 +238,15 @@ export function loadConfig(environment: Environment = process.env) {
       /** Back over the longest an intent stays open (the hold) and two passes, so one missed pass loses nothing. */
       lookbackSeconds: values.BOOKING_HOLD_SECONDS + 2 * 60 * values.PAYMENT_RECONCILE_INTERVAL_MINUTES,
     },
+    /** Partners' webhook endpoints and the deliveries to them. */
+    webhooks: {
+      /** Whether an endpoint may be an `http://` URL (development); otherwise `https://` only. */
+      allowHttp: values.WEBHOOK_ALLOW_HTTP,
+      /** Hosts and CIDR ranges the outbound guard lets deliveries reach although it refuses them otherwise. */
+      allowList: values.WEBHOOK_ALLOW_LIST,
+      /** Seconds to wait before each attempt, the first 0; its length is the number of attempts. */
+      retryScheduleSeconds: values.WEBHOOK_RETRY_SCHEDULE_SECONDS,
+    },
     tracing: loadTracingConfig(environment),
   };
 }

@@ -2,6 +2,7 @@
 import { taskQueues } from '../domain/task-queues';
 import { parseOauthClients } from './oauth-clients';
 import {
+  ConfigError,
   flag,
   fraction,
   integer,
@@ -550,6 +551,43 @@ export const paymentSettings = {
   }),
 } satisfies SettingTable;
 
+export const defaultWebhookRetrySchedule = [
+  0, 5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400,
+] as const;
+
+/** `0,5,300`: whole seconds to wait before each attempt, the first 0, so an event is tried at once. */
+export function parseRetrySchedule(value: string, variable: string): number[] {
+  const items = value.split(',').map((item) => item.trim());
+  if (!items.every((item) => /^\d{1,9}$/.test(item))) {
+    throw new ConfigError(variable, `must be comma-separated whole numbers of seconds, got "${value}"`);
+  }
+  const seconds = items.map(Number);
+  if (seconds[0] !== 0)
+    throw new ConfigError(variable, 'must start with 0: the first attempt is made at once');
+  return seconds;
+}
+
+export const webhookSettings = {
+  WEBHOOK_ALLOW_HTTP: flag({
+    default: false,
+    description:
+      'lets partners register `http://` webhook endpoints besides `https://` ones (development and tests only)',
+  }),
+  WEBHOOK_ALLOW_LIST: list({
+    default: [],
+    description:
+      'hosts and CIDR ranges webhook deliveries may reach although the outbound guard refuses them otherwise (loopback, private and link-local addresses), e.g. `127.0.0.1/32,receiver.internal`',
+  }),
+  WEBHOOK_RETRY_SCHEDULE_SECONDS: structured({
+    type: 'comma-separated seconds',
+    defaultText: `\`${defaultWebhookRetrySchedule.join(',')}\``,
+    default: [...defaultWebhookRetrySchedule],
+    parse: parseRetrySchedule,
+    description:
+      'the wait before each attempt of a webhook delivery, the first 0; as many attempts as entries, after which the delivery is failed',
+  }),
+} satisfies SettingTable;
+
 /** The OpenTelemetry specification's variables; tracing is off until an exporter or an endpoint is named. */
 export const tracingSettings = {
   OTEL_TRACES_EXPORTER: oneOf({
@@ -609,6 +647,7 @@ export const schemaSections = [
   { title: 'Bookings', settings: bookingSettings },
   { title: 'Notifications', settings: notificationSettings },
   { title: 'Payments', settings: paymentSettings },
+  { title: 'Partner webhooks', settings: webhookSettings },
   { title: 'Tracing (OpenTelemetry)', settings: tracingSettings },
 ] as const;
 
@@ -621,5 +660,6 @@ export const schema = {
   ...bookingSettings,
   ...notificationSettings,
   ...paymentSettings,
+  ...webhookSettings,
   ...tracingSettings,
 };

@@ -8,8 +8,16 @@ import { projectRoot } from '../project-root';
 export const httpMethods = ['GET', 'PUT', 'POST', 'DELETE', 'OPTIONS', 'HEAD', 'PATCH', 'TRACE'] as const;
 export type HttpMethod = (typeof httpMethods)[number];
 
-/** `owner-or-staff`: a customer acts only on their own resources, agents and admins on any. */
-export type Ownership = 'owner-or-staff';
+/**
+ * `owner-or-staff`: a customer acts only on their own resources, agents and admins on any. `owner-or-admin`: only
+ * the caller that made a resource acts on it, and admins (operators) on any; agents are callers like any other.
+ */
+export const ownerships = ['owner-or-staff', 'owner-or-admin'] as const;
+export type Ownership = (typeof ownerships)[number];
+
+function isOwnership(value: unknown): value is Ownership {
+  return (ownerships as readonly unknown[]).includes(value);
+}
 
 export interface OpenApiOperation {
   method: HttpMethod;
@@ -93,9 +101,10 @@ function readScopes(where: string, security: unknown): string[] | null {
   return first;
 }
 
+/** `x-roles: []` is written out, never implied: any role, or none (a partner's service client), holding the scopes. */
 function readRoles(where: string, value: unknown): Role[] {
-  if (!isStringArray(value) || value.length === 0) {
-    throw new OpenApiContractError(where, 'needs a non-empty x-roles list');
+  if (!isStringArray(value)) {
+    throw new OpenApiContractError(where, 'needs an x-roles list ([] for any role)');
   }
   const unknownRole = value.find((role) => !(roles as readonly string[]).includes(role));
   if (unknownRole) throw new OpenApiContractError(where, `names unknown role "${unknownRole}"`);
@@ -113,7 +122,7 @@ function readOperation(pathTemplate: string, method: HttpMethod, operation: unkn
   }
   const scopes = readScopes(where, operation.security);
   const ownership = operation['x-ownership'];
-  if (ownership !== undefined && ownership !== 'owner-or-staff') {
+  if (ownership !== undefined && !isOwnership(ownership)) {
     throw new OpenApiContractError(where, `has unknown x-ownership ${JSON.stringify(ownership)}`);
   }
   if (scopes === null && ownership !== undefined) {
@@ -128,7 +137,7 @@ function readOperation(pathTemplate: string, method: HttpMethod, operation: unkn
     canonicalOperationId: operation.operationId,
     scopes: scopes ?? [],
     roles: scopes === null ? [] : readRoles(where, operation['x-roles']),
-    ownership: ownership === 'owner-or-staff' ? ownership : null,
+    ownership: isOwnership(ownership) ? ownership : null,
     public: scopes === null,
   };
 }

@@ -11,6 +11,7 @@ import {
   type MethodAuthorization,
 } from '../contracts/proto-options';
 import { BookingServiceService } from '../generated/com/example/bookings/v1/booking_service';
+import { WebhookServiceService } from '../generated/com/example/bookings/v1/webhook_service';
 import { DomainError, notFound, permissionDenied } from '../domain/errors';
 import { isStaff, type Role } from '../domain/roles';
 
@@ -101,20 +102,34 @@ export function scopesForRoles(roles: readonly Role[]): string[] {
 }
 
 interface ProtoHttpBinding {
+  /** `BookingService` or `WebhookService`. */
+  serviceName: string;
   methodName: string;
   httpMethod: string;
   path: string;
   authorization: MethodAuthorization;
 }
 
-/** BookingService RPCs (as the gRPC front serves them) with the REST operation their `google.api.http` option names. */
-export function bookingServiceHttpBindings(): ProtoHttpBinding[] {
-  return Object.values(BookingServiceService).map((definition) => {
+function httpBindingsOf(
+  serviceName: string,
+  service: Record<string, { readonly path: string }>,
+): ProtoHttpBinding[] {
+  return Object.values(service).map((definition) => {
     const methodName = definition.path.slice(definition.path.lastIndexOf('/') + 1);
     const binding = grpcPathHttpBindings.get(definition.path);
-    if (!binding) throw new Error(`BookingService.${methodName} has no google.api.http rule`);
-    return { methodName, ...binding, authorization: grpcMethodAuthorization(definition.path) };
+    if (!binding) throw new Error(`${serviceName}.${methodName} has no google.api.http rule`);
+    return { serviceName, methodName, ...binding, authorization: grpcMethodAuthorization(definition.path) };
   });
+}
+
+/** BookingService RPCs (as the gRPC front serves them) with the REST operation their `google.api.http` option names. */
+export function bookingServiceHttpBindings(): ProtoHttpBinding[] {
+  return httpBindingsOf('BookingService', BookingServiceService);
+}
+
+/** WebhookService RPCs with the REST operation their `google.api.http` option names. */
+export function webhookServiceHttpBindings(): ProtoHttpBinding[] {
+  return httpBindingsOf('WebhookService', WebhookServiceService);
 }
 
 function sameSet(left: readonly string[], right: readonly string[]): boolean {
@@ -122,12 +137,12 @@ function sameSet(left: readonly string[], right: readonly string[]): boolean {
 }
 
 /**
- * Where the two contracts ask for different things: each BookingService RPC against the REST operation its
- * HTTP rule names, and each `/api` twin against its canonical `/v1` operation. Empty when they agree.
+ * Where the two contracts ask for different things: each BookingService and WebhookService RPC against the REST
+ * operation its HTTP rule names, and each `/api` twin against its canonical `/v1` operation. Empty when they agree.
  */
 export function findContractDisagreements(
   operations: readonly OpenApiOperation[] = openApiOperations,
-  bindings: readonly ProtoHttpBinding[] = bookingServiceHttpBindings(),
+  bindings: readonly ProtoHttpBinding[] = [...bookingServiceHttpBindings(), ...webhookServiceHttpBindings()],
 ): string[] {
   const problems: string[] = [];
   const byId = new Map(operations.map((operation) => [operation.operationId, operation]));
@@ -135,7 +150,7 @@ export function findContractDisagreements(
     const operation = operations.find(
       (candidate) => candidate.method === binding.httpMethod && candidate.path === binding.path,
     );
-    const where = `BookingService.${binding.methodName} ↔ ${binding.httpMethod} ${binding.path}`;
+    const where = `${binding.serviceName}.${binding.methodName} ↔ ${binding.httpMethod} ${binding.path}`;
     if (!operation) {
       problems.push(`${where}: no such OpenAPI operation`);
       continue;

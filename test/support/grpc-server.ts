@@ -8,6 +8,7 @@ import type { AccessTokenVerifier } from '../../src/api/grpc/caller-authorizatio
 import type { BookingApplication, BookingView } from '../../src/application/interface';
 import type { TicketApplication } from '../../src/application/tickets';
 import type { BoardingApplication } from '../../src/application/boarding';
+import type { PartnerWebhookApplication } from '../../src/application/partner-webhooks';
 import type { Actor } from '../../src/domain/actor';
 import type { Readiness, ReadinessCheck } from '../../src/application/readiness';
 import { unauthenticated } from '../../src/domain/errors';
@@ -145,6 +146,27 @@ export function fakeBoardingApplication(operations: Partial<BoardingApplication>
   };
 }
 
+/** Webhook operations that fail loudly unless the test supplies them. */
+export function fakeWebhookApplication(
+  operations: Partial<PartnerWebhookApplication> = {},
+): PartnerWebhookApplication {
+  const unexpected = (name: string) => () =>
+    Promise.reject(new Error(`PartnerWebhookApplication.${name} was not expected in this test`));
+  return {
+    createEndpoint: unexpected('createEndpoint'),
+    listEndpoints: unexpected('listEndpoints'),
+    getEndpoint: unexpected('getEndpoint'),
+    updateEndpoint: unexpected('updateEndpoint'),
+    deleteEndpoint: unexpected('deleteEndpoint'),
+    rotateSecret: unexpected('rotateSecret'),
+    pingEndpoint: unexpected('pingEndpoint'),
+    listDeliveries: unexpected('listDeliveries'),
+    getDelivery: unexpected('getDelivery'),
+    redeliver: unexpected('redeliver'),
+    ...operations,
+  };
+}
+
 const ready: Readiness = { ready: true, checks: { postgres: 'ok', temporal: 'ok' } };
 
 export const alwaysReady: ReadinessCheck = () => Promise.resolve(ready);
@@ -154,6 +176,7 @@ export interface TestServerOptions {
   readonly application?: BookingApplication;
   readonly tickets?: TicketApplication;
   readonly boarding?: BoardingApplication;
+  readonly webhooks?: PartnerWebhookApplication;
   readonly verifyAccessToken?: AccessTokenVerifier;
   readonly checkReadiness?: ReadinessCheck;
   readonly settings?: Partial<GrpcServerSettings>;
@@ -184,6 +207,7 @@ export function startTestServer(options: TestServerOptions): Promise<RunningGrpc
       application: options.application ?? fakeApplication(),
       tickets: options.tickets ?? fakeTicketApplication(),
       boarding: options.boarding ?? fakeBoardingApplication(),
+      webhooks: options.webhooks ?? fakeWebhookApplication(),
       verifyAccessToken: options.verifyAccessToken ?? verifyTestToken,
       checkReadiness: options.checkReadiness ?? alwaysReady,
       logger: createLogger({ level: 'silent', name: 'grpc-test' }),

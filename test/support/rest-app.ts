@@ -28,6 +28,7 @@ import { scopesForRoles } from '../../src/security/policy';
 import { createBookingDataConverter } from '../../src/security/temporal-payload-codec';
 import { createTokenVerifier } from '../../src/security/token-verifier';
 import { testConfig } from './database';
+import { fakeWebhookApplication } from './grpc-server';
 import type { SagaEnvironment } from './saga';
 
 /** Silent unless REST_TEST_LOG_LEVEL names a pino level. */
@@ -96,6 +97,9 @@ export function testSettings(overrides: Partial<RestSettings> = {}): RestSetting
   };
 }
 
+/** Apps built here serve no webhooks unless the test supplies them (composeTestApi serves the real ones). */
+const unexpectedWebhooks = fakeWebhookApplication();
+
 /** Apps built here serve no boarding unless the test supplies it (composeTestApi serves the real one). */
 const unexpectedBoarding: BoardingApplication = {
   recordBoarding: () => Promise.reject(new Error('boarding was not expected in this test')),
@@ -128,6 +132,7 @@ export function buildApp(options: {
       users: createUserApplication({ database, cipher }),
       tickets: createTicketApplication({ database, cipher, bookings: options.bookings, ticketKeys }),
       boarding: unexpectedBoarding,
+      webhooks: unexpectedWebhooks,
       ...options.applications,
     },
     idempotency: createIdempotencyStore({

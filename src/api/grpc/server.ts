@@ -1,4 +1,4 @@
-// The gRPC server: BookingService, health and reflection over mutual TLS, with limits, keepalive and draining.
+// The gRPC server: BookingService, WebhookService, health and reflection over mutual TLS, with limits and draining.
 import fs from 'node:fs';
 import {
   Server,
@@ -12,14 +12,17 @@ import {
 import type { BookingApplication } from '../../application/interface';
 import type { TicketApplication } from '../../application/tickets';
 import type { BoardingApplication } from '../../application/boarding';
+import type { PartnerWebhookApplication } from '../../application/partner-webhooks';
 import type { ReadinessCheck } from '../../application/readiness';
 import { ConfigError, type Config } from '../../config';
 import { permissionDenied, unauthenticated } from '../../domain/errors';
 import { BookingServiceService } from '../../generated/com/example/bookings/v1/booking_service';
+import { WebhookServiceService } from '../../generated/com/example/bookings/v1/webhook_service';
 import type { Logger } from '../../logger';
 import type { ApiMetrics } from '../../observability/metrics';
 import { PortInUseError } from '../../runtime/process';
 import { createBookingServiceHandlers } from './booking-service';
+import { createWebhookServiceHandlers } from './webhook-service';
 import type { AccessTokenVerifier } from './caller-authorization';
 import { healthServiceName, startHealthReporting, type HealthReporter } from './health';
 import { checkPeer } from './peer-identity';
@@ -29,6 +32,9 @@ import { callMetricsInterceptor, countingCallFailures } from './call-metrics';
 
 /** Fully qualified name of BookingService, as health checks and reflection name it. */
 export const bookingServiceName = BookingServiceService.createBooking.path.split('/')[1];
+
+/** Fully qualified name of WebhookService. */
+export const webhookServiceName = WebhookServiceService.createWebhookEndpoint.path.split('/')[1];
 
 export type GrpcTransport =
   | {
@@ -57,6 +63,7 @@ export interface GrpcServerDependencies {
   readonly application: BookingApplication;
   readonly tickets: TicketApplication;
   readonly boarding: BoardingApplication;
+  readonly webhooks: PartnerWebhookApplication;
   readonly verifyAccessToken: AccessTokenVerifier;
   readonly checkReadiness: ReadinessCheck;
   readonly logger: Logger;
@@ -187,7 +194,7 @@ export async function startGrpcServer(
   const { transport } = settings;
   const { logger } = dependencies;
   // Before anything starts: a missing or stale descriptor set stops the start-up with nothing left running.
-  const reflection = createReflectionService([bookingServiceName, healthServiceName]);
+  const reflection = createReflectionService([bookingServiceName, webhookServiceName, healthServiceName]);
   const server = new Server({
     'grpc.max_receive_message_length': settings.maxReceiveMessageBytes,
     'grpc.max_send_message_length': settings.maxSendMessageBytes,
@@ -221,10 +228,22 @@ export async function startGrpcServer(
         : { onCallFailure: countingCallFailures(dependencies.metrics) }),
     }),
   );
+  server.addService(
+    WebhookServiceService,
+    createWebhookServiceHandlers({
+      webhooks: dependencies.webhooks,
+      verifyAccessToken: dependencies.verifyAccessToken,
+      logger,
+      serviceIdentityOf,
+      ...(dependencies.metrics === undefined
+        ? {}
+        : { onCallFailure: countingCallFailures(dependencies.metrics) }),
+    }),
+  );
   const health = startHealthReporting({
     checkReadiness: dependencies.checkReadiness,
     intervalMs: settings.healthCheckIntervalMs,
-    serviceNames: [bookingServiceName],
+    serviceNames: [bookingServiceName, webhookServiceName],
     logger,
   });
   health.implementation.addToServer(server);

@@ -7,6 +7,7 @@ import type {
 } from '../../application/interface';
 import type { TicketApplication } from '../../application/tickets';
 import type { BoardingApplication } from '../../application/boarding';
+import type { PartnerWebhookApplication } from '../../application/partner-webhooks';
 import { currentUserAlias } from '../../application/users';
 import type { Actor } from '../../domain/actor';
 import type { BookingStatus } from '../../domain/booking';
@@ -28,6 +29,15 @@ import {
 } from './contract-mapping';
 import { boardingJson, manifestPassengerJson, recordBoardingInput } from './boarding-mapping';
 import { serializedOnce, type RestResponse } from './responses';
+import {
+  rotateSecretInput,
+  webhookDeliveryJson,
+  webhookEndpointChangesInput,
+  webhookEndpointInput,
+  webhookEndpointJson,
+  webhookEndpointSecretJson,
+  webhookPingJson,
+} from './webhook-mapping';
 
 /** A request that passed authentication, authorization and validation against the document. */
 export interface OperationRequest {
@@ -56,6 +66,7 @@ export interface Applications {
   users: UserApplication;
   tickets: TicketApplication;
   boarding: BoardingApplication;
+  webhooks: PartnerWebhookApplication;
 }
 
 const jsonType = 'application/json; charset=utf-8';
@@ -103,7 +114,7 @@ function commandOptions(reservedId: string | undefined, receivedAt: number | und
 
 /** Handlers by canonical operationId; an `/api` twin runs its canonical operation's handler. */
 export function createOperationHandlers(applications: Applications): Record<string, OperationHandler> {
-  const { bookings, catalog, users, tickets, boarding } = applications;
+  const { bookings, catalog, users, tickets, boarding, webhooks } = applications;
   return {
     async createBooking({ actor, body, prefix, reservedId, receivedAt }) {
       // The key's reserved id is the booking's: a retry whose first answer was lost (the process died, or the
@@ -255,6 +266,79 @@ export function createOperationHandlers(applications: Applications): Record<stri
         { passengers: page.items.map(manifestPassengerJson), next_page_token: page.nextPageToken ?? null },
         { 'cache-control': 'no-store' },
       );
+    },
+
+    async createWebhookEndpoint({ actor, body, prefix }) {
+      const created = await webhooks.createEndpoint(actor, webhookEndpointInput(body));
+      return {
+        status: 201,
+        headers: {
+          'content-type': jsonType,
+          location: `${prefix}/webhooks/endpoints/${created.endpoint.id}`,
+          'cache-control': 'no-store',
+        },
+        body: webhookEndpointSecretJson(created),
+      };
+    },
+
+    async listWebhookEndpoints({ actor, query }) {
+      const page = await webhooks.listEndpoints(actor, {
+        pageSize: optionalNumber(query.page_size),
+        pageToken: optionalString(query.page_token),
+      });
+      return ok({
+        endpoints: page.items.map(webhookEndpointJson),
+        next_page_token: page.nextPageToken ?? null,
+      });
+    },
+
+    async getWebhookEndpoint({ actor, path }) {
+      return ok(webhookEndpointJson(await webhooks.getEndpoint(actor, String(path.endpoint_id))));
+    },
+
+    async updateWebhookEndpoint({ actor, path, body }) {
+      const endpoint = await webhooks.updateEndpoint(
+        actor,
+        String(path.endpoint_id),
+        webhookEndpointChangesInput(body),
+      );
+      return ok(webhookEndpointJson(endpoint));
+    },
+
+    async deleteWebhookEndpoint({ actor, path }) {
+      await webhooks.deleteEndpoint(actor, String(path.endpoint_id));
+      return { status: 204, headers: {}, body: null };
+    },
+
+    async rotateWebhookSecret({ actor, path, body }) {
+      const rotated = await webhooks.rotateSecret(actor, String(path.endpoint_id), rotateSecretInput(body));
+      return ok(webhookEndpointSecretJson(rotated), { 'cache-control': 'no-store' });
+    },
+
+    async pingWebhookEndpoint({ actor, path }) {
+      return ok(webhookPingJson(await webhooks.pingEndpoint(actor, String(path.endpoint_id))));
+    },
+
+    async listWebhookDeliveries({ actor, path, query }) {
+      const page = await webhooks.listDeliveries(actor, String(path.endpoint_id), {
+        status: optionalString(query.status),
+        pageSize: optionalNumber(query.page_size),
+        pageToken: optionalString(query.page_token),
+      });
+      return ok({
+        deliveries: page.items.map(webhookDeliveryJson),
+        next_page_token: page.nextPageToken ?? null,
+      });
+    },
+
+    async getWebhookDelivery({ actor, path }) {
+      const delivery = await webhooks.getDelivery(actor, String(path.endpoint_id), String(path.delivery_id));
+      return ok(webhookDeliveryJson(delivery));
+    },
+
+    async redeliverWebhookDelivery({ actor, path }) {
+      const delivery = await webhooks.redeliver(actor, String(path.endpoint_id), String(path.delivery_id));
+      return { status: 202, headers: { 'content-type': jsonType }, body: webhookDeliveryJson(delivery) };
     },
   };
 }

@@ -97,6 +97,39 @@ const boardingTable = [
   },
 ];
 
+/**
+ * Partners' webhook endpoints: the scope alone, any role or none (a partner's service client); only the caller
+ * that registered an endpoint (and admins) reach it. Each row is also served under `/api`.
+ */
+const webhookTable = [
+  { method: 'POST', path: '/v1/webhooks/endpoints', operationId: 'createWebhookEndpoint' },
+  { method: 'GET', path: '/v1/webhooks/endpoints', operationId: 'listWebhookEndpoints' },
+  { method: 'GET', path: '/v1/webhooks/endpoints/{endpoint_id}', operationId: 'getWebhookEndpoint' },
+  { method: 'PATCH', path: '/v1/webhooks/endpoints/{endpoint_id}', operationId: 'updateWebhookEndpoint' },
+  { method: 'DELETE', path: '/v1/webhooks/endpoints/{endpoint_id}', operationId: 'deleteWebhookEndpoint' },
+  {
+    method: 'POST',
+    path: '/v1/webhooks/endpoints/{endpoint_id}/rotate-secret',
+    operationId: 'rotateWebhookSecret',
+  },
+  { method: 'POST', path: '/v1/webhooks/endpoints/{endpoint_id}/ping', operationId: 'pingWebhookEndpoint' },
+  {
+    method: 'GET',
+    path: '/v1/webhooks/endpoints/{endpoint_id}/deliveries',
+    operationId: 'listWebhookDeliveries',
+  },
+  {
+    method: 'GET',
+    path: '/v1/webhooks/endpoints/{endpoint_id}/deliveries/{delivery_id}',
+    operationId: 'getWebhookDelivery',
+  },
+  {
+    method: 'POST',
+    path: '/v1/webhooks/endpoints/{endpoint_id}/deliveries/{delivery_id}/redeliver',
+    operationId: 'redeliverWebhookDelivery',
+  },
+];
+
 /** Customers act only on their own bookings and profile; the route catalogue is open to every role. */
 const ownedOperationIds = [
   'createBooking',
@@ -259,6 +292,7 @@ const sensitiveFields: Record<string, string[]> = {
   PaymentAction: ['client_secret'],
   RecordBoardingRequest: ['ticket'],
   Boarding: ['first_name', 'last_name'],
+  WebhookEndpointSecret: ['secret'],
   ManifestPassenger: ['first_name', 'last_name'],
   LoginRequest: ['email', 'password'],
   RefreshRequest: ['refresh_token'],
@@ -388,6 +422,7 @@ describe('OpenAPI operations', () => {
     const expected = [
       ...authorizationTable.map(({ method, path, operationId }) => `${method} ${path} ${operationId}`),
       ...boardingTable.map(({ method, path, operationId }) => `${method} ${path} ${operationId}`),
+      ...webhookTable.map(({ method, path, operationId }) => `${method} ${path} ${operationId}`),
       ...publicOperations.map(({ method, path, operationId }) => `${method} ${path} ${operationId}`),
       ...operatorOperations.map(({ method, path, operationId }) => `${method} ${path} ${operationId}`),
     ].sort();
@@ -399,7 +434,7 @@ describe('OpenAPI operations', () => {
 
   it('serves the authorization table under /api too, and nothing else beyond the document', () => {
     const versionedPublic = publicOperations.filter(({ path }) => path.startsWith('/v1/'));
-    const aliases = [...authorizationTable, ...boardingTable, ...versionedPublic].map(
+    const aliases = [...authorizationTable, ...boardingTable, ...webhookTable, ...versionedPublic].map(
       ({ method, path, operationId }) => `${method} ${path.replace(/^\/v1\//, '/api/')} ${operationId}Api`,
     );
     const served = openApiOperations.map(
@@ -440,6 +475,16 @@ describe('OpenAPI operations', () => {
       }
     },
   );
+
+  it.each(webhookTable)('$method $path and its /api twin ask for webhooks:manage from any role', (row) => {
+    for (const operation of withTwins(row.operationId)) {
+      expect(operation.public).toBe(false);
+      expect(operation.scopes).toEqual(['webhooks:manage']);
+      expect(operation.roles).toEqual([]);
+      expect(operation.ownership).toBe('owner-or-admin');
+      expect(operationNode(operation).tags).toEqual(['Webhooks']);
+    }
+  });
 
   it.each(publicOperations)('$method $path is public', ({ operationId }) => {
     const operation = findOperation(operationId);
@@ -551,10 +596,9 @@ describe('OpenAPI schemas', () => {
 });
 
 describe('OpenAPI responses and headers', () => {
-  const tableOperationIds = [...authorizationTable, ...boardingTable].flatMap(({ operationId }) => [
-    operationId,
-    `${operationId}Api`,
-  ]);
+  const tableOperationIds = [...authorizationTable, ...boardingTable, ...webhookTable].flatMap(
+    ({ operationId }) => [operationId, `${operationId}Api`],
+  );
 
   it.each([
     ...tableOperationIds,

@@ -123,6 +123,8 @@ describe('sensitive field options', () => {
         'com.example.bookings.v1.ConfirmPaymentRequest.payment_token',
         'com.example.bookings.v1.Ticket.passenger_name',
         'com.example.bookings.v1.Ticket.qr_payload',
+        'com.example.bookings.v1.CreateWebhookEndpointResponse.secret',
+        'com.example.bookings.v1.RotateWebhookSecretResponse.secret',
         'com.example.payments.v1.ProcessPaymentRequest.payment_token',
         'com.example.payments.v1.ProcessPaymentResponse.method',
         'com.example.notifications.v1.SendEmailNotificationRequest.recipient',
@@ -150,6 +152,7 @@ describe('sensitive field options', () => {
         'templateParameters',
         'passengerName',
         'qrPayload',
+        'secret',
       ]),
     );
   });

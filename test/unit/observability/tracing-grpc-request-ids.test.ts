@@ -14,6 +14,7 @@ import {
   bookingView,
   fakeApplication,
   fakeBoardingApplication,
+  fakeWebhookApplication,
   fakeTicketApplication,
   verifyTestToken,
 } from '../../support/grpc-server';
@@ -50,6 +51,7 @@ beforeAll(async () => {
       application: fakeApplication({ createBooking: answer, getBooking: answer }),
       tickets: fakeTicketApplication(),
       boarding: fakeBoardingApplication(),
+      webhooks: fakeWebhookApplication(),
       verifyAccessToken: verifyTestToken,
       checkReadiness: alwaysReady,
       logger: createLogger({ level: 'info', name: 'grpc-request-ids' }, destination),

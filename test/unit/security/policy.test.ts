@@ -9,6 +9,7 @@ import {
   assertMayActOn,
   authorizeGrpcMethod,
   bookingServiceHttpBindings,
+  webhookServiceHttpBindings,
   findContractDisagreements,
   ownerFilter,
   restOperation,
@@ -46,6 +47,16 @@ describe('the two contracts', () => {
     expect(bindings.find((binding) => binding.methodName === 'CreateBooking')).toMatchObject({
       httpMethod: 'POST',
       path: '/v1/bookings',
+    });
+  });
+
+  it('pair every WebhookService RPC with an OpenAPI operation through its google.api.http rule', () => {
+    const bindings = webhookServiceHttpBindings();
+    expect(bindings).toHaveLength(10);
+    expect(bindings.find((binding) => binding.methodName === 'RotateWebhookSecret')).toMatchObject({
+      httpMethod: 'POST',
+      path: '/v1/webhooks/endpoints/{endpoint_id}/rotate-secret',
+      authorization: { scopes: ['webhooks:manage'], roles: [] },
     });
   });
 

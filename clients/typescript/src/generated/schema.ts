@@ -348,6 +348,180 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhooks/endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhook endpoints
+         * @description The caller's endpoints, oldest first, paged like the other lists; an admin sees every partner's. Secrets are
+         *     never shown here.
+         */
+        get: operations["listWebhookEndpoints"];
+        put?: never;
+        /**
+         * Register a webhook endpoint
+         * @description Registers a URL the service POSTs signed events to (Standard Webhooks: `webhook-id`, `webhook-timestamp`,
+         *     `webhook-signature` headers). The answer carries the endpoint's signing secret, `whsec_…`: it is shown this
+         *     once and never again (rotate it to get a new one). The URL must be `https://` (plain `http://` only where the
+         *     deployment allows it, `WEBHOOK_ALLOW_HTTP`), without credentials or a fragment, at most 2048 characters;
+         *     `event_types` lists at least one known type. A partner may have 20 endpoints; one more answers 400. An
+         *     endpoint registered by an agent or admin hears every booking's events (`scope: ALL_BOOKINGS`); anyone else's
+         *     hears only the events of bookings it made (`OWN_BOOKINGS`). The endpoint belongs to the caller.
+         */
+        post: operations["createWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/endpoints/{endpoint_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a webhook endpoint
+         * @description One endpoint, without its secret. Another partner's endpoint, or a deleted one, answers 404 exactly as a
+         *     missing id does (an admin reads any, deleted ones included, with `deleted_at` set).
+         */
+        get: operations["getWebhookEndpoint"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook endpoint
+         * @description Stops every delivery to the endpoint and removes it from the caller's list; reading it afterwards answers 404.
+         *     Its delivery log is kept for the operators.
+         */
+        delete: operations["deleteWebhookEndpoint"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a webhook endpoint
+         * @description Changes the fields given and leaves the others. `enabled: false` stops deliveries (they wait, and are kept);
+         *     `enabled: true` on a disabled endpoint (by its owner, or by the service after repeated failures or a 410)
+         *     clears `disabled_reason` and delivers what waited, each booking's events in order. The same rules as at
+         *     registration apply to `url` and `event_types`.
+         */
+        patch: operations["updateWebhookEndpoint"];
+        trace?: never;
+    };
+    "/v1/webhooks/endpoints/{endpoint_id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate the signing secret of a webhook endpoint
+         * @description Makes a new signing secret, shown in this answer once and never again. For `overlap_seconds` (a day unless
+         *     given, 0 to 7 days) every delivery is signed with both the new and the previous secret (two signatures in
+         *     `webhook-signature`), so the receiver can switch over without losing a message; `previous_secret_expires_at`
+         *     says when the previous one stops. With 0 the previous secret stops at once. The body may be left out.
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/endpoints/{endpoint_id}/ping": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test message to a webhook endpoint
+         * @description Sends one signed `webhook.ping` message to the endpoint now, whether it is enabled or not, and answers how the
+         *     attempt went: DELIVERED (a 2xx), GONE (410), REFUSED (the address is one the service never connects to, such
+         *     as a private or loopback one: nothing was sent) or FAILED (another status, a timeout or a network error), with
+         *     the status code, the error and how long it took. A ping is not a delivery: it is not retried or logged.
+         */
+        post: operations["pingWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/endpoints/{endpoint_id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the deliveries to a webhook endpoint
+         * @description The endpoint's deliveries, newest first, each with its event (id, type, subject, sequence) and every attempt
+         *     (when, status code, error, duration). `status` keeps one status only. Paged like the other lists.
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/endpoints/{endpoint_id}/deliveries/{delivery_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get one delivery to a webhook endpoint
+         * @description One delivery with its event and every attempt. A delivery of another partner's endpoint answers 404 exactly
+         *     as a missing one does.
+         */
+        get: operations["getWebhookDelivery"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/endpoints/{endpoint_id}/deliveries/{delivery_id}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deliver an event to a webhook endpoint again
+         * @description Puts the delivery back in line (`PENDING`), whatever its status, and wakes the endpoint's delivery of that
+         *     booking: it is sent again with the same `webhook-id`, after any earlier event of the same booking still
+         *     waiting, with the endpoint's retry schedule. Answers 202 with the delivery as it now stands.
+         */
+        post: operations["redeliverWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/payments/stripe/events": {
         parameters: {
             query?: never;
@@ -1251,6 +1425,177 @@ export interface components {
              */
             next_page_token: string | null;
         };
+        /**
+         * @description An event a partner may subscribe to.
+         * @enum {string}
+         */
+        WebhookEventType: "booking.confirmed" | "booking.changed" | "booking.cancelled" | "booking.expired" | "trip.cancelled" | "passenger.boarded" | "passenger.no_show" | "refund.failed" | "payment.action_required" | "payment.succeeded" | "payment.failed" | "payment.refunded" | "payment.disputed";
+        /** @description At least one event type, each at most once; answered in the order this contract lists them. */
+        WebhookEventTypes: components["schemas"]["WebhookEventType"][];
+        /**
+         * Format: uri
+         * @description Where events are POSTed: an absolute `https://` URL (`http://` only where the deployment allows it), without
+         *     credentials or a fragment. No U+0000.
+         * @example https://partner.example/webhooks/bus-bookings
+         */
+        WebhookEndpointUrl: string;
+        /**
+         * @description A note of the partner's own, at most 500 characters. No U+0000.
+         * @example Production receiver
+         */
+        WebhookDescription: string;
+        /**
+         * @description Whose bookings the endpoint hears of: every booking's (endpoints registered by agents and admins) or only
+         *     those of the bookings its partner made. Set at registration, read-only.
+         * @enum {string}
+         */
+        WebhookEndpointScope: "ALL_BOOKINGS" | "OWN_BOOKINGS";
+        /**
+         * @description DISABLED endpoints receive nothing; their deliveries wait until enabled again.
+         * @enum {string}
+         */
+        WebhookEndpointStatus: "ENABLED" | "DISABLED";
+        /**
+         * @description PENDING (to be sent, or being retried), DELIVERED (a 2xx answered) or FAILED (every attempt failed).
+         * @enum {string}
+         */
+        WebhookDeliveryStatus: "PENDING" | "DELIVERED" | "FAILED";
+        /** @description A partner's webhook endpoint. Its secrets are never shown after the answer that made them. */
+        WebhookEndpoint: {
+            id: components["schemas"]["Uuid"];
+            /**
+             * @description The user or service client that registered it.
+             * @example c0ffee00-1234-4abc-8def-0123456789ab
+             */
+            partner_id: string;
+            url: components["schemas"]["WebhookEndpointUrl"];
+            description: components["schemas"]["WebhookDescription"];
+            event_types: components["schemas"]["WebhookEventTypes"];
+            scope: components["schemas"]["WebhookEndpointScope"];
+            status: components["schemas"]["WebhookEndpointStatus"];
+            /**
+             * @description Why the endpoint is disabled (by request, a 410 answer, repeated failures); null when enabled.
+             * @example null
+             */
+            disabled_reason: string | null;
+            disabled_at: components["schemas"]["NullableTimestamp"];
+            previous_secret_expires_at: components["schemas"]["NullableTimestamp"];
+            created_at: components["schemas"]["Timestamp"];
+            updated_at: components["schemas"]["Timestamp"];
+            deleted_at: components["schemas"]["NullableTimestamp"];
+        };
+        /** @description An endpoint with the signing secret just made for it, the one time it is shown. */
+        WebhookEndpointSecret: {
+            endpoint: components["schemas"]["WebhookEndpoint"];
+            /**
+             * @description The signing secret, `whsec_` and base64; keep it, it is never shown again.
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+             */
+            secret: string;
+        };
+        /** @description One page of webhook endpoints (`listWebhookEndpoints`). */
+        WebhookEndpointList: {
+            endpoints: components["schemas"]["WebhookEndpoint"][];
+            /**
+             * @description Token of the next page, or null on the last page.
+             * @example null
+             */
+            next_page_token: string | null;
+        };
+        CreateWebhookEndpointRequest: {
+            url: components["schemas"]["WebhookEndpointUrl"];
+            event_types: components["schemas"]["WebhookEventTypes"];
+            description?: components["schemas"]["WebhookDescription"];
+        };
+        /** @description The fields to change; those left out stay as they are. */
+        UpdateWebhookEndpointRequest: {
+            url?: components["schemas"]["WebhookEndpointUrl"];
+            event_types?: components["schemas"]["WebhookEventTypes"];
+            description?: components["schemas"]["WebhookDescription"];
+            /**
+             * @description false stops deliveries; true enables a disabled endpoint and delivers what waited.
+             * @example true
+             */
+            enabled?: boolean;
+        };
+        RotateWebhookSecretRequest: {
+            /**
+             * @description How long the previous secret is still signed with, 0 to 604800 (7 days); a day when left out.
+             * @example 86400
+             */
+            overlap_seconds?: number;
+        };
+        WebhookPingResult: {
+            /** @enum {string} */
+            outcome: "DELIVERED" | "GONE" | "REFUSED" | "FAILED";
+            /**
+             * @description The HTTP status the endpoint answered; null when it answered none.
+             * @example 200
+             */
+            status_code: number | null;
+            /**
+             * @description What went wrong; null when delivered.
+             * @example null
+             */
+            error: string | null;
+            /** @example 84 */
+            duration_ms: number;
+        };
+        WebhookDeliveryAttempt: {
+            /** @example 1 */
+            attempt: number;
+            attempted_at: components["schemas"]["Timestamp"];
+            /**
+             * @description The HTTP status the endpoint answered; null when it answered none.
+             * @example 503
+             */
+            status_code: number | null;
+            /** @example null */
+            error: string | null;
+            /** @example 120 */
+            duration_ms: number;
+        };
+        /** @description One event's delivery to one endpoint, with every attempt so far. */
+        WebhookDelivery: {
+            id: components["schemas"]["Uuid"];
+            endpoint_id: components["schemas"]["Uuid"];
+            event_id: components["schemas"]["Uuid"];
+            /**
+             * @description The event's type, as the message's `type` says it.
+             * @example booking.confirmed
+             */
+            event_type: string;
+            /** @enum {string} */
+            subject_type: "booking" | "trip";
+            subject_id: components["schemas"]["Uuid"];
+            /**
+             * @description The event's place among its subject's events, as the message's `data.sequence` says it.
+             * @example 2
+             */
+            sequence: number;
+            status: components["schemas"]["WebhookDeliveryStatus"];
+            /** @example 2 */
+            attempt_count: number;
+            /** @example 200 */
+            last_status_code: number | null;
+            /** @example null */
+            last_error: string | null;
+            next_attempt_at: components["schemas"]["NullableTimestamp"];
+            delivered_at: components["schemas"]["NullableTimestamp"];
+            created_at: components["schemas"]["Timestamp"];
+            updated_at: components["schemas"]["Timestamp"];
+            /** @description Oldest first. */
+            attempts: components["schemas"]["WebhookDeliveryAttempt"][];
+        };
+        /** @description One page of an endpoint's deliveries (`listWebhookDeliveries`). */
+        WebhookDeliveryList: {
+            deliveries: components["schemas"]["WebhookDelivery"][];
+            /**
+             * @description Token of the next page, or null on the last page.
+             * @example null
+             */
+            next_page_token: string | null;
+        };
         /** @description One page of a route search (`listRoutes`). */
         RouteList: {
             routes: components["schemas"]["Route"][];
@@ -1689,6 +2034,95 @@ export interface components {
                 "application/json": components["schemas"]["JsonWebKeySet"];
             };
         };
+        /** @description The endpoint, registered and enabled, with its signing secret (shown this once). */
+        WebhookEndpointCreated: {
+            headers: {
+                Location: components["headers"]["WebhookEndpointLocation"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["WebhookEndpointSecret"];
+            };
+        };
+        /** @description The webhook endpoint. */
+        WebhookEndpointOk: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["WebhookEndpoint"];
+            };
+        };
+        /** @description One page of webhook endpoints. */
+        WebhookEndpointPage: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["WebhookEndpointList"];
+            };
+        };
+        /** @description The endpoint with its new signing secret (shown this once). */
+        WebhookSecretRotated: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["WebhookEndpointSecret"];
+            };
+        };
+        /** @description How the test message went. */
+        WebhookPing: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["WebhookPingResult"];
+            };
+        };
+        /** @description One page of the deliveries to the endpoint, newest first. */
+        WebhookDeliveryPage: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["WebhookDeliveryList"];
+            };
+        };
+        /** @description The delivery with its event and every attempt. */
+        WebhookDeliveryOk: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["WebhookDelivery"];
+            };
+        };
+        /** @description The delivery, in line to be sent again. */
+        WebhookRedeliveryAccepted: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["WebhookDelivery"];
+            };
+        };
+        /** @description Done; nothing to answer with. */
+        NoContent: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
         /** @description VALIDATION_FAILED — malformed JSON, wrong types, unknown fields, bad ids, dates or headers. */
         BadRequest: {
             headers: {
@@ -1981,6 +2415,21 @@ export interface components {
          */
         UserId: string;
         /**
+         * @description Webhook endpoint id.
+         * @example 5d6e7f80-1a2b-4c3d-8e4f-5a6b7c8d9e0f
+         */
+        WebhookEndpointId: string;
+        /**
+         * @description Delivery id, as the endpoint's delivery log lists it.
+         * @example 6e7f8091-2b3c-4d4e-9f50-6b7c8d9e0f1a
+         */
+        WebhookDeliveryId: string;
+        /**
+         * @description Only deliveries in this status.
+         * @example FAILED
+         */
+        WebhookDeliveryStatusFilter: components["schemas"]["WebhookDeliveryStatus"];
+        /**
          * @description Only bookings in this status.
          * @example CONFIRMED
          */
@@ -2071,6 +2520,21 @@ export interface components {
                 "application/json": components["schemas"]["RecordBoardingRequest"];
             };
         };
+        CreateWebhookEndpoint: {
+            content: {
+                "application/json": components["schemas"]["CreateWebhookEndpointRequest"];
+            };
+        };
+        UpdateWebhookEndpoint: {
+            content: {
+                "application/json": components["schemas"]["UpdateWebhookEndpointRequest"];
+            };
+        };
+        RotateWebhookSecret: {
+            content: {
+                "application/json": components["schemas"]["RotateWebhookSecretRequest"];
+            };
+        };
         Login: {
             content: {
                 "application/json": components["schemas"]["LoginRequest"];
@@ -2107,6 +2571,11 @@ export interface components {
          * @example /v1/bookings/7b1e4c2a-9d3f-4a6b-8e5c-1f2a3b4c5d6e
          */
         Location: string;
+        /**
+         * @description URL path of the new endpoint, under the same prefix (`/v1` or `/api`) as the request.
+         * @example /v1/webhooks/endpoints/5d6e7f80-1a2b-4c3d-8e4f-5a6b7c8d9e0f
+         */
+        WebhookEndpointLocation: string;
         /**
          * @description Requests allowed in the current window.
          * @example 100
@@ -2899,6 +3368,379 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["TripManifest"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listWebhookEndpoints: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Items per page; more than 100 answers 400.
+                 * @example 20
+                 */
+                page_size?: components["parameters"]["PageSize"];
+                /**
+                 * @description Opaque `next_page_token` of the previous page; other query parameters must stay the same. A token this
+                 *     listing did not issue, or one sent with other parameters, answers 400 VALIDATION_FAILED naming it. No
+                 *     example is given: only the previous page's `next_page_token` is a page token.
+                 */
+                page_token?: components["parameters"]["PageToken"];
+            };
+            header?: {
+                /**
+                 * @description Correlation id for logs and traces, echoed in the response and in problem documents. When absent the
+                 *     server generates one. A value that breaks the pattern (1 to 128 printable ASCII characters, no spaces)
+                 *     answers 400 VALIDATION_FAILED naming `X-Request-Id`; that answer carries an id the server generated. No
+                 *     example is given: a fixed one would make every request sent from the documentation share one id.
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["WebhookEndpointPage"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id for logs and traces, echoed in the response and in problem documents. When absent the
+                 *     server generates one. A value that breaks the pattern (1 to 128 printable ASCII characters, no spaces)
+                 *     answers 400 VALIDATION_FAILED naming `X-Request-Id`; that answer carries an id the server generated. No
+                 *     example is given: a fixed one would make every request sent from the documentation share one id.
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["CreateWebhookEndpoint"];
+        responses: {
+            201: components["responses"]["WebhookEndpointCreated"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id for logs and traces, echoed in the response and in problem documents. When absent the
+                 *     server generates one. A value that breaks the pattern (1 to 128 printable ASCII characters, no spaces)
+                 *     answers 400 VALIDATION_FAILED naming `X-Request-Id`; that answer carries an id the server generated. No
+                 *     example is given: a fixed one would make every request sent from the documentation share one id.
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description Webhook endpoint id.
+                 * @example 5d6e7f80-1a2b-4c3d-8e4f-5a6b7c8d9e0f
+                 */
+                endpoint_id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["WebhookEndpointOk"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id for logs and traces, echoed in the response and in problem documents. When absent the
+                 *     server generates one. A value that breaks the pattern (1 to 128 printable ASCII characters, no spaces)
+                 *     answers 400 VALIDATION_FAILED naming `X-Request-Id`; that answer carries an id the server generated. No
+                 *     example is given: a fixed one would make every request sent from the documentation share one id.
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description Webhook endpoint id.
+                 * @example 5d6e7f80-1a2b-4c3d-8e4f-5a6b7c8d9e0f
+                 */
+                endpoint_id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: components["responses"]["NoContent"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id for logs and traces, echoed in the response and in problem documents. When absent the
+                 *     server generates one. A value that breaks the pattern (1 to 128 printable ASCII characters, no spaces)
+                 *     answers 400 VALIDATION_FAILED naming `X-Request-Id`; that answer carries an id the server generated. No
+                 *     example is given: a fixed one would make every request sent from the documentation share one id.
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description Webhook endpoint id.
+                 * @example 5d6e7f80-1a2b-4c3d-8e4f-5a6b7c8d9e0f
+                 */
+                endpoint_id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["UpdateWebhookEndpoint"];
+        responses: {
+            200: components["responses"]["WebhookEndpointOk"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id for logs and traces, echoed in the response and in problem documents. When absent the
+                 *     server generates one. A value that breaks the pattern (1 to 128 printable ASCII characters, no spaces)
+                 *     answers 400 VALIDATION_FAILED naming `X-Request-Id`; that answer carries an id the server generated. No
+                 *     example is given: a fixed one would make every request sent from the documentation share one id.
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description Webhook endpoint id.
+                 * @example 5d6e7f80-1a2b-4c3d-8e4f-5a6b7c8d9e0f
+                 */
+                endpoint_id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: components["requestBodies"]["RotateWebhookSecret"];
+        responses: {
+            200: components["responses"]["WebhookSecretRotated"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    pingWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id for logs and traces, echoed in the response and in problem documents. When absent the
+                 *     server generates one. A value that breaks the pattern (1 to 128 printable ASCII characters, no spaces)
+                 *     answers 400 VALIDATION_FAILED naming `X-Request-Id`; that answer carries an id the server generated. No
+                 *     example is given: a fixed one would make every request sent from the documentation share one id.
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description Webhook endpoint id.
+                 * @example 5d6e7f80-1a2b-4c3d-8e4f-5a6b7c8d9e0f
+                 */
+                endpoint_id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["WebhookPing"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only deliveries in this status.
+                 * @example FAILED
+                 */
+                status?: components["parameters"]["WebhookDeliveryStatusFilter"];
+                /**
+                 * @description Items per page; more than 100 answers 400.
+                 * @example 20
+                 */
+                page_size?: components["parameters"]["PageSize"];
+                /**
+                 * @description Opaque `next_page_token` of the previous page; other query parameters must stay the same. A token this
+                 *     listing did not issue, or one sent with other parameters, answers 400 VALIDATION_FAILED naming it. No
+                 *     example is given: only the previous page's `next_page_token` is a page token.
+                 */
+                page_token?: components["parameters"]["PageToken"];
+            };
+            header?: {
+                /**
+                 * @description Correlation id for logs and traces, echoed in the response and in problem documents. When absent the
+                 *     server generates one. A value that breaks the pattern (1 to 128 printable ASCII characters, no spaces)
+                 *     answers 400 VALIDATION_FAILED naming `X-Request-Id`; that answer carries an id the server generated. No
+                 *     example is given: a fixed one would make every request sent from the documentation share one id.
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description Webhook endpoint id.
+                 * @example 5d6e7f80-1a2b-4c3d-8e4f-5a6b7c8d9e0f
+                 */
+                endpoint_id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["WebhookDeliveryPage"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id for logs and traces, echoed in the response and in problem documents. When absent the
+                 *     server generates one. A value that breaks the pattern (1 to 128 printable ASCII characters, no spaces)
+                 *     answers 400 VALIDATION_FAILED naming `X-Request-Id`; that answer carries an id the server generated. No
+                 *     example is given: a fixed one would make every request sent from the documentation share one id.
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description Webhook endpoint id.
+                 * @example 5d6e7f80-1a2b-4c3d-8e4f-5a6b7c8d9e0f
+                 */
+                endpoint_id: components["parameters"]["WebhookEndpointId"];
+                /**
+                 * @description Delivery id, as the endpoint's delivery log lists it.
+                 * @example 6e7f8091-2b3c-4d4e-9f50-6b7c8d9e0f1a
+                 */
+                delivery_id: components["parameters"]["WebhookDeliveryId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["WebhookDeliveryOk"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    redeliverWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id for logs and traces, echoed in the response and in problem documents. When absent the
+                 *     server generates one. A value that breaks the pattern (1 to 128 printable ASCII characters, no spaces)
+                 *     answers 400 VALIDATION_FAILED naming `X-Request-Id`; that answer carries an id the server generated. No
+                 *     example is given: a fixed one would make every request sent from the documentation share one id.
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description Webhook endpoint id.
+                 * @example 5d6e7f80-1a2b-4c3d-8e4f-5a6b7c8d9e0f
+                 */
+                endpoint_id: components["parameters"]["WebhookEndpointId"];
+                /**
+                 * @description Delivery id, as the endpoint's delivery log lists it.
+                 * @example 6e7f8091-2b3c-4d4e-9f50-6b7c8d9e0f1a
+                 */
+                delivery_id: components["parameters"]["WebhookDeliveryId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            202: components["responses"]["WebhookRedeliveryAccepted"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
