@@ -1,11 +1,6 @@
 // NextWebhookDelivery and DeliverWebhook: one Standard Webhooks attempt at a time, each written to the delivery log.
 import type { Knex } from 'knex';
-import {
-  deliveryToSend,
-  disableEndpoint,
-  nextPendingDelivery,
-  recordAttempt,
-} from '../db/partner-events';
+import { deliveryToSend, disableEndpoint, nextPendingDelivery, recordAttempt } from '../db/partner-events';
 import { nextAttemptDelayMs } from '../domain/webhook-retries';
 import type { Logger } from '../logger';
 import {
@@ -25,7 +20,11 @@ export interface PartnerWebhookActivityDependencies {
 }
 
 /** The envelope every partner receives: what happened, when, and the event's data. */
-export function webhookPayload(event: { type: string; occurredAt: Date; data: Record<string, unknown> }): string {
+export function webhookPayload(event: {
+  type: string;
+  occurredAt: Date;
+  data: Record<string, unknown>;
+}): string {
   return JSON.stringify({ type: event.type, timestamp: event.occurredAt.toISOString(), data: event.data });
 }
 

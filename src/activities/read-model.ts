@@ -49,7 +49,10 @@ export function createReadModelActivities(dependencies: ReadModelActivityDepende
       countBookingTransition(metrics, write, snapshot);
       if (events !== undefined) {
         await dispatchRecordedEvents(database, dependencies.webhookDeliveries, events, (error) =>
-          dependencies.logger?.warn({ err: error, bookingId: snapshot.id }, 'partner events left for the sweep'),
+          dependencies.logger?.warn(
+            { err: error, bookingId: snapshot.id },
+            'partner events left for the sweep',
+          ),
         );
       }
     },

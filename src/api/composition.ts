@@ -26,7 +26,6 @@ import {
   type WebhookSender,
 } from '../application/partner-webhooks';
 import { createWebhookDeliveryStarter } from '../application/webhook-delivery-starter';
-import { taskQueues } from '../domain/task-queues';
 import { unavailable } from '../domain/errors';
 import { createTicketKeyStore } from '../db/ticket-keys';
 import {
@@ -154,7 +153,7 @@ export async function composeApi(
     deliveries:
       options.webhookDeliveries ??
       createWebhookDeliveryStarter(temporal, {
-        taskQueue: (options.taskQueues ?? taskQueues).bookings,
+        ...(options.taskQueues === undefined ? {} : { taskQueues: options.taskQueues }),
         retryScheduleSeconds: config.webhooks.retryScheduleSeconds,
       }),
     allowHttp: config.webhooks.allowHttp,

@@ -62,15 +62,15 @@ async function recordSubjectEvents(
   const lastItinerary = [...stored].reverse().find((fact) => fact.itinerary !== null)?.itinerary ?? undefined;
   const fresh = drafts(lastItinerary).filter((draft) => !known.has(draft.key));
   if (fresh.length === 0) return nothingRecorded;
-  const endpoints: { id: string; event_types: string[] }[] = await transaction('webhook_endpoints')
-    .whereNull('deleted_at')
-    .where({ status: 'enabled' })
-    .modify((query) => {
-      if (subject.ownerId !== undefined) {
-        void query.where((reach) => reach.where({ all_bookings: true }).orWhere({ partner_id: subject.ownerId }));
-      }
-    })
-    .select('id', 'event_types');
+  const subscribed = transaction('webhook_endpoints').whereNull('deleted_at').where({ status: 'enabled' });
+  const { ownerId } = subject;
+  const endpoints: { id: string; event_types: string[] }[] = await (
+    ownerId === undefined
+      ? subscribed
+      : subscribed.where((reach) => {
+          void reach.where({ all_bookings: true }).orWhere({ partner_id: ownerId });
+        })
+  ).select('id', 'event_types');
   let sequence = stored.at(-1)?.sequence ?? 0;
   const events = fresh.map((draft) => {
     sequence += 1;
@@ -208,12 +208,12 @@ export async function undispatchedEvents(
 export type EndpointStop = 'disabled' | 'deleted' | 'missing';
 
 export type NextDelivery =
-  | { kind: 'delivery'; deliveryId: string }
-  | { kind: 'none' }
-  | { kind: 'stopped'; because: EndpointStop };
+  { kind: 'delivery'; deliveryId: string } | { kind: 'none' } | { kind: 'stopped'; because: EndpointStop };
 
 async function endpointStop(database: Knex, endpointId: string): Promise<EndpointStop | undefined> {
-  const endpoint: { status: string; deleted_at: Date | null } | undefined = await database('webhook_endpoints')
+  const endpoint: { status: string; deleted_at: Date | null } | undefined = await database(
+    'webhook_endpoints',
+  )
     .where({ id: endpointId })
     .first('status', 'deleted_at');
   if (endpoint === undefined) return 'missing';
@@ -365,13 +365,11 @@ export async function recordAttempt(database: Knex, record: AttemptRecord): Prom
 
 /** Disables the endpoint (410, or the schedule exhausted); its other pending deliveries wait for it to be enabled. */
 export async function disableEndpoint(database: Knex, endpointId: string, reason: string): Promise<boolean> {
-  const updated = await database('webhook_endpoints')
-    .where({ id: endpointId, status: 'enabled' })
-    .update({
-      status: 'disabled',
-      disabled_reason: reason,
-      disabled_at: database.fn.now(),
-      updated_at: database.fn.now(),
-    });
+  const updated = await database('webhook_endpoints').where({ id: endpointId, status: 'enabled' }).update({
+    status: 'disabled',
+    disabled_reason: reason,
+    disabled_at: database.fn.now(),
+    updated_at: database.fn.now(),
+  });
   return updated > 0;
 }

@@ -16,7 +16,7 @@ export interface PartnerWebhookMetrics {
 export function createPartnerWebhookMetrics(registry: Registry = new Registry()): PartnerWebhookMetrics {
   const endpointsDisabled = new Counter({
     name: 'bus_booking_webhook_endpoints_disabled_total',
-    help: "Partner webhook endpoints disabled by a delivery: reason gone (the endpoint answered 410) or exhausted (the retry schedule ran out)",
+    help: 'Partner webhook endpoints disabled by a delivery: reason gone (the endpoint answered 410) or exhausted (the retry schedule ran out)',
     labelNames: ['reason'] as const,
     registers: [registry],
   });
@@ -25,7 +25,7 @@ export function createPartnerWebhookMetrics(registry: Registry = new Registry())
     registry,
     attempts: new Counter({
       name: 'bus_booking_webhook_attempts_total',
-      help: "Attempts to deliver a partner webhook, by endpoint id and outcome (delivered, failed, gone, refused by the outbound guard)",
+      help: 'Attempts to deliver a partner webhook, by endpoint id and outcome (delivered, failed, gone, refused by the outbound guard)',
       labelNames: ['endpoint', 'outcome'] as const,
       registers: [registry],
     }),

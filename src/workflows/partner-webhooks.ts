@@ -1,5 +1,12 @@
 // One endpoint's deliveries of one subject's events: in sequence order, each retried on the schedule until it lands.
-import { condition, continueAsNew, proxyActivities, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
+import {
+  condition,
+  continueAsNew,
+  proxyActivities,
+  setHandler,
+  sleep,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { PartnerWebhookActivities } from '../activities/interface';
 import { taskQueues as standardTaskQueues } from '../domain/task-queues';
 import { deliveriesWaitingSignal, type PartnerWebhookDeliveryInput } from './partner-webhooks-shared';
@@ -10,8 +17,9 @@ const idleBeforeEnding = '10 seconds';
 function activities(input: PartnerWebhookDeliveryInput): PartnerWebhookActivities {
   return proxyActivities<PartnerWebhookActivities>({
     taskQueue: (input.taskQueues ?? standardTaskQueues).bookings,
-    // Above the sender's own 15 s limit, so an attempt's timeout is the endpoint's answer, not this one.
-    startToCloseTimeout: '45 seconds',
+    // Above the sender's own 15 s limit, so an attempt's timeout is the endpoint's answer, not this one; short
+    // enough that an attempt lost with its worker is made again soon.
+    startToCloseTimeout: '25 seconds',
     // The database or this worker failing is retried here; the endpoint's failures are the schedule's business.
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
   });
@@ -42,7 +50,8 @@ export async function partnerWebhookDeliveryWorkflow(input: PartnerWebhookDelive
     if (!waiting && !(await condition(() => waiting, idleBeforeEnding))) {
       return `${delivered} deliveries`;
     }
-    if (workflowInfo().continueAsNewSuggested) await continueAsNew<typeof partnerWebhookDeliveryWorkflow>(input);
+    if (workflowInfo().continueAsNewSuggested)
+      await continueAsNew<typeof partnerWebhookDeliveryWorkflow>(input);
   }
 }
 

@@ -3,7 +3,10 @@
 // Started by startCrashWorker (crash-worker.ts), which documents its environment variables.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { Client } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
+import { createWebhookDeliveryStarter } from '../../src/application/webhook-delivery-starter';
+import { createBookingDataConverter } from '../../src/security/temporal-payload-codec';
 import { createActivities, createActivityDependencies } from '../../src/activities';
 import { createLogger } from '../../src/logger';
 import type { BookingActivities } from '../../src/activities/interface';
@@ -83,8 +86,20 @@ async function main(): Promise<void> {
   const killAt = crashPoint();
   const paymentGateway =
     killAt === 'after-charge' ? dyingAfterCharge(dependencies.paymentGateway) : dependencies.paymentGateway;
-  const activities = createActivities({ ...dependencies, paymentGateway });
   const connection = await NativeConnection.connect({ address: config.temporal.address });
+  const temporal = new Client({
+    connection,
+    namespace: config.temporal.namespace,
+    dataConverter: createBookingDataConverter(config),
+  });
+  const activities = createActivities({
+    ...dependencies,
+    paymentGateway,
+    webhookDeliveries: createWebhookDeliveryStarter(temporal, {
+      taskQueues: taskQueueNames,
+      retryScheduleSeconds: config.webhooks.retryScheduleSeconds,
+    }),
+  });
   const workers = await createBookingWorkers({
     config,
     connection,

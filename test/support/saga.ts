@@ -20,6 +20,7 @@ import {
   type OwnedActivityDependencies,
 } from '../../src/activities';
 import { createBookingApplication } from '../../src/application/bookings';
+import { createWebhookDeliveryStarter } from '../../src/application/webhook-delivery-starter';
 import type { BookingApplication } from '../../src/application/interface';
 import type { Actor } from '../../src/domain/actor';
 import type { Config } from '../../src/config';
@@ -169,7 +170,13 @@ export async function startSagaEnvironment(options: SagaEnvironmentOptions = {})
       workers = await createBookingWorkers({
         config,
         connection: workerConnection,
-        activities: createActivities(activityDependencies),
+        activities: createActivities({
+          ...activityDependencies,
+          webhookDeliveries: createWebhookDeliveryStarter(client, {
+            taskQueues: taskQueueNames,
+            retryScheduleSeconds: config.webhooks.retryScheduleSeconds,
+          }),
+        }),
         logger,
         taskQueueNames,
         workflowBundle,
