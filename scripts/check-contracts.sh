@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Contract gate: buf lint and format, no breaking change against the committed baseline (buf breaking for the protos'
-# fine-grained rules; a schema registry for the protos and the OpenAPI document; typed clients of every release, each
-# break recorded for its release), src/generated, the contracts' descriptor set and the TypeScript client's types up
-# to date.
+# Contract gate: the AsyncAPI document linted, buf lint and format, no breaking change against the committed baseline
+# (buf breaking for the protos' fine-grained rules; a schema registry for the protos, the OpenAPI document and the
+# AsyncAPI document with each of its message payloads; typed clients of every release, each break recorded for its
+# release), src/generated, the contracts' descriptor set and the TypeScript client's types up to date.
 #
 # Usage: bash scripts/check-contracts.sh [--without-registry]
 # The registry check uses SCHEMA_REGISTRY_URL when it is set (a shared registry: it checks against the latest
@@ -31,6 +31,9 @@ for released in "$baseline" contracts/released/openapi.yaml contracts/released/p
     exit 1
   fi
 done
+
+echo "contracts: AsyncAPI lint (spectral:asyncapi, the AsyncAPI 3.0 schema; a warning fails too)"
+npm run --silent asyncapi:lint
 
 echo "contracts: buf lint"
 "$buf" lint

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # `npm run contracts:release -- <name>`: records the working tree's contracts as the released baseline
-# `npm run contracts:check` guards (the buf image proto/baseline/contracts.binpb, the protos and OpenAPI document in
-# contracts/released/, and the OpenAPI document as the next folder contracts/releases/<NN>-<name>/ with the typed-client
-# breaks recorded for it), and first registers them as new versions in the schema registry SCHEMA_REGISTRY_URL names,
-# when it is set. Run it when a contract version ships (or a breaking change was agreed), then commit the folders.
+# `npm run contracts:check` guards (the buf image proto/baseline/contracts.binpb, the protos, the OpenAPI document and
+# the partner webhooks' AsyncAPI document in contracts/released/, and the OpenAPI document as the next folder
+# contracts/releases/<NN>-<name>/ with the typed-client breaks recorded for it), and first registers them as new
+# versions in the schema registry SCHEMA_REGISTRY_URL names, when it is set (the AsyncAPI document with each message's
+# payload as a JSON Schema artifact). Run it when a contract version ships (or a breaking change was agreed), then
+# commit the folders.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

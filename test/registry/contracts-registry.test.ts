@@ -30,7 +30,7 @@ let group: string;
 
 function copyContracts(): string {
   const directory = mkdtempSync(path.join(tmpdir(), 'contracts-registry-'));
-  for (const folder of ['proto', 'openapi', 'contracts/released']) {
+  for (const folder of ['proto', 'openapi', 'asyncapi', 'contracts/released']) {
     cpSync(path.join(repositoryRoot, folder), path.join(directory, folder), { recursive: true });
   }
   return directory;
