@@ -27,6 +27,7 @@ import {
 } from './histories/booking-paths';
 import { recordChargeAfterHoldLapsed, recordTripCancellation } from './histories/held-charge-paths';
 import { recordPaymentConversation } from './histories/payment-conversation-paths';
+import { recordedWebhookSchedule, recordPartnerWebhookDeliveries } from './histories/partner-webhook-paths';
 import type { HistoryEntry, RecordedRun, RecordingContext } from './histories/recording';
 import { bookingWorkflowId } from '../src/workflows/shared';
 
@@ -109,6 +110,10 @@ async function main(): Promise<void> {
     BOOKING_CHANGE_CUTOFF_SECONDS: '0',
     BOOKING_LAPSED_HOLD_GRACE_SECONDS: '0',
     BOOKING_MAX_OPEN_HOLDS_PER_CUSTOMER: '100',
+    // Partner webhooks go to loopback receivers, and run out of attempts in seconds.
+    WEBHOOK_ALLOW_LIST: '127.0.0.1',
+    WEBHOOK_ALLOW_HTTP: 'true',
+    WEBHOOK_RETRY_SCHEDULE_SECONDS: recordedWebhookSchedule,
   };
   const saga = await startSagaEnvironment({ environment, timings: { noShowGraceMs } });
   let stripeSaga: SagaEnvironment | undefined;
@@ -129,6 +134,7 @@ async function main(): Promise<void> {
     const conversation = await recordPaymentConversation(context, environment);
     stripeSaga = conversation.stripeSaga;
     runs.push(...conversation.runs);
+    runs.push(...(await recordPartnerWebhookDeliveries(context)));
     const departing = await createTrip(saga.database, departingTripOptions);
     runs.push(
       ...(await Promise.all([
