@@ -32,8 +32,8 @@
 //                 workflows/trip-cancellation-shared.ts, workflows/partner-webhooks-shared.ts; types only from
 //                 workflows/booking.ts; knex as a type only (the handle it passes to db)
 //   api           application, identity, security, contracts, generated, domain, config, runtime, logger,
-//                 project-root, payments; only its composition roots (api/main.ts, api/composition.ts) open the
-//                 db, and only they name knex or pg
+//                 project-root, payments, adapters/webhook-sender.ts (the composition's ping sender); only its
+//                 composition roots (api/main.ts, api/composition.ts) open the db, and only they name knex or pg
 //   worker        activities, workflows, security, config, domain, runtime, logger, retry, and
 //                 application/webhook-delivery-starter.ts (its activities wake delivery workflows as the API does)
 //
@@ -125,6 +125,7 @@ const crossings = {
     'workflows/partner-webhooks-shared.ts',
   ],
   worker: ['application/webhook-delivery-starter.ts'],
+  api: ['adapters/webhook-sender.ts'],
 };
 
 const escape = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

@@ -26,7 +26,9 @@ import {
   type WebhookSender,
 } from '../application/partner-webhooks';
 import { createWebhookDeliveryStarter } from '../application/webhook-delivery-starter';
-import { unavailable } from '../domain/errors';
+import { createPartnerEventSweep } from '../application/partner-event-sweep';
+import { createWebhookSender } from '../adapters/webhook-sender';
+import { createPartnerEventSweepCounter } from '../observability/partner-webhook-metrics';
 import { createTicketKeyStore } from '../db/ticket-keys';
 import {
   createIdentityProvider,
@@ -80,16 +82,10 @@ export type ApiOptions = Pick<BookingApplicationDependencies, 'taskQueues' | 'ti
   keySetSource?: () => Promise<{ keys: unknown[] }>;
   /** Where both fronts report (startApi's process registry); an unexported registry of its own when absent. */
   metrics?: ApiMetrics;
-  /** What pings partners' endpoints; without one, a ping answers 503 UNAVAILABLE. */
+  /** What pings partners' endpoints; the outbound-guarded sender of WEBHOOK_ALLOW_LIST unless given. */
   webhookSender?: WebhookSender;
   /** What wakes delivery workflows; the Temporal one on the bookings task queue unless given. */
   webhookDeliveries?: WebhookDeliveryStarter;
-};
-
-/** A process given no sender refuses pings as unavailable rather than pretending to send them. */
-const noWebhookSender: WebhookSender = {
-  send: () =>
-    Promise.reject(unavailable('This API process has no webhook sender, so it cannot ping endpoints')),
 };
 
 /** The API before anything listens: the REST app and what the gRPC front is built from. */
@@ -99,6 +95,8 @@ export interface ApiComposition {
   tickets: TicketApplication;
   boarding: BoardingApplication;
   webhooks: PartnerWebhookApplication;
+  /** Wakes partner webhook delivery workflows; the sweep uses it for events their writer left. */
+  webhookDeliveries: WebhookDeliveryStarter;
   checkReadiness: ReadinessCheck;
   verifier: TokenVerifier;
   /** Undefined when tokens come from an external issuer (`OIDC_ISSUER`). */
@@ -126,7 +124,15 @@ export async function composeApi(
   });
 
   const metrics = options.metrics ?? createApiMetrics();
+  // Delivery workflows run on the bookings task queue, beside the booking workflows.
+  const webhookDeliveries =
+    options.webhookDeliveries ??
+    createWebhookDeliveryStarter(temporal, {
+      ...(options.taskQueues === undefined ? {} : { taskQueues: options.taskQueues }),
+      retryScheduleSeconds: config.webhooks.retryScheduleSeconds,
+    });
   const bookings = createBookingApplication({
+    webhookDeliveries,
     config,
     database,
     temporal,
@@ -145,17 +151,11 @@ export async function composeApi(
     cipher,
     ticketKeys: () => ticketKeys.publicKeySet(),
   });
-  // Delivery workflows run on the bookings task queue, beside the booking workflows.
   const webhooks = createPartnerWebhookApplication({
     database,
     cipher,
-    sender: options.webhookSender ?? noWebhookSender,
-    deliveries:
-      options.webhookDeliveries ??
-      createWebhookDeliveryStarter(temporal, {
-        ...(options.taskQueues === undefined ? {} : { taskQueues: options.taskQueues }),
-        retryScheduleSeconds: config.webhooks.retryScheduleSeconds,
-      }),
+    sender: options.webhookSender ?? createWebhookSender({ allowList: config.webhooks.allowList }),
+    deliveries: webhookDeliveries,
     allowHttp: config.webhooks.allowHttp,
   });
   const checkReadiness = createReadinessCheck({ database, temporal: connection });
@@ -234,6 +234,7 @@ export async function composeApi(
     tickets,
     boarding,
     webhooks,
+    webhookDeliveries,
     checkReadiness,
     verifier,
     identityProvider,
@@ -284,19 +285,29 @@ export async function startApi(
         })
       : undefined;
 
-  const { app, bookings, tickets, boarding, webhooks, checkReadiness, verifier, idempotency, metrics } =
-    await composeApi(
-      config,
-      logger,
-      {
-        database,
-        cipher,
-        connection,
-        temporal,
-        ...(availabilityChanges === undefined ? {} : { availabilityChanges }),
-      },
-      { ...options, metrics: apiMetrics },
-    );
+  const {
+    app,
+    bookings,
+    tickets,
+    boarding,
+    webhooks,
+    webhookDeliveries,
+    checkReadiness,
+    verifier,
+    idempotency,
+    metrics,
+  } = await composeApi(
+    config,
+    logger,
+    {
+      database,
+      cipher,
+      connection,
+      temporal,
+      ...(availabilityChanges === undefined ? {} : { availabilityChanges }),
+    },
+    { ...options, metrics: apiMetrics },
+  );
   const stopPurge = schedulePurge(idempotency, config.idempotency.purgeIntervalSeconds * 1000, (error) =>
     logger.warn({ err: error }, 'purging expired idempotency keys failed'),
   );
@@ -313,6 +324,14 @@ export async function startApi(
     config.booking.startReconcileIntervalSeconds * 1000,
     (error) =>
       logger.warn({ err: error }, 'starting bookings whose start was lost failed; retrying next pass'),
+  );
+  // Likewise for partner events whose writer committed them and stopped before waking their deliveries.
+  const sweptEvents = createPartnerEventSweepCounter(metrics.registry);
+  const stopPartnerEventSweep = scheduleStartReconciliation(
+    createPartnerEventSweep({ database, webhookDeliveries, onSwept: (events) => sweptEvents.inc(events) }),
+    config.booking.startReconcileIntervalSeconds * 1000,
+    (error) =>
+      logger.warn({ err: error }, 'waking deliveries of left partner events failed; retrying next pass'),
   );
 
   const server = createRestServer(app, {
@@ -353,6 +372,7 @@ export async function startApi(
     async stop() {
       stopPurge();
       stopStartReconciliation();
+      stopPartnerEventSweep();
       await Promise.all([
         new Promise<void>((resolve) => server.close(() => resolve())),
         grpcServer.stop(),

@@ -75,6 +75,7 @@ import type {
 } from './interface';
 import { domainErrorFromTemporal, isTemporalUnreachable, isWorkflowGone } from './temporal-outcomes';
 import { createTripCancellationApplication } from './trip-cancellations';
+import type { WebhookDeliveryStarter } from '../ports/webhooks';
 
 /** Activity timings not in Config; tests shorten the retry interval to keep transient-failure cases fast. */
 export const defaultActivityTimings = {
@@ -97,6 +98,8 @@ export interface BookingApplicationDependencies {
   logger?: CommandLogger;
   /** Told of failures nobody waits for; by default they go to `logger` and a counter of their own. */
   reportFailure?: ReportBackgroundFailure;
+  /** Wakes the delivery workflows of partner events an operator's trip cancellation records. */
+  webhookDeliveries?: WebhookDeliveryStarter;
 }
 
 const admittedStage =
@@ -473,6 +476,9 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
       ...(dependencies.now === undefined ? {} : { now: dependencies.now }),
       answerTimeoutMs: config.booking.createAnswerTimeoutMs,
       ...(dependencies.logger === undefined ? {} : { logger: dependencies.logger }),
+      ...(dependencies.webhookDeliveries === undefined
+        ? {}
+        : { webhookDeliveries: dependencies.webhookDeliveries }),
     }),
     createBooking: (actor, input, options) => createBooking(context, actor, input, options),
     getBooking,
