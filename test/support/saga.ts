@@ -141,6 +141,10 @@ export async function startSagaEnvironment(options: SagaEnvironmentOptions = {})
   let workers: BookingWorkers | undefined;
   let running: Promise<void> | undefined;
 
+  const webhookDeliveries = createWebhookDeliveryStarter(client, {
+    taskQueues: taskQueueNames,
+    retryScheduleSeconds: config.webhooks.retryScheduleSeconds,
+  });
   const applicationWith = (environment: Record<string, string>) =>
     createBookingApplication({
       config: configFor(environment),
@@ -149,6 +153,7 @@ export async function startSagaEnvironment(options: SagaEnvironmentOptions = {})
       cipher,
       timings,
       taskQueues: taskQueueNames,
+      webhookDeliveries,
     });
 
   const environment: SagaEnvironment = {
@@ -172,10 +177,7 @@ export async function startSagaEnvironment(options: SagaEnvironmentOptions = {})
         connection: workerConnection,
         activities: createActivities({
           ...activityDependencies,
-          webhookDeliveries: createWebhookDeliveryStarter(client, {
-            taskQueues: taskQueueNames,
-            retryScheduleSeconds: config.webhooks.retryScheduleSeconds,
-          }),
+          webhookDeliveries,
         }),
         logger,
         taskQueueNames,

@@ -13,7 +13,8 @@ import { bookingState, confirmedState, euros } from '../../support/booking-state
 import { eventually } from '../../support/outcomes';
 import { startPartnerReceiver } from '../../support/partner-receiver';
 import { useSagaTestBed } from '../../support/saga';
-import { createCustomer, insertUser } from '../../support/users';
+import { createTrip } from '../../support/trips';
+import { actorOf, createCustomer, insertUser } from '../../support/users';
 
 jest.setTimeout(120_000);
 
@@ -229,6 +230,47 @@ test('events left undispatched by a writer that stopped are delivered by the swe
       ['payment.succeeded', 1],
       ['booking.confirmed', 2],
     ]);
+  } finally {
+    await receiver.down();
+  }
+});
+
+test("an operator's trip cancellation states trip.cancelled to every subscriber, with the mark", async () => {
+  const { saga } = testBed;
+  const trip = await createTrip(saga.database, { seatCount: 2 });
+  const operator = actorOf(await insertUser(saga.database, saga.cipher, { roles: ['agent'] }));
+  const subscriber = await createCustomer(saga.database, saga.cipher);
+  const secret = `whsec_${randomBytes(24).toString('base64')}`;
+  const receiver = await startPartnerReceiver({ secret });
+  try {
+    const endpointId = await endpointFor(saga.database, subscriber.userId, {
+      eventTypes: ['trip.cancelled'],
+      url: receiver.url,
+      secret,
+    });
+    await saga.application.cancelTrip(operator, trip.tripId, { reason: 'storm warning' });
+    const stored = await eventsOf(saga.database, trip.tripId);
+    expect(stored.map((event) => [event.sequence, event.type])).toEqual([[1, 'trip.cancelled']]);
+    const [delivered] = await eventually(
+      () => Promise.resolve(receiver.received),
+      (received) => received.length > 0,
+    );
+    expect(delivered).toMatchObject({
+      type: 'trip.cancelled',
+      verified: true,
+      data: {
+        trip_id: trip.tripId,
+        route_id: trip.routeId,
+        sequence: 1,
+        reason: 'storm warning',
+        bookings_affected: 0,
+      },
+    });
+    const delivery: { status: string } | undefined = await eventually(
+      () => saga.database('webhook_deliveries').where({ endpoint_id: endpointId }).first('status'),
+      (row: { status: string } | undefined) => row?.status === 'delivered',
+    );
+    expect(delivery?.status).toBe('delivered');
   } finally {
     await receiver.down();
   }
