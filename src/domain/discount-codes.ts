@@ -176,10 +176,17 @@ export function discountCodeInvalid(
   return new DomainError('DISCOUNT_CODE_INVALID', message, { details: { code, reason, ...details } });
 }
 
+/** DISCOUNT_CODE_INVALID for a code there is none of (`requested` as the request gave it, or empty). */
+export function unknownDiscountCode(requested: string): DomainError {
+  const named = requested === '' ? 'The discount code' : `Discount code ${requested}`;
+  return discountCodeInvalid(requested, 'unknown', `${named} does not exist`);
+}
+
 export interface RedemptionContext {
   /** The code as the request gave it, for the error when none is found. */
   readonly requestedCode?: string;
-  readonly routeId: string;
+  /** The booking's route; absent, the route is not checked. */
+  readonly routeId?: string;
   readonly at: Timestamp;
   /** The booking's currency: an amount code in another currency does not apply. */
   readonly currency?: string;
@@ -193,11 +200,7 @@ export function assertRedeemable(
   code: DiscountCode | undefined,
   context: RedemptionContext,
 ): asserts code is DiscountCode {
-  if (code === undefined) {
-    const requested = context.requestedCode ?? '';
-    const named = requested === '' ? 'The discount code' : `Discount code ${requested}`;
-    throw discountCodeInvalid(requested, 'unknown', `${named} does not exist`);
-  }
+  if (code === undefined) throw unknownDiscountCode(context.requestedCode ?? '');
   const at = timestampMs(context.at);
   if (at < timestampMs(code.validFrom)) {
     throw discountCodeInvalid(
@@ -219,7 +222,8 @@ export function assertRedeemable(
       },
     );
   }
-  if (code.routeIds.length > 0 && !code.routeIds.includes(context.routeId.toLowerCase())) {
+  const routeId = context.routeId?.toLowerCase();
+  if (routeId !== undefined && code.routeIds.length > 0 && !code.routeIds.includes(routeId)) {
     throw discountCodeInvalid(
       code.code,
       'wrong_route',

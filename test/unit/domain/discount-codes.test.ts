@@ -166,6 +166,7 @@ describe('assertRedeemable', () => {
     expect(() => assertRedeemable(percentCode, context)).not.toThrow();
     expect(() => assertRedeemable(amountCode, { ...context, routeId: otherRouteId })).not.toThrow();
     expect(() => assertRedeemable({ ...percentCode, usages: 9 }, context)).not.toThrow();
+    expect(() => assertRedeemable(percentCode, { at: context.at })).not.toThrow();
   });
 
   it('says which rule a code breaks', () => {
