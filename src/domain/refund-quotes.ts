@@ -262,6 +262,20 @@ export function cancelledPassengersOf(quote: RefundQuote, at: Timestamp): Cancel
   }));
 }
 
+/**
+ * What the operator kept of passengers cancelled out of a booking that goes on (paid − refunded, each): part of
+ * what such a booking owes beside its remaining lines when invariant 2 is checked.
+ */
+export function keptFromCancelledPassengers(
+  cancelled: readonly CancelledPassenger[] | undefined,
+  currency: string,
+): Money {
+  return sumMoney(
+    (cancelled ?? []).map((passenger) => subtractMoney(passenger.paid, passenger.refund)),
+    currency,
+  );
+}
+
 export function quoteExpired(quote: Pick<RefundQuote, 'id' | 'validUntil'>): DomainError {
   return new DomainError(
     'QUOTE_EXPIRED',

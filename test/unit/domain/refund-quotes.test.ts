@@ -7,6 +7,7 @@ import { defaultPassengerTypes, priceParty, type TypedPassenger } from '../../..
 import {
   assertQuoteUsable,
   cancelledPassengersOf,
+  keptFromCancelledPassengers,
   paidShares,
   planPassengerCancellation,
   quoteRefund,
@@ -295,11 +296,14 @@ describe('quoteRefund', () => {
     ]);
   });
 
-  it('records the cancelled passengers as the quote says', () => {
+  it('records the cancelled passengers as the quote says, and what was kept of them', () => {
     const childQuote = quote(familyBooking(), [ids.child], halfDayBefore);
-    expect(cancelledPassengersOf(childQuote, halfDayBefore)).toEqual([
+    const cancelled = cancelledPassengersOf(childQuote, halfDayBefore);
+    expect(cancelled).toEqual([
       { passengerId: ids.child, cancelledAt: halfDayBefore, paid: euros(1250), refund: euros(625) },
     ]);
+    expect(keptFromCancelledPassengers(cancelled, 'EUR')).toEqual(euros(625));
+    expect(keptFromCancelledPassengers(undefined, 'EUR')).toEqual(euros(0));
   });
 });
 
