@@ -20,6 +20,7 @@ import * as holdClaimStates from './20261129_017_hold_claim_states';
 import * as bookingPaymentAction from './20261129_018_booking_payment_action';
 import * as paymentEvents from './20261129_019_payment_events';
 import * as partnerWebhooks from './20261129_020_partner_webhooks';
+import * as fares from './20261129_021_fares';
 
 export interface NamedMigration {
   /** Recorded in knex_migrations; never rename an applied migration. */
@@ -48,4 +49,5 @@ export const migrations: readonly NamedMigration[] = [
   { name: '20261129_018_booking_payment_action', migration: bookingPaymentAction },
   { name: '20261129_019_payment_events', migration: paymentEvents },
   { name: '20261129_020_partner_webhooks', migration: partnerWebhooks },
+  { name: '20261129_021_fares', migration: fares },
 ];

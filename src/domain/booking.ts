@@ -36,14 +36,31 @@ export interface Passenger extends PassengerInput {
 
 export interface PriceLine {
   readonly passengerId: string;
+  /** Empty for a passenger who takes no seat (an infant on a lap). */
   readonly seatNumber: string;
   readonly fareClass: FareClass;
+  /** What this passenger pays: after the discount, when there is one. */
+  readonly amount: Money;
+  /** The passenger type the fare was priced for; absent on a passenger priced as before types (an adult). */
+  readonly passengerType?: string;
+  /** The part of this passenger's fare the discount code took off (`amount` is what is left). */
+  readonly discount?: Money;
+}
+
+/** A discount code as a price applies it: the code's terms and what it took off the whole booking. */
+export interface AppliedDiscount {
+  readonly code: string;
+  readonly kind: 'amount' | 'percent';
+  /** Minor units for `amount`, whole percent for `percent`. */
+  readonly value: number;
   readonly amount: Money;
 }
 
 export interface PriceBreakdown {
   readonly lines: readonly PriceLine[];
+  /** The sum of the lines' amounts. */
   readonly total: Money;
+  readonly discount?: AppliedDiscount;
 }
 
 /** The trip's price per fare class; a class missing here is not sold on that trip. */

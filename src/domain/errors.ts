@@ -21,6 +21,10 @@ export const errorCodes = [
   'TICKET_INVALID',
   'TICKET_REVOKED',
   'ALREADY_BOARDED',
+  'DISCOUNT_CODE_INVALID',
+  'PRICE_CHANGED',
+  'QUOTE_EXPIRED',
+  'QUOTE_INVALID',
 ] as const;
 
 export type ErrorCode = (typeof errorCodes)[number];
@@ -146,6 +150,32 @@ export const errorCodeMappings: Readonly<Record<ErrorCode, ErrorCodeMapping>> = 
     httpStatus: 409,
     grpcStatus: 'FAILED_PRECONDITION',
     title: 'Passenger already boarded',
+    retryable: false,
+  },
+  // A discount code that is unknown, outside its dates, not for this route or currency, or used up;
+  // `details.reason` says which. The request is well-formed, so not VALIDATION_FAILED.
+  DISCOUNT_CODE_INVALID: {
+    httpStatus: 422,
+    grpcStatus: 'FAILED_PRECONDITION',
+    title: 'Discount code not redeemable',
+    retryable: false,
+  },
+  // The total the client showed is no longer the price; `details` carry the current total and breakdown, and
+  // nothing was held or charged. ABORTED as for VERSION_MISMATCH: read again, then decide.
+  PRICE_CHANGED: { httpStatus: 409, grpcStatus: 'ABORTED', title: 'Price changed', retryable: false },
+  // A refund quote past its `validUntil`; a new quote states what a cancellation refunds now.
+  QUOTE_EXPIRED: {
+    httpStatus: 409,
+    grpcStatus: 'FAILED_PRECONDITION',
+    title: 'Refund quote expired',
+    retryable: false,
+  },
+  // A refund quote of another booking or other passengers, or of a booking changed since; `details.reason` says
+  // which.
+  QUOTE_INVALID: {
+    httpStatus: 422,
+    grpcStatus: 'FAILED_PRECONDITION',
+    title: 'Refund quote does not apply',
     retryable: false,
   },
 };

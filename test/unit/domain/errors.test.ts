@@ -58,6 +58,10 @@ describe('error code mapping table', () => {
     ['UNAVAILABLE', 503, 'UNAVAILABLE'],
     ['INTERNAL', 500, 'INTERNAL'],
     ['BOOKING_PROCESSING', 202, 'UNAVAILABLE'],
+    ['DISCOUNT_CODE_INVALID', 422, 'FAILED_PRECONDITION'],
+    ['PRICE_CHANGED', 409, 'ABORTED'],
+    ['QUOTE_EXPIRED', 409, 'FAILED_PRECONDITION'],
+    ['QUOTE_INVALID', 422, 'FAILED_PRECONDITION'],
   ])('%s is HTTP %d and gRPC %s as the error model says', (code, httpStatus, grpcStatus) => {
     expect(errorCodeMappings[code]).toMatchObject({ httpStatus, grpcStatus });
   });
