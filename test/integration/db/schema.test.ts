@@ -43,6 +43,7 @@ describe('migrations', () => {
           'identity_refresh_tokens',
           'identity_signing_keys',
           'notifications',
+          'partner_events',
           'passenger_types',
           'passengers',
           'payment_events',
@@ -59,6 +60,9 @@ describe('migrations', () => {
           'trip_fares',
           'trips',
           'users',
+          'webhook_attempts',
+          'webhook_deliveries',
+          'webhook_endpoints',
         ].sort(),
       );
       expect(await migrateWithDatabase(scratch)).toEqual([]);
