@@ -14,6 +14,7 @@ import {
 import { DeterminismViolationError } from '@temporalio/workflow';
 import * as patchConstants from '../../../src/workflows/patches';
 import { tripCancellationWorkflowType } from '../../../src/workflows/trip-cancellation-shared';
+import { partnerWebhookWorkflowType } from '../../../src/workflows/partner-webhooks-shared';
 import { bundleSagaWorkflows } from '../../support/saga';
 import {
   dataConverter,
@@ -122,6 +123,17 @@ describe(`the histories of release ${currentRelease} cover the workflows`, () =>
     expect(patchIds).toEqual(expect.arrayContaining([...patchConstants.bookingPatches]));
     const covered = new Set(current.flatMap((entry) => entry.patches));
     expect(patchIds.filter((id) => !covered.has(id))).toEqual([]);
+  });
+
+  test('the partner webhook delivery workflow: in order, retried, 410 Gone, schedule run out', () => {
+    const runs = current.filter((entry) => entry.workflowType === partnerWebhookWorkflowType);
+    expect(runs.map((entry) => entry.file).sort()).toEqual([
+      'webhook-delivered-in-order.json',
+      'webhook-gone-endpoint-disabled.json',
+      'webhook-retried-then-delivered.json',
+      'webhook-schedule-exhausted-endpoint-disabled.json',
+    ]);
+    for (const run of runs) expect(factsFor(run).closedAs).toBe('EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED');
   });
 
   test('the trip cancellation workflow, across continue-as-new', () => {
