@@ -1,7 +1,9 @@
 // RecordBooking: writes the workflow's booking snapshot to the read model the fronts read, with the partner events it states.
 import type { Knex } from 'knex';
 import { writeBookingSnapshot, type SnapshotWrite } from '../db/booking-read-model';
+import { releaseBookingDiscountCodes } from '../db/discount-codes';
 import { dispatchRecordedEvents, recordBookingEvents } from '../db/partner-events';
+import { releasesDiscount } from '../domain/discount-codes';
 import type { Logger } from '../logger';
 import type { WebhookDeliveryStarter } from '../ports/webhooks';
 import type { BookingState } from '../domain/booking';
@@ -40,6 +42,14 @@ export function createReadModelActivities(dependencies: ReadModelActivityDepende
     async RecordBooking(snapshot: BookingState): Promise<void> {
       const { write, events } = await database.transaction(async (transaction) => {
         const snapshotWrite = await writeBookingSnapshot(transaction, snapshot, cipher);
+        // A booking that ends without travelling gives its discount code back, with the write that ends it.
+        if (
+          snapshotWrite.written &&
+          snapshot.price.discount !== undefined &&
+          releasesDiscount(snapshot.status)
+        ) {
+          await releaseBookingDiscountCodes(transaction, snapshot.id);
+        }
         // An older snapshot than the row's states nothing new; a retried one finds its events recorded.
         return {
           write: snapshotWrite,

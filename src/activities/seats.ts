@@ -26,6 +26,7 @@ import {
 } from '../db/seat-allocations';
 import { tripCancelledRefusal } from '../domain/trip-cancellation';
 import { readTripCancellationMark } from '../db/trip-cancellations';
+import { redeemDiscountCode } from '../db/discount-codes';
 import { seatsTakenOnLegs, uncoveredLegs, type LegRange, type TakenLegs } from '../domain/segments';
 import { createBusinessMetrics, type BusinessMetrics } from '../observability/metrics';
 import { notBookedReasonOf } from '../observability/metrics-labels';
@@ -88,6 +89,25 @@ async function ensureBookingRow(
   return writeBookingSnapshot(transaction, input.booking, cipher);
 }
 
+/**
+ * The discount code a new booking is priced with is redeemed in the transaction that creates its row and holds its
+ * seats: a code used up meanwhile refuses the create with nothing held, and a create refused for its seats redeems
+ * nothing. The code's maximum is PostgreSQL's to keep (redeemDiscountCode), however many creates race for it.
+ */
+async function redeemBookingDiscount(transaction: Knex.Transaction, input: ReserveSeatsInput): Promise<void> {
+  const discount = input.booking?.price.discount;
+  if (input.booking === undefined || discount === undefined) return;
+  try {
+    await redeemDiscountCode(transaction, discount.code, input.bookingId, new Date(), {
+      routeId: input.booking.routeId,
+      currency: input.booking.price.total.currency,
+    });
+  } catch (error) {
+    if (error instanceof DomainError) throw businessFailure(error);
+    throw error;
+  }
+}
+
 /** What a committed reservation changed: the booking row it created, seats newly held, lapsed holds released. */
 interface Reservation {
   bookingWrite?: SnapshotWrite;
@@ -101,6 +121,7 @@ async function reserveInTransaction(
   dependencies: SeatActivityDependencies,
 ): Promise<Reservation> {
   const bookingWrite = await ensureBookingRow(transaction, input, dependencies.cipher);
+  if (bookingWrite !== undefined) await redeemBookingDiscount(transaction, input);
   const legs = input.legs ?? (await wholeRouteLegs(transaction, input.tripId));
   const active = await lockActiveAllocations(transaction, {
     tripId: input.tripId,

@@ -26,8 +26,13 @@ export interface PassengerInput {
   readonly lastName: string;
   readonly email: string;
   readonly phone?: string;
+  /** Empty for a passenger whose type takes no seat (an infant on a lap). */
   readonly seatNumber: string;
   readonly fareClass: FareClass;
+  /** The route's passenger type (ADULT, CHILD…); absent on passengers booked before types, who travel as adults. */
+  readonly passengerType?: string;
+  /** `YYYY-MM-DD`, for types with an age range: the age is checked on the day of travel. */
+  readonly birthDate?: string;
 }
 
 export interface Passenger extends PassengerInput {

@@ -4,6 +4,7 @@ import { DomainError, validationFailed, type FieldViolation } from './errors';
 import { priceBooking } from './fares';
 import { money, sumMoney } from './money';
 import { defaultMaxPassengers } from './validation';
+import { parseCalendarDate, type CalendarDate } from './time';
 
 /** A share of the fare class's price, or a fixed price for every leg of the booked segment. */
 export type PassengerPriceRule =
@@ -111,33 +112,6 @@ export function assertPassengerTypeSet(types: readonly PassengerType[]): void {
 }
 
 // ---- Calendar dates and ages ----
-
-export interface CalendarDate {
-  readonly year: number;
-  readonly month: number;
-  readonly day: number;
-}
-
-const calendarDatePattern = /^(\d{4})-(\d{2})-(\d{2})$/;
-
-function isLeapYear(year: number): boolean {
-  return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
-}
-
-function daysInMonth(year: number, month: number): number {
-  if (month === 2) return isLeapYear(year) ? 29 : 28;
-  return [4, 6, 9, 11].includes(month) ? 30 : 31;
-}
-
-/** A `YYYY-MM-DD` date that exists in the Gregorian calendar (2024-02-29 does, 2026-02-29 does not). */
-export function parseCalendarDate(text: unknown): CalendarDate | undefined {
-  if (typeof text !== 'string') return undefined;
-  const match = calendarDatePattern.exec(text);
-  if (match === null) return undefined;
-  const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
-  if (year < 1 || month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return undefined;
-  return { year, month, day };
-}
 
 function calendarDateOf(text: string, what: string): CalendarDate {
   const date = parseCalendarDate(text);
@@ -501,4 +475,15 @@ export function partyFare(
       classPrice.currency,
     ),
   };
+}
+
+/**
+ * The day of travel (`YYYY-MM-DD`) ages are checked on: the date at the boarding stop when the bus leaves it, from
+ * the segment's local time; the departure's UTC date for a booking made before segments.
+ */
+export function travelDateOf(booking: {
+  readonly departureTime: string;
+  readonly segment?: { readonly boardingStop: { readonly localTime: string } };
+}): string {
+  return (booking.segment?.boardingStop.localTime ?? booking.departureTime).slice(0, 10);
 }

@@ -4,11 +4,12 @@ import {
   fareClasses,
   type BookingStatus,
   type FareClass,
+  type Money,
   type Passenger,
   type PassengerInput,
 } from './booking';
 import { validationFailed, type FieldViolation } from './errors';
-import { minuteMs } from './time';
+import { minuteMs, parseCalendarDate } from './time';
 
 export const defaultMaxPassengers = 9;
 export const defaultHoldDurationMs = 15 * minuteMs;
@@ -243,6 +244,36 @@ export interface PassengerInputData {
   readonly phone?: unknown;
   readonly seatNumber?: unknown;
   readonly fareClass?: unknown;
+  readonly passengerType?: unknown;
+  readonly birthDate?: unknown;
+}
+
+const passengerTypeCodePattern = /^[A-Z][A-Z0-9_]{0,15}$/;
+
+function readOptionalPassengerType(
+  value: unknown,
+  field: string,
+  violations: ViolationList,
+): string | null | undefined {
+  if (isAbsent(value)) return null;
+  if (typeof value !== 'string' || !passengerTypeCodePattern.test(value)) {
+    violations.add(field, 'must be a passenger type code such as ADULT or CHILD');
+    return undefined;
+  }
+  return value;
+}
+
+function readOptionalBirthDate(
+  value: unknown,
+  field: string,
+  violations: ViolationList,
+): string | null | undefined {
+  if (isAbsent(value)) return null;
+  if (parseCalendarDate(value) === undefined) {
+    violations.add(field, 'must be a date YYYY-MM-DD that exists');
+    return undefined;
+  }
+  return value as string;
 }
 
 function readPassenger(value: unknown, path: string, violations: ViolationList): PassengerInput | undefined {
@@ -255,19 +286,76 @@ function readPassenger(value: unknown, path: string, violations: ViolationList):
   const lastName = readName(input.lastName, `${path}.last_name`, violations);
   const email = readEmail(input.email, `${path}.email`, violations);
   const phone = readOptionalPhone(input.phone, `${path}.phone`, violations);
-  const seatNumber = readSeatNumber(input.seatNumber, `${path}.seat_number`, violations);
+  const passengerType = readOptionalPassengerType(input.passengerType, `${path}.passenger_type`, violations);
+  const birthDate = readOptionalBirthDate(input.birthDate, `${path}.birth_date`, violations);
+  // A typed passenger may take no seat (an infant on a lap); whether the type allows that is the route's to say.
+  const seatNumber =
+    isAbsent(input.seatNumber) && typeof passengerType === 'string'
+      ? ''
+      : readSeatNumber(input.seatNumber, `${path}.seat_number`, violations);
   const fareClass = readFareClass(input.fareClass, `${path}.fare_class`, violations);
   if (
     firstName === undefined ||
     lastName === undefined ||
     email === undefined ||
     phone === undefined ||
+    passengerType === undefined ||
+    birthDate === undefined ||
     seatNumber === undefined ||
     fareClass === undefined
   ) {
     return undefined;
   }
-  return { firstName, lastName, email, ...(phone === null ? {} : { phone }), seatNumber, fareClass };
+  return {
+    firstName,
+    lastName,
+    email,
+    ...(phone === null ? {} : { phone }),
+    seatNumber,
+    fareClass,
+    ...(passengerType === null ? {} : { passengerType }),
+    ...(birthDate === null ? {} : { birthDate }),
+  };
+}
+
+/** Money a client names (the total it showed): whole minor units, not negative, and an ISO 4217 code. */
+function readOptionalMoney(
+  value: unknown,
+  field: string,
+  violations: ViolationList,
+): Money | null | undefined {
+  if (isAbsent(value)) return null;
+  const amountMinor = isRecord(value) ? value.amountMinor : undefined;
+  const currency = isRecord(value) ? value.currency : undefined;
+  if (
+    typeof amountMinor !== 'number' ||
+    !Number.isSafeInteger(amountMinor) ||
+    amountMinor < 0 ||
+    typeof currency !== 'string' ||
+    !/^[A-Z]{3}$/.test(currency)
+  ) {
+    violations.add(
+      field,
+      'must be an amount in whole minor units (not negative) with a 3-letter currency code',
+    );
+    return undefined;
+  }
+  return { amountMinor, currency };
+}
+
+/** A discount code as typed: spaces around it dropped, case folded; whether it exists is looked up later. */
+function readOptionalDiscountCode(
+  value: unknown,
+  field: string,
+  violations: ViolationList,
+): string | null | undefined {
+  if (isAbsent(value)) return null;
+  const code = typeof value === 'string' ? value.trim().toUpperCase() : undefined;
+  if (code === undefined || !/^[A-Z0-9-]{1,32}$/.test(code)) {
+    violations.add(field, 'must be a discount code: letters, digits and dashes, at most 32');
+    return undefined;
+  }
+  return code;
 }
 
 /** The well-formed seat numbers among raw passenger inputs, each with its field path. */
@@ -287,7 +375,8 @@ interface SeatClaim {
 /** Reports every seat claimed by more than one passenger, on each claimant that has a path. */
 function reportDuplicateSeats(claims: readonly SeatClaim[], violations: ViolationList): void {
   const claimsBySeat = new Map<string, number>();
-  for (const claim of claims)
+  // A passenger without a seat (an infant on a lap) claims none.
+  for (const claim of claims.filter((seated) => seated.seatNumber !== ''))
     claimsBySeat.set(claim.seatNumber, (claimsBySeat.get(claim.seatNumber) ?? 0) + 1);
   for (const claim of claims) {
     if (claim.path !== undefined && (claimsBySeat.get(claim.seatNumber) ?? 0) > 1) {
@@ -310,6 +399,9 @@ export interface CreateBookingInput {
   readonly contactPhone?: unknown;
   readonly boardingStop?: unknown;
   readonly alightingStop?: unknown;
+  readonly discountCode?: unknown;
+  /** The total the client showed; the create goes ahead only at that price. */
+  readonly expectedTotal?: unknown;
 }
 
 export interface CreateBookingCommand {
@@ -320,6 +412,9 @@ export interface CreateBookingCommand {
   /** Stop codes of the segment; an absent one is the route's end on that side (checked against the route later). */
   readonly boardingStopCode?: string;
   readonly alightingStopCode?: string;
+  /** Upper case, as codes are stored. */
+  readonly discountCode?: string;
+  readonly expectedTotal?: Money;
 }
 
 /** A stop code as the catalogue spells it (`stops.code`); null when not given. */
@@ -347,6 +442,8 @@ export function validateCreateBooking(
   const contactPhone = readOptionalPhone(input.contactPhone, 'contact_phone', violations);
   const boardingStopCode = readOptionalStopCode(input.boardingStop, 'boarding_stop', violations);
   const alightingStopCode = readOptionalStopCode(input.alightingStop, 'alighting_stop', violations);
+  const discountCode = readOptionalDiscountCode(input.discountCode, 'discount_code', violations);
+  const expectedTotal = readOptionalMoney(input.expectedTotal, 'expected_total', violations);
 
   const passengers: PassengerInput[] = [];
   if (!Array.isArray(input.passengers)) {
@@ -370,6 +467,8 @@ export function validateCreateBooking(
     ...(typeof contactPhone === 'string' ? { contactPhone } : {}),
     ...(typeof boardingStopCode === 'string' ? { boardingStopCode } : {}),
     ...(typeof alightingStopCode === 'string' ? { alightingStopCode } : {}),
+    ...(typeof discountCode === 'string' ? { discountCode } : {}),
+    ...(expectedTotal !== null && expectedTotal !== undefined ? { expectedTotal } : {}),
   };
 }
 
@@ -393,6 +492,8 @@ export interface UpdateBookingInput {
   readonly passengerUpdates?: unknown;
   readonly boardingStop?: unknown;
   readonly alightingStop?: unknown;
+  /** The total the client showed for the booking after the change; the change goes ahead only at that price. */
+  readonly expectedTotal?: unknown;
 }
 
 export interface UpdateBookingCommand {
@@ -401,6 +502,7 @@ export interface UpdateBookingCommand {
   readonly passengerUpdates: readonly PassengerDetailsUpdate[];
   /** A new boarding and/or alighting stop; the side not named keeps the booking's current stop. */
   readonly segmentChange?: { readonly boardingStopCode?: string; readonly alightingStopCode?: string };
+  readonly expectedTotal?: Money;
 }
 
 /** Finds the passenger an entry refers to, reporting unknown and repeated ids. */
@@ -579,6 +681,7 @@ export function validateUpdateBooking(
 
   const boardingStopCode = readOptionalStopCode(input.boardingStop, 'boarding_stop', violations);
   const alightingStopCode = readOptionalStopCode(input.alightingStop, 'alighting_stop', violations);
+  const expectedTotal = readOptionalMoney(input.expectedTotal, 'expected_total', violations);
   const segmentRequested = !isAbsent(input.boardingStop) || !isAbsent(input.alightingStop);
   // A segment change moves every seat of the booking to other legs: seats of the same change would need two plans.
   if (segmentRequested && (seatChangeValues?.length ?? 0) + (addPassengerValues?.length ?? 0) > 0) {
@@ -611,6 +714,7 @@ export function validateUpdateBooking(
           },
         }
       : {}),
+    ...(expectedTotal !== null && expectedTotal !== undefined ? { expectedTotal } : {}),
   };
 }
 

@@ -4,6 +4,8 @@ import type { BookingState, Timestamp } from '../domain/booking';
 import { planBookingChange, type BookingChangePlan } from '../domain/changes';
 import { bookingStateConflict, DomainError, versionMismatch } from '../domain/errors';
 import { assertCanUpdate, holdExpiryFor } from '../domain/lifecycle';
+import { assertPassengerTypes, travelDateOf } from '../domain/passenger-types';
+import { assertExpectedTotal } from '../domain/price-guard';
 import { assertUpdateSeatsOnBus } from '../domain/seat-layout';
 import { legRangeOf, type SegmentChangeTerms } from '../domain/segments';
 import { timestampMs } from '../domain/time';
@@ -41,12 +43,20 @@ export function planChange(
   if (request.segmentChange !== undefined && command.segmentChange === undefined) {
     throw new DomainError('INTERNAL', 'Segment change terms came without a segment change');
   }
-  return planBookingChange(
+  const plan = planBookingChange(
     booking,
     command,
     newPassengerIds,
     request.segmentChange?.farePrices ?? saga.farePrices,
+    saga.priceTerms,
   );
+  const { passengerTypes } = saga.priceTerms;
+  if (passengerTypes !== undefined && command.addPassengers.length > 0) {
+    assertPassengerTypes(plan.passengers, passengerTypes, travelDateOf(booking));
+  }
+  // The client held to the total it showed: nothing is held or charged at another price.
+  assertExpectedTotal(command.expectedTotal, plan.price);
+  return plan;
 }
 
 /**

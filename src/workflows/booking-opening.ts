@@ -1,14 +1,15 @@
 // The booking as it starts: the application layer's validated request, priced into the first snapshot.
 import type { BookingState, Passenger } from '../domain/booking';
 import { DomainError } from '../domain/errors';
-import { priceBooking } from '../domain/fares';
+import { priceWithTerms } from '../domain/booking-price';
 import { holdExpiryFor, initialStatus } from '../domain/lifecycle';
 import { zeroMoney } from '../domain/money';
 import { toTimestamp } from '../domain/time';
 import type { BookingWorkflowInput } from './shared';
 
 /**
- * Version 1 of the booking: PENDING_PAYMENT, priced at the trip's fares, its hold ending no later than departure.
+ * Version 1 of the booking: PENDING_PAYMENT, priced at the trip's fares for each passenger's type with the discount
+ * code applied (as the application priced it for the client), its hold ending no later than departure.
  * `passengerIds` name the passengers of the input, in order.
  */
 export function openBooking(
@@ -26,7 +27,7 @@ export function openBooking(
     id: passengerIds[index],
     ...passenger,
   }));
-  const price = priceBooking(passengers, input.farePrices);
+  const price = priceWithTerms(passengers, input.farePrices, input);
   const zero = zeroMoney(price.total.currency);
   return {
     id: input.bookingId,

@@ -9,6 +9,7 @@ import type {
   PaymentAction,
   Timestamp,
 } from '../domain/booking';
+import type { PriceTerms } from '../domain/booking-price';
 import { DomainError, toDomainError } from '../domain/errors';
 import { isEventAllowed, nextStatus, type LifecycleEvent } from '../domain/lifecycle';
 import { isZeroMoney } from '../domain/money';
@@ -113,6 +114,15 @@ export class BookingSaga {
   /** The prices of the booking's segment: the start's, until a segment change brings others. */
   get farePrices(): FarePrices {
     return this.segmentFarePrices ?? this.input.farePrices;
+  }
+
+  /** How the booking prices its passengers besides the fare prices; empty on bookings made before types. */
+  get priceTerms(): Omit<PriceTerms, 'discount'> {
+    const { passengerTypes, legCount } = this.input;
+    return {
+      ...(passengerTypes === undefined ? {} : { passengerTypes }),
+      ...(legCount === undefined ? {} : { legCount }),
+    };
   }
 
   endWithoutBooking(reason: DomainError): false {

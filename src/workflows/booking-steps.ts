@@ -20,11 +20,14 @@ import type { BookingWorkflowInput } from './shared';
 function seatRequests(
   passengers: readonly Pick<Passenger, 'id' | 'seatNumber' | 'fareClass'>[],
 ): SeatRequest[] {
-  return passengers.map((passenger) => ({
-    passengerId: passenger.id,
-    seatNumber: passenger.seatNumber,
-    fareClass: passenger.fareClass,
-  }));
+  // An infant on a lap holds no seat.
+  return passengers
+    .filter((passenger) => passenger.seatNumber !== '')
+    .map((passenger) => ({
+      passengerId: passenger.id,
+      seatNumber: passenger.seatNumber,
+      fareClass: passenger.fareClass,
+    }));
 }
 
 /**

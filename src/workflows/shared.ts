@@ -10,6 +10,8 @@ import type {
   Timestamp,
 } from '../domain/booking';
 import type { BoardingRequest } from '../domain/boarding';
+import type { DiscountTerms } from '../domain/booking-price';
+import type { PassengerType } from '../domain/passenger-types';
 import type { PaymentEvent } from '../domain/payment-events';
 import {
   cancelForTripUpdateName,
@@ -95,6 +97,12 @@ export interface BookingWorkflowInput {
   /** Seat number → fare class of the bus layout: a seat outside it, or of another class, is refused. */
   seatClasses: Record<string, FareClass>;
   refundRule: RefundRule;
+  /** The route's passenger types when the booking was made; absent on bookings made before types (all adults). */
+  passengerTypes?: PassengerType[];
+  /** Legs of the booked segment, for passenger types priced per segment. */
+  legCount?: number;
+  /** The discount code the booking redeems, its terms as they were when it was made. */
+  discount?: DiscountTerms;
   maxPassengers: number;
   timings: BookingTimings;
   /** Where the activities run; the standard `taskQueues` (domain/task-queues) when absent. */

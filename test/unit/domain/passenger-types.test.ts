@@ -7,7 +7,6 @@ import {
   assertPassengerTypeSet,
   assertPassengerTypes,
   defaultPassengerTypes,
-  parseCalendarDate,
   parseParty,
   partyFare,
   passengerTypeViolations,
@@ -17,6 +16,7 @@ import {
   typeFare,
   type PassengerType,
 } from '../../../src/domain/passenger-types';
+import { parseCalendarDate } from '../../../src/domain/time';
 import {
   euros,
   farePrices,
