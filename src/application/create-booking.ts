@@ -9,6 +9,10 @@ import type { Actor } from '../domain/actor';
 import type { BookingState } from '../domain/booking';
 import { bookingProcessing, DomainError, notFound, permissionDenied, unavailable } from '../domain/errors';
 import { assertFareClassesOnSale, defaultRefundRule } from '../domain/fares';
+import { priceWithTerms, type DiscountTerms, type PriceTerms } from '../domain/booking-price';
+import { assertRedeemable } from '../domain/discount-codes';
+import { assertPassengerTypes, travelDateOf } from '../domain/passenger-types';
+import { assertExpectedTotal } from '../domain/price-guard';
 import { assertCreateSeatsOnBus } from '../domain/seat-layout';
 import {
   bookingSegmentOf,
@@ -29,9 +33,11 @@ import {
   type CreateBookingInput,
 } from '../domain/validation';
 import { readBookableTrip, userAccountExists, type BookableTrip } from '../db/bookable-trips';
+import { readDiscountCode } from '../db/discount-codes';
+import { readPassengerTypes } from '../db/passenger-types';
 import { bookingViewOfSnapshot, type BookingView } from '../db/booking-read-model';
 import type { bookingWorkflow } from '../workflows/booking';
-import { bookingWorkflowType, createBookingUpdate } from '../workflows/shared';
+import { bookingWorkflowType, createBookingUpdate, type BookingWorkflowInput } from '../workflows/shared';
 import {
   answerEndedCreate,
   processingRetryAfterSeconds,
@@ -67,6 +73,10 @@ interface AdmittedCreate {
   command: CreateBookingCommand;
   trip: BookableTrip;
   segment: Segment;
+  /** One id per passenger, in order: minted here, so the price the client is held to names them. */
+  passengerIds: string[];
+  /** The passenger types and discount code the booking is priced with, when the request named either. */
+  priceTerms: PriceTerms;
   fingerprints: RequestFingerprints;
   /** Lets other creates of this process at the seats again; idempotent. */
   leaveSeats: () => void;
@@ -109,7 +119,9 @@ async function admit(
   const chosenBookingId =
     options.bookingId === undefined ? undefined : validateId(options.bookingId, 'booking_id');
   const bookingId = chosenBookingId ?? randomUUID();
-  const seatNumbers = command.passengers.map((passenger) => passenger.seatNumber);
+  const seatNumbers = command.passengers
+    .map((passenger) => passenger.seatNumber)
+    .filter((seatNumber) => seatNumber !== '');
   // Both reads at once; the account's refusal still comes first when both fail.
   const customerId = actor.userId.toLowerCase();
   const [account, bookable] = await Promise.all([
@@ -128,6 +140,19 @@ async function admit(
   assertSegmentNotDeparted(command.tripId, trip, segment, context.now());
   assertCreateSeatsOnBus(command, trip.seatClasses);
   assertFareClassesOnSale(command.passengers, trip.farePrices);
+  const passengerIds = command.passengers.map(() => randomUUID());
+  const priceTerms = await priceTermsOf(context, command, trip, segment);
+  if (command.expectedTotal !== undefined) {
+    const passengers = command.passengers.map((passenger, index) => ({
+      ...passenger,
+      id: passengerIds[index],
+    }));
+    // Before anything is claimed or held: a price the client did not show is refused with the one it would pay.
+    assertExpectedTotal(
+      command.expectedTotal,
+      priceWithTerms(passengers, segmentFarePrices(trip.farePrices, trip.stops, segment), priceTerms),
+    );
+  }
   const fingerprints = createRequestFingerprints(context.cipher, command);
   assertNotRefusedWithOtherRequest(trip.refusedRequestFingerprint, fingerprints);
   // A refused create that named its booking id is remembered under it; a retry of a booking id is judged afresh.
@@ -148,7 +173,68 @@ async function admit(
   const leaveSeats = () => {
     if (passage.entered) passage.leave();
   };
-  return { customerId, bookingId, chosenBookingId, command, trip, segment, fingerprints, leaveSeats };
+  return {
+    customerId,
+    bookingId,
+    chosenBookingId,
+    command,
+    trip,
+    segment,
+    passengerIds,
+    priceTerms,
+    fingerprints,
+    leaveSeats,
+  };
+}
+
+/**
+ * The terms a request names beyond fare classes, read only when it names them, so a plain create reads nothing
+ * more: the route's passenger types (every passenger checked against them on the day of travel) and the discount
+ * code, refused at once when it cannot be redeemed (it is redeemed for good with the seats).
+ */
+async function priceTermsOf(
+  context: BookingContext,
+  command: CreateBookingCommand,
+  trip: BookableTrip,
+  segment: Segment,
+): Promise<PriceTerms> {
+  const typed = command.passengers.some((passenger) => passenger.passengerType !== undefined);
+  const [passengerTypes, discountCode] = await Promise.all([
+    typed ? readPassengerTypes(context.database, trip.routeId) : undefined,
+    command.discountCode === undefined ? undefined : readDiscountCode(context.database, command.discountCode),
+  ]);
+  if (passengerTypes !== undefined) {
+    const travelDate = travelDateOf({
+      departureTime: trip.departureTime.toISOString(),
+      segment: bookingSegmentOf(trip.stops, segment, trip.departureTime.toISOString()),
+    });
+    assertPassengerTypes(command.passengers, passengerTypes, travelDate);
+  }
+  let discount: DiscountTerms | undefined;
+  if (command.discountCode !== undefined) {
+    const currency = Object.values(trip.farePrices)[0]?.currency;
+    assertRedeemable(discountCode, {
+      requestedCode: command.discountCode,
+      routeId: trip.routeId,
+      at: context.now().toISOString(),
+      ...(currency === undefined ? {} : { currency }),
+    });
+    discount = {
+      code: discountCode.code,
+      kind: discountCode.kind,
+      value: discountCode.value,
+      currency: discountCode.currency,
+    };
+  }
+  return {
+    ...(passengerTypes === undefined
+      ? {}
+      : {
+          passengerTypes: [...passengerTypes],
+          legCount: segment.alightingPosition - segment.boardingPosition,
+        }),
+    ...(discount === undefined ? {} : { discount }),
+  };
 }
 
 /** A segment whose boarding stop the bus has left cannot be booked, even when the trip is still on its way. */
@@ -188,7 +274,7 @@ async function claimHoldSlot(
   context: BookingContext,
   create: AdmittedCreate,
 ): Promise<{ start: BookingStart; sealedStart: string }> {
-  const { customerId, bookingId, command, trip, segment, fingerprints } = create;
+  const { customerId, bookingId, command, trip, segment, passengerIds, priceTerms, fingerprints } = create;
   const times = segmentTimes(trip.stops, segment, trip.departureTime.toISOString());
   const boardingStop = trip.stops[segment.boardingPosition];
   const start: BookingStart = {
@@ -202,12 +288,13 @@ async function claimHoldSlot(
       segment: bookingSegmentOf(trip.stops, segment, trip.departureTime.toISOString()),
       arrivalTime: times.arrival,
       passengers: [...command.passengers],
-      passengerIds: command.passengers.map(() => randomUUID()),
+      passengerIds,
       contactEmail: command.contactEmail,
       ...(command.contactPhone === undefined ? {} : { contactPhone: command.contactPhone }),
       farePrices: segmentFarePrices(trip.farePrices, trip.stops, segment),
       seatClasses: trip.seatClasses,
       refundRule: defaultRefundRule,
+      ...priceTermsInput(priceTerms),
       maxPassengers: context.config.booking.maxPassengersPerBooking,
       timings: context.timings,
       taskQueues: context.taskQueues,
@@ -217,6 +304,17 @@ async function claimHoldSlot(
   const sealedStart = context.starts.seal(start);
   await context.holdClaims.claim(customerId, bookingId, sealedStart);
   return { start, sealedStart };
+}
+
+/** The terms as the workflow input carries them: only those the request named. */
+function priceTermsInput(
+  terms: PriceTerms,
+): Pick<BookingWorkflowInput, 'passengerTypes' | 'legCount' | 'discount'> {
+  return {
+    ...(terms.passengerTypes === undefined ? {} : { passengerTypes: [...terms.passengerTypes] }),
+    ...(terms.legCount === undefined ? {} : { legCount: terms.legCount }),
+    ...(terms.discount === undefined ? {} : { discount: terms.discount }),
+  };
 }
 
 /**

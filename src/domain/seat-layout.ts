@@ -33,11 +33,18 @@ function assertSeatsOnBus(claims: readonly SeatClaim[], seatClasses: SeatClasses
 
 export function assertCreateSeatsOnBus(command: CreateBookingCommand, seatClasses: SeatClasses): void {
   assertSeatsOnBus(
-    command.passengers.map((passenger, index) => ({
-      seatNumber: passenger.seatNumber,
-      fareClass: passenger.fareClass,
-      field: `passengers[${index}].seat_number`,
-    })),
+    command.passengers.flatMap((passenger, index) =>
+      // An infant on a lap takes no seat of the bus.
+      passenger.seatNumber === ''
+        ? []
+        : [
+            {
+              seatNumber: passenger.seatNumber,
+              fareClass: passenger.fareClass,
+              field: `passengers[${index}].seat_number`,
+            },
+          ],
+    ),
     seatClasses,
   );
 }
