@@ -113,6 +113,8 @@ interface PassengerRow {
   phone: string | null;
   seat_number: string;
   fare_class: FareClass;
+  passenger_type: string | null;
+  birth_date: string | null;
 }
 
 // ---- Writer: RecordBooking and the first ReserveSeats of a booking ----
@@ -204,6 +206,8 @@ async function replacePassengers(
           phone: cipher.encryptOptional(passenger.phone),
           seat_number: passenger.seatNumber,
           fare_class: passenger.fareClass,
+          passenger_type: passenger.passengerType ?? null,
+          birth_date: cipher.encryptOptional(passenger.birthDate),
           ...boardingColumnsOf(snapshot, passenger.id),
           updated_at: snapshot.updatedAt,
         })),
@@ -216,6 +220,8 @@ async function replacePassengers(
         'phone',
         'seat_number',
         'fare_class',
+        'passenger_type',
+        'birth_date',
         ...boardingColumnNames,
         'updated_at',
       ])
@@ -366,6 +372,7 @@ export function readBookingPage(
 
 function decryptPassenger(row: PassengerRow, cipher: FieldCipher): Passenger {
   const phone = cipher.decryptOptional(row.phone);
+  const birthDate = cipher.decryptOptional(row.birth_date);
   return {
     id: row.id,
     firstName: cipher.decrypt(row.first_name),
@@ -374,6 +381,8 @@ function decryptPassenger(row: PassengerRow, cipher: FieldCipher): Passenger {
     ...(phone === null ? {} : { phone }),
     seatNumber: row.seat_number,
     fareClass: row.fare_class,
+    ...(row.passenger_type === null ? {} : { passengerType: row.passenger_type }),
+    ...(birthDate === null ? {} : { birthDate }),
   };
 }
 
@@ -430,7 +439,18 @@ export async function bookingViews(
       rows.map((row) => row.id),
     )
     .orderBy([{ column: 'booking_id' }, { column: 'position' }])
-    .select('id', 'booking_id', 'first_name', 'last_name', 'email', 'phone', 'seat_number', 'fare_class');
+    .select(
+      'id',
+      'booking_id',
+      'first_name',
+      'last_name',
+      'email',
+      'phone',
+      'seat_number',
+      'fare_class',
+      'passenger_type',
+      'birth_date',
+    );
   const passengersByBooking = new Map<string, Passenger[]>();
   for (const passengerRow of passengerRows) {
     const list = passengersByBooking.get(passengerRow.booking_id) ?? [];

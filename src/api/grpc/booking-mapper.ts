@@ -128,6 +128,8 @@ export function toBookingMessage(view: BookingView): Booking {
       phone: passenger.phone ?? '',
       seatNumber: passenger.seatNumber,
       fareClass: passenger.fareClass,
+      passengerType: passenger.passengerType ?? '',
+      birthDate: passenger.birthDate ?? '',
     })),
     contactEmail: view.contactEmail,
     contactPhone: view.contactPhone ?? '',
@@ -137,8 +139,19 @@ export function toBookingMessage(view: BookingView): Booking {
         seatNumber: line.seatNumber,
         fareClass: line.fareClass,
         amount: toMoney(line.amount),
+        passengerType: line.passengerType ?? '',
+        discount: line.discount === undefined ? undefined : toMoney(line.discount),
       })),
       total: toMoney(view.price.total),
+      discount:
+        view.price.discount === undefined
+          ? undefined
+          : {
+              code: view.price.discount.code,
+              kind: view.price.discount.kind,
+              value: view.price.discount.value,
+              amount: toMoney(view.price.discount.amount),
+            },
     },
     amountPaid: toMoney(view.amountPaid),
     amountRefunded: toMoney(view.amountRefunded),

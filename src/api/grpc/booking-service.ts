@@ -83,6 +83,8 @@ function passengerInput(passenger: PassengerInput) {
     phone: passenger.phone,
     seatNumber: passenger.seatNumber,
     fareClass: passenger.fareClass,
+    passengerType: passenger.passengerType,
+    birthDate: passenger.birthDate,
   };
 }
 
@@ -226,6 +228,8 @@ export function createBookingServiceHandlers(dependencies: BookingServiceDepende
             contactPhone: request.contactPhone,
             boardingStop: request.boardingStop,
             alightingStop: request.alightingStop,
+            discountCode: request.discountCode,
+            expectedTotal: request.expectedTotal,
           },
           {
             ...(requestId === undefined ? {} : { bookingId: bookingIdForRequest(actor, requestId) }),
@@ -264,6 +268,7 @@ export function createBookingServiceHandlers(dependencies: BookingServiceDepende
             })),
             boardingStop: request.boardingStop,
             alightingStop: request.alightingStop,
+            expectedTotal: request.expectedTotal,
           },
           {
             expectedVersion: given(request.expectedVersion),

@@ -1,6 +1,12 @@
 // Maps between the REST contract's snake_case JSON and the application's camelCase types, in one place.
 import type { TicketView, TripRevocationsView } from '../../application/tickets';
-import type { BookingSegment, Money, PaymentAction, SegmentStopTime } from '../../domain/booking';
+import type {
+  BookingSegment,
+  Money,
+  PaymentAction,
+  PriceBreakdown,
+  SegmentStopTime,
+} from '../../domain/booking';
 import { minutesToIsoDuration } from '../../application/catalog';
 import type {
   TripCancellationView,
@@ -37,7 +43,16 @@ function passengerInput(value: unknown): PassengerInputData {
     phone: passenger.phone,
     seatNumber: passenger.seat_number,
     fareClass: passenger.fare_class,
+    passengerType: passenger.passenger_type,
+    birthDate: passenger.birth_date,
   };
+}
+
+/** Money as a request names it; anything else is left for the application to reject. */
+function moneyInput(value: unknown): unknown {
+  if (value === undefined || value === null) return value;
+  const { amount_minor: amountMinor, currency } = asObject(value);
+  return { amountMinor, currency };
 }
 
 export function createBookingInput(body: unknown): CreateBookingInput {
@@ -49,6 +64,8 @@ export function createBookingInput(body: unknown): CreateBookingInput {
     contactPhone: request.contact_phone,
     boardingStop: request.boarding_stop,
     alightingStop: request.alighting_stop,
+    discountCode: request.discount_code,
+    expectedTotal: moneyInput(request.expected_total),
   };
 }
 
@@ -76,6 +93,7 @@ export function updateBookingInput(body: unknown): UpdateBookingInput {
     }),
     boardingStop: request.boarding_stop,
     alightingStop: request.alighting_stop,
+    expectedTotal: moneyInput(request.expected_total),
   };
 }
 
@@ -114,6 +132,30 @@ export function confirmPaymentInput(body: unknown): { paymentToken?: unknown; pa
   return { paymentToken, ...(paymentMethod === undefined ? {} : { paymentMethod }) };
 }
 
+/** The contract's PriceBreakdown: each passenger's fare with their type and discount, and the code applied. */
+export function priceJson(price: PriceBreakdown) {
+  return {
+    lines: price.lines.map((line) => ({
+      passenger_id: line.passengerId,
+      seat_number: line.seatNumber,
+      fare_class: line.fareClass,
+      amount: moneyJson(line.amount),
+      passenger_type: line.passengerType ?? null,
+      discount: line.discount === undefined ? null : moneyJson(line.discount),
+    })),
+    total: moneyJson(price.total),
+    discount:
+      price.discount === undefined
+        ? null
+        : {
+            code: price.discount.code,
+            kind: price.discount.kind,
+            value: price.discount.value,
+            amount: moneyJson(price.discount.amount),
+          },
+  };
+}
+
 /** The contract's Booking: every nullable field present, `null` when it does not apply. */
 export function bookingJson(booking: BookingView) {
   return {
@@ -130,18 +172,12 @@ export function bookingJson(booking: BookingView) {
       phone: passenger.phone ?? null,
       seat_number: passenger.seatNumber,
       fare_class: passenger.fareClass,
+      passenger_type: passenger.passengerType ?? null,
+      birth_date: passenger.birthDate ?? null,
     })),
     contact_email: booking.contactEmail,
     contact_phone: booking.contactPhone ?? null,
-    price: {
-      lines: booking.price.lines.map((line) => ({
-        passenger_id: line.passengerId,
-        seat_number: line.seatNumber,
-        fare_class: line.fareClass,
-        amount: moneyJson(line.amount),
-      })),
-      total: moneyJson(booking.price.total),
-    },
+    price: priceJson(booking.price),
     amount_paid: moneyJson(booking.amountPaid),
     amount_refunded: moneyJson(booking.amountRefunded),
     // Only a booking waiting for payment holds seats; the hold of any other booking is over.

@@ -185,6 +185,15 @@ const ruleMessageSources: readonly [pointer: string, message: RuleMessage][] = [
     ),
   ],
   ['#/components/schemas/CalendarDate', always('must be a date YYYY-MM-DD from 0001-01-01 to 9999-12-31')],
+  ['#/components/schemas/PassengerTypeCode', always('must be a passenger type code such as ADULT or CHILD')],
+  [
+    '#/components/schemas/CreateBookingRequest/properties/discount_code',
+    always('must be a discount code: letters, digits and dashes, at most 32'),
+  ],
+  [
+    '#/components/schemas/MoneyInput/properties/currency',
+    always('must be a 3-letter ISO 4217 currency code such as EUR'),
+  ],
   ['#/components/schemas/ConfirmPaymentRequest/properties/payment_token', always(fieldMessages.paymentToken)],
   [
     '#/components/schemas/ConfirmPaymentRequest/properties/payment_method',

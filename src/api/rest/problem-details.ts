@@ -34,6 +34,8 @@ export interface ProblemDocument {
   instance: string;
   code: ErrorCode;
   request_id: string;
+  /** With PRICE_CHANGED: the price the request would pay now. */
+  current_price?: unknown;
   errors?: { field: string; message: string }[];
 }
 
@@ -53,9 +55,40 @@ export function problemBody(error: DomainError, instance: string, requestId: str
     instance,
     code: error.code,
     request_id: requestId,
+    ...(error.code === 'PRICE_CHANGED' && isJsonObject(error.details.currentPrice)
+      ? { current_price: currentPriceJson(error.details.currentPrice) }
+      : {}),
     ...(error.fieldViolations.length > 0
       ? { errors: error.fieldViolations.map(({ field, message }) => ({ field, message })) }
       : {}),
+  };
+}
+
+function isJsonObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** PRICE_CHANGED's price as the contract writes a PriceBreakdown (the domain's details are camelCase). */
+function currentPriceJson(currentPrice: Record<string, unknown>): unknown {
+  const snake = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(snake);
+    if (typeof value !== 'object' || value === null) return value;
+    return Object.fromEntries(
+      Object.entries(value).map(([key, item]) => [
+        key.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`),
+        snake(item),
+      ]),
+    );
+  };
+  const price = snake(currentPrice) as {
+    lines?: Record<string, unknown>[];
+    discount?: unknown;
+  };
+  // Every nullable member present, as in a booking's price.
+  return {
+    ...price,
+    lines: (price.lines ?? []).map((line) => ({ passenger_type: null, discount: null, ...line })),
+    discount: price.discount ?? null,
   };
 }
 

@@ -136,6 +136,7 @@ describe('sensitive field options', () => {
   it('gives the generated TypeScript property names too', () => {
     expect(sensitivePropertyNames).toEqual(
       new Set([
+        'birthDate',
         'firstName',
         'lastName',
         'email',

@@ -17,6 +17,7 @@ import {
   validationFailed,
   versionMismatch,
 } from '../../../src/domain/errors';
+import { priceChanged } from '../../../src/domain/price-guard';
 
 const validateProblem = createOpenApiAjv().compile({
   $ref: `${documentSchemaId}#/components/schemas/Problem`,
@@ -93,5 +94,52 @@ describe('problemResponse', () => {
     const response = problemResponse(versionMismatch(3, 4), '/v1/bookings/x', 'r');
     expect(response.status).toBe(412);
     expect(response.headers).toEqual({ 'content-type': 'application/problem+json', etag: '"4"' });
+  });
+});
+
+describe('PRICE_CHANGED', () => {
+  it('carries the current price as the contract writes a PriceBreakdown', () => {
+    const error = priceChanged(
+      { amountMinor: 9000, currency: 'EUR' },
+      {
+        lines: [
+          {
+            passengerId: '11111111-1111-4111-8111-111111111111',
+            seatNumber: '3A',
+            fareClass: 'STANDARD',
+            amount: { amountMinor: 4500, currency: 'EUR' },
+            passengerType: 'ADULT',
+            discount: { amountMinor: 500, currency: 'EUR' },
+          },
+          {
+            passengerId: '22222222-2222-4222-8222-222222222222',
+            seatNumber: '',
+            fareClass: 'STANDARD',
+            amount: { amountMinor: 0, currency: 'EUR' },
+          },
+        ],
+        total: { amountMinor: 4500, currency: 'EUR' },
+        discount: {
+          code: 'SPRING-10',
+          kind: 'percent',
+          value: 10,
+          amount: { amountMinor: 500, currency: 'EUR' },
+        },
+      },
+    );
+    const body = problemBody(error, '/v1/bookings', 'request-1');
+    expect(validateProblem(body)).toBe(true);
+    expect(body).toMatchObject({
+      status: 409,
+      code: 'PRICE_CHANGED',
+      current_price: {
+        total: { amount_minor: 4500, currency: 'EUR' },
+        discount: { code: 'SPRING-10', kind: 'percent', value: 10 },
+        lines: [
+          { passenger_type: 'ADULT', discount: { amount_minor: 500, currency: 'EUR' }, seat_number: '3A' },
+          { passenger_type: null, discount: null, seat_number: '' },
+        ],
+      },
+    });
   });
 });

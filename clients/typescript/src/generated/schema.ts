@@ -750,6 +750,35 @@ export interface components {
          */
         SeatNumber: string;
         /**
+         * @description The passenger's seat, row number then seat letter; empty for a passenger whose type takes no seat (an
+         *     infant on a lap).
+         * @example 12C
+         */
+        PassengerSeat: string;
+        /**
+         * @description A passenger type of the route (`GET /v1/routes/{route_id}/passenger-types`), e.g. ADULT, CHILD, YOUTH,
+         *     INFANT: the fare is the type's share of the fare class's price (or its price per segment), and a type with
+         *     an age range needs a `birth_date`, checked against the age on the day of travel.
+         * @example CHILD
+         */
+        PassengerTypeCode: string;
+        /** @description The discount code the booking was made with, and what it took off the fares in total. */
+        AppliedDiscount: {
+            /** @example SPRING-10 */
+            code: string;
+            /**
+             * @example percent
+             * @enum {string}
+             */
+            kind: "amount" | "percent";
+            /**
+             * @description Minor units for `amount`, whole percent for `percent`.
+             * @example 10
+             */
+            value: number;
+            amount: components["schemas"]["Money"];
+        };
+        /**
          * @description Fare class of a seat; the trip's seat map says which class each seat has.
          * @example STANDARD
          * @enum {string}
@@ -790,6 +819,20 @@ export interface components {
         NullablePhone: string | null;
         /** @description An amount in integer minor units of an ISO 4217 currency. */
         Money: {
+            /**
+             * Format: int64
+             * @description Amount in minor units (cents for EUR).
+             * @example 2450
+             */
+            amount_minor: number;
+            /**
+             * @description ISO 4217 currency code.
+             * @example EUR
+             */
+            currency: string;
+        };
+        /** @description An amount a request names, in integer minor units of an ISO 4217 currency. */
+        MoneyInput: {
             /**
              * Format: int64
              * @description Amount in minor units (cents for EUR).
@@ -875,6 +918,8 @@ export interface components {
              * @example 0b6f3c2e-4d5a-4f8e-9a1b-7c2d3e4f5a6b
              */
             request_id: string;
+            /** @description With PRICE_CHANGED, the price the request would pay now. */
+            current_price?: components["schemas"]["PriceBreakdown"];
             /**
              * @description Field violations; present with VALIDATION_FAILED and SEAT_UNAVAILABLE. A field the request's shape gets
              *     wrong is named once, whatever number of its rules it breaks; `detail` counts the fields.
@@ -965,18 +1010,29 @@ export interface components {
             last_name: components["schemas"]["PersonName"];
             email: components["schemas"]["Email"];
             phone: components["schemas"]["NullablePhone"];
-            seat_number: components["schemas"]["SeatNumber"];
+            seat_number: components["schemas"]["PassengerSeat"];
             fare_class: components["schemas"]["FareClassCode"];
+            /** @description The passenger's type; null on passengers booked without one (priced as adults). */
+            passenger_type: components["schemas"]["PassengerTypeCode"] | null;
+            /** @description The birth date the type's age was checked with; null when none was given. */
+            birth_date: components["schemas"]["CalendarDate"] | null;
         };
         PriceLine: {
             passenger_id: components["schemas"]["Uuid"];
-            seat_number: components["schemas"]["SeatNumber"];
+            seat_number: components["schemas"]["PassengerSeat"];
             fare_class: components["schemas"]["FareClassCode"];
+            /** @description What this passenger pays, after the discount when there is one. */
             amount: components["schemas"]["Money"];
+            /** @description The type the fare was priced for; null when the passenger has none (the fare class's price). */
+            passenger_type: components["schemas"]["PassengerTypeCode"] | null;
+            /** @description The part of this passenger's fare the discount code took off; null without a code. */
+            discount: components["schemas"]["Money"] | null;
         };
         PriceBreakdown: {
             lines: components["schemas"]["PriceLine"][];
             total: components["schemas"]["Money"];
+            /** @description The discount code applied; null without one. */
+            discount: components["schemas"]["AppliedDiscount"] | null;
         };
         PaymentSummary: {
             status: components["schemas"]["PaymentStatus"];
@@ -1237,13 +1293,21 @@ export interface components {
             roles: components["schemas"]["Role"][];
             created_at: components["schemas"]["Timestamp"];
         };
+        /**
+         * @description `seat_number` is required unless `passenger_type` names a type that takes no seat (an infant on a lap),
+         *     which must have none; the types, birth dates and companion rules (an infant travels with an adult, at most
+         *     one lap infant per adult) are checked against the route's types on the day of travel (400
+         *     VALIDATION_FAILED naming the field otherwise).
+         */
         PassengerInput: {
             first_name: components["schemas"]["PersonName"];
             last_name: components["schemas"]["PersonName"];
             email: components["schemas"]["Email"];
             phone?: components["schemas"]["Phone"];
-            seat_number: components["schemas"]["SeatNumber"];
+            seat_number?: components["schemas"]["SeatNumber"];
             fare_class: components["schemas"]["FareClassCode"];
+            passenger_type?: components["schemas"]["PassengerTypeCode"];
+            birth_date?: components["schemas"]["CalendarDate"];
         };
         /**
          * @description Each passenger's seat must exist on the trip's bus with the fare class given (400 VALIDATION_FAILED naming
@@ -1262,6 +1326,18 @@ export interface components {
              *     after the boarding stop).
              */
             alighting_stop?: components["schemas"]["StopCode"];
+            /**
+             * @description A discount code (case and surrounding spaces do not matter). Redeemed with the seats: an unknown, not yet
+             *     valid, expired, other route's or used-up code answers 422 DISCOUNT_CODE_INVALID with nothing held. It is
+             *     given back when the booking expires unpaid or is cancelled as a whole.
+             * @example SPRING-10
+             */
+            discount_code?: string;
+            /**
+             * @description The total the client showed. When the price is no longer that, the answer is 409 PRICE_CHANGED with the
+             *     current price (`current_price`), and nothing is held or charged.
+             */
+            expected_total?: components["schemas"]["MoneyInput"];
         };
         /**
          * @description `passenger_id` must name a passenger of the booking, at most once per list; the new seat must differ from
@@ -1300,6 +1376,11 @@ export interface components {
             boarding_stop?: components["schemas"]["StopCode"];
             /** @description A segment change: the new alighting stop (the current one when left out). */
             alighting_stop?: components["schemas"]["StopCode"];
+            /**
+             * @description The booking's total after the change, as the client showed it. When the change would price the booking
+             *     otherwise, the answer is 409 PRICE_CHANGED with the current price, and nothing is held or charged.
+             */
+            expected_total?: components["schemas"]["MoneyInput"];
         };
         CancelBookingRequest: {
             /**

@@ -213,6 +213,8 @@ export interface Passenger {
   phone: string;
   seatNumber: string;
   fareClass: string;
+  passengerType: string;
+  birthDate: string;
 }
 
 export interface PriceLine {
@@ -220,11 +222,21 @@ export interface PriceLine {
   seatNumber: string;
   fareClass: string;
   amount?: Money | undefined;
+  passengerType: string;
+  discount?: Money | undefined;
 }
 
 export interface PriceBreakdown {
   lines: PriceLine[];
   total?: Money | undefined;
+  discount?: AppliedDiscount | undefined;
+}
+
+export interface AppliedDiscount {
+  code: string;
+  kind: string;
+  value: number;
+  amount?: Money | undefined;
 }
 
 export interface PaymentSummary {
@@ -304,7 +316,17 @@ export interface TripCancellation {
 }
 
 function createBasePassenger(): Passenger {
-  return { id: "", firstName: "", lastName: "", email: "", phone: "", seatNumber: "", fareClass: "" };
+  return {
+    id: "",
+    firstName: "",
+    lastName: "",
+    email: "",
+    phone: "",
+    seatNumber: "",
+    fareClass: "",
+    passengerType: "",
+    birthDate: "",
+  };
 }
 
 export const Passenger: MessageFns<Passenger> = {
@@ -329,6 +351,12 @@ export const Passenger: MessageFns<Passenger> = {
     }
     if (message.fareClass !== "") {
       writer.uint32(58).string(message.fareClass);
+    }
+    if (message.passengerType !== "") {
+      writer.uint32(66).string(message.passengerType);
+    }
+    if (message.birthDate !== "") {
+      writer.uint32(74).string(message.birthDate);
     }
     return writer;
   },
@@ -402,6 +430,22 @@ export const Passenger: MessageFns<Passenger> = {
             message.fareClass = reader.string();
             continue;
           }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.passengerType = reader.string();
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.birthDate = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -439,6 +483,16 @@ export const Passenger: MessageFns<Passenger> = {
         : isSet(object.fare_class)
         ? globalThis.String(object.fare_class)
         : "",
+      passengerType: isSet(object.passengerType)
+        ? globalThis.String(object.passengerType)
+        : isSet(object.passenger_type)
+        ? globalThis.String(object.passenger_type)
+        : "",
+      birthDate: isSet(object.birthDate)
+        ? globalThis.String(object.birthDate)
+        : isSet(object.birth_date)
+        ? globalThis.String(object.birth_date)
+        : "",
     };
   },
 
@@ -465,6 +519,12 @@ export const Passenger: MessageFns<Passenger> = {
     if (message.fareClass !== "") {
       obj.fareClass = message.fareClass;
     }
+    if (message.passengerType !== "") {
+      obj.passengerType = message.passengerType;
+    }
+    if (message.birthDate !== "") {
+      obj.birthDate = message.birthDate;
+    }
     return obj;
   },
 
@@ -480,12 +540,14 @@ export const Passenger: MessageFns<Passenger> = {
     message.phone = object.phone ?? "";
     message.seatNumber = object.seatNumber ?? "";
     message.fareClass = object.fareClass ?? "";
+    message.passengerType = object.passengerType ?? "";
+    message.birthDate = object.birthDate ?? "";
     return message;
   },
 };
 
 function createBasePriceLine(): PriceLine {
-  return { passengerId: "", seatNumber: "", fareClass: "", amount: undefined };
+  return { passengerId: "", seatNumber: "", fareClass: "", amount: undefined, passengerType: "", discount: undefined };
 }
 
 export const PriceLine: MessageFns<PriceLine> = {
@@ -501,6 +563,12 @@ export const PriceLine: MessageFns<PriceLine> = {
     }
     if (message.amount !== undefined) {
       Money.encode(message.amount, writer.uint32(34).fork()).join();
+    }
+    if (message.passengerType !== "") {
+      writer.uint32(42).string(message.passengerType);
+    }
+    if (message.discount !== undefined) {
+      Money.encode(message.discount, writer.uint32(50).fork()).join();
     }
     return writer;
   },
@@ -550,6 +618,22 @@ export const PriceLine: MessageFns<PriceLine> = {
             message.amount = Money.decode(reader, reader.uint32());
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.passengerType = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.discount = Money.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -580,6 +664,12 @@ export const PriceLine: MessageFns<PriceLine> = {
         ? globalThis.String(object.fare_class)
         : "",
       amount: isSet(object.amount) ? Money.fromJSON(object.amount) : undefined,
+      passengerType: isSet(object.passengerType)
+        ? globalThis.String(object.passengerType)
+        : isSet(object.passenger_type)
+        ? globalThis.String(object.passenger_type)
+        : "",
+      discount: isSet(object.discount) ? Money.fromJSON(object.discount) : undefined,
     };
   },
 
@@ -597,6 +687,12 @@ export const PriceLine: MessageFns<PriceLine> = {
     if (message.amount !== undefined) {
       obj.amount = Money.toJSON(message.amount);
     }
+    if (message.passengerType !== "") {
+      obj.passengerType = message.passengerType;
+    }
+    if (message.discount !== undefined) {
+      obj.discount = Money.toJSON(message.discount);
+    }
     return obj;
   },
 
@@ -611,12 +707,16 @@ export const PriceLine: MessageFns<PriceLine> = {
     message.amount = (object.amount !== undefined && object.amount !== null)
       ? Money.fromPartial(object.amount)
       : undefined;
+    message.passengerType = object.passengerType ?? "";
+    message.discount = (object.discount !== undefined && object.discount !== null)
+      ? Money.fromPartial(object.discount)
+      : undefined;
     return message;
   },
 };
 
 function createBasePriceBreakdown(): PriceBreakdown {
-  return { lines: [], total: undefined };
+  return { lines: [], total: undefined, discount: undefined };
 }
 
 export const PriceBreakdown: MessageFns<PriceBreakdown> = {
@@ -626,6 +726,9 @@ export const PriceBreakdown: MessageFns<PriceBreakdown> = {
     }
     if (message.total !== undefined) {
       Money.encode(message.total, writer.uint32(18).fork()).join();
+    }
+    if (message.discount !== undefined) {
+      AppliedDiscount.encode(message.discount, writer.uint32(26).fork()).join();
     }
     return writer;
   },
@@ -659,6 +762,14 @@ export const PriceBreakdown: MessageFns<PriceBreakdown> = {
             message.total = Money.decode(reader, reader.uint32());
             continue;
           }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.discount = AppliedDiscount.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -675,6 +786,7 @@ export const PriceBreakdown: MessageFns<PriceBreakdown> = {
     return {
       lines: globalThis.Array.isArray(object?.lines) ? object.lines.map((e: any) => PriceLine.fromJSON(e)) : [],
       total: isSet(object.total) ? Money.fromJSON(object.total) : undefined,
+      discount: isSet(object.discount) ? AppliedDiscount.fromJSON(object.discount) : undefined,
     };
   },
 
@@ -686,6 +798,9 @@ export const PriceBreakdown: MessageFns<PriceBreakdown> = {
     if (message.total !== undefined) {
       obj.total = Money.toJSON(message.total);
     }
+    if (message.discount !== undefined) {
+      obj.discount = AppliedDiscount.toJSON(message.discount);
+    }
     return obj;
   },
 
@@ -696,6 +811,128 @@ export const PriceBreakdown: MessageFns<PriceBreakdown> = {
     const message = createBasePriceBreakdown();
     message.lines = object.lines?.map((e) => PriceLine.fromPartial(e)) || [];
     message.total = (object.total !== undefined && object.total !== null) ? Money.fromPartial(object.total) : undefined;
+    message.discount = (object.discount !== undefined && object.discount !== null)
+      ? AppliedDiscount.fromPartial(object.discount)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseAppliedDiscount(): AppliedDiscount {
+  return { code: "", kind: "", value: 0, amount: undefined };
+}
+
+export const AppliedDiscount: MessageFns<AppliedDiscount> = {
+  encode(message: AppliedDiscount, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.code !== "") {
+      writer.uint32(10).string(message.code);
+    }
+    if (message.kind !== "") {
+      writer.uint32(18).string(message.kind);
+    }
+    if (message.value !== 0) {
+      writer.uint32(24).int64(message.value);
+    }
+    if (message.amount !== undefined) {
+      Money.encode(message.amount, writer.uint32(34).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AppliedDiscount {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAppliedDiscount();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.code = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.kind = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.value = longToNumber(reader.int64());
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.amount = Money.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AppliedDiscount {
+    return {
+      code: isSet(object.code) ? globalThis.String(object.code) : "",
+      kind: isSet(object.kind) ? globalThis.String(object.kind) : "",
+      value: isSet(object.value) ? globalThis.Number(object.value) : 0,
+      amount: isSet(object.amount) ? Money.fromJSON(object.amount) : undefined,
+    };
+  },
+
+  toJSON(message: AppliedDiscount): unknown {
+    const obj: any = {};
+    if (message.code !== "") {
+      obj.code = message.code;
+    }
+    if (message.kind !== "") {
+      obj.kind = message.kind;
+    }
+    if (message.value !== 0) {
+      obj.value = Math.round(message.value);
+    }
+    if (message.amount !== undefined) {
+      obj.amount = Money.toJSON(message.amount);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<AppliedDiscount>, I>>(base?: I): AppliedDiscount {
+    return AppliedDiscount.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<AppliedDiscount>, I>>(object: I): AppliedDiscount {
+    const message = createBaseAppliedDiscount();
+    message.code = object.code ?? "";
+    message.kind = object.kind ?? "";
+    message.value = object.value ?? 0;
+    message.amount = (object.amount !== undefined && object.amount !== null)
+      ? Money.fromPartial(object.amount)
+      : undefined;
     return message;
   },
 };

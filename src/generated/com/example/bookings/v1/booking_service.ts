@@ -18,6 +18,7 @@ import {
   type ServiceError,
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
+import { Money } from "../../common/v1/money";
 import { Boarding, ManifestPassenger } from "./boarding";
 import { Booking, BookingStatus, bookingStatusFromJSON, bookingStatusToJSON, TripCancellation } from "./booking";
 import { Ticket, TicketRevocation } from "./ticket";
@@ -33,6 +34,8 @@ export interface PassengerInput {
   phone?: string | undefined;
   seatNumber: string;
   fareClass: string;
+  passengerType?: string | undefined;
+  birthDate?: string | undefined;
 }
 
 export interface CreateBookingRequest {
@@ -43,6 +46,8 @@ export interface CreateBookingRequest {
   contactPhone?: string | undefined;
   boardingStop?: string | undefined;
   alightingStop?: string | undefined;
+  discountCode?: string | undefined;
+  expectedTotal?: Money | undefined;
 }
 
 export interface CreateBookingResponse {
@@ -80,6 +85,7 @@ export interface UpdateBookingRequest {
   boardingStop?: string | undefined;
   alightingStop?: string | undefined;
   requestId: string;
+  expectedTotal?: Money | undefined;
 }
 
 export interface UpdateBookingResponse {
@@ -186,7 +192,16 @@ export interface GetTripCancellationResponse {
 }
 
 function createBasePassengerInput(): PassengerInput {
-  return { firstName: "", lastName: "", email: "", phone: undefined, seatNumber: "", fareClass: "" };
+  return {
+    firstName: "",
+    lastName: "",
+    email: "",
+    phone: undefined,
+    seatNumber: "",
+    fareClass: "",
+    passengerType: undefined,
+    birthDate: undefined,
+  };
 }
 
 export const PassengerInput: MessageFns<PassengerInput> = {
@@ -208,6 +223,12 @@ export const PassengerInput: MessageFns<PassengerInput> = {
     }
     if (message.fareClass !== "") {
       writer.uint32(50).string(message.fareClass);
+    }
+    if (message.passengerType !== undefined) {
+      writer.uint32(58).string(message.passengerType);
+    }
+    if (message.birthDate !== undefined) {
+      writer.uint32(66).string(message.birthDate);
     }
     return writer;
   },
@@ -273,6 +294,22 @@ export const PassengerInput: MessageFns<PassengerInput> = {
             message.fareClass = reader.string();
             continue;
           }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.passengerType = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.birthDate = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -309,6 +346,16 @@ export const PassengerInput: MessageFns<PassengerInput> = {
         : isSet(object.fare_class)
         ? globalThis.String(object.fare_class)
         : "",
+      passengerType: isSet(object.passengerType)
+        ? globalThis.String(object.passengerType)
+        : isSet(object.passenger_type)
+        ? globalThis.String(object.passenger_type)
+        : undefined,
+      birthDate: isSet(object.birthDate)
+        ? globalThis.String(object.birthDate)
+        : isSet(object.birth_date)
+        ? globalThis.String(object.birth_date)
+        : undefined,
     };
   },
 
@@ -332,6 +379,12 @@ export const PassengerInput: MessageFns<PassengerInput> = {
     if (message.fareClass !== "") {
       obj.fareClass = message.fareClass;
     }
+    if (message.passengerType !== undefined) {
+      obj.passengerType = message.passengerType;
+    }
+    if (message.birthDate !== undefined) {
+      obj.birthDate = message.birthDate;
+    }
     return obj;
   },
 
@@ -346,6 +399,8 @@ export const PassengerInput: MessageFns<PassengerInput> = {
     message.phone = object.phone ?? undefined;
     message.seatNumber = object.seatNumber ?? "";
     message.fareClass = object.fareClass ?? "";
+    message.passengerType = object.passengerType ?? undefined;
+    message.birthDate = object.birthDate ?? undefined;
     return message;
   },
 };
@@ -359,6 +414,8 @@ function createBaseCreateBookingRequest(): CreateBookingRequest {
     contactPhone: undefined,
     boardingStop: undefined,
     alightingStop: undefined,
+    discountCode: undefined,
+    expectedTotal: undefined,
   };
 }
 
@@ -384,6 +441,12 @@ export const CreateBookingRequest: MessageFns<CreateBookingRequest> = {
     }
     if (message.alightingStop !== undefined) {
       writer.uint32(58).string(message.alightingStop);
+    }
+    if (message.discountCode !== undefined) {
+      writer.uint32(66).string(message.discountCode);
+    }
+    if (message.expectedTotal !== undefined) {
+      Money.encode(message.expectedTotal, writer.uint32(74).fork()).join();
     }
     return writer;
   },
@@ -457,6 +520,22 @@ export const CreateBookingRequest: MessageFns<CreateBookingRequest> = {
             message.alightingStop = reader.string();
             continue;
           }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.discountCode = reader.string();
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.expectedTotal = Money.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -504,6 +583,16 @@ export const CreateBookingRequest: MessageFns<CreateBookingRequest> = {
         : isSet(object.alighting_stop)
         ? globalThis.String(object.alighting_stop)
         : undefined,
+      discountCode: isSet(object.discountCode)
+        ? globalThis.String(object.discountCode)
+        : isSet(object.discount_code)
+        ? globalThis.String(object.discount_code)
+        : undefined,
+      expectedTotal: isSet(object.expectedTotal)
+        ? Money.fromJSON(object.expectedTotal)
+        : isSet(object.expected_total)
+        ? Money.fromJSON(object.expected_total)
+        : undefined,
     };
   },
 
@@ -530,6 +619,12 @@ export const CreateBookingRequest: MessageFns<CreateBookingRequest> = {
     if (message.alightingStop !== undefined) {
       obj.alightingStop = message.alightingStop;
     }
+    if (message.discountCode !== undefined) {
+      obj.discountCode = message.discountCode;
+    }
+    if (message.expectedTotal !== undefined) {
+      obj.expectedTotal = Money.toJSON(message.expectedTotal);
+    }
     return obj;
   },
 
@@ -545,6 +640,10 @@ export const CreateBookingRequest: MessageFns<CreateBookingRequest> = {
     message.contactPhone = object.contactPhone ?? undefined;
     message.boardingStop = object.boardingStop ?? undefined;
     message.alightingStop = object.alightingStop ?? undefined;
+    message.discountCode = object.discountCode ?? undefined;
+    message.expectedTotal = (object.expectedTotal !== undefined && object.expectedTotal !== null)
+      ? Money.fromPartial(object.expectedTotal)
+      : undefined;
     return message;
   },
 };
@@ -1028,6 +1127,7 @@ function createBaseUpdateBookingRequest(): UpdateBookingRequest {
     boardingStop: undefined,
     alightingStop: undefined,
     requestId: "",
+    expectedTotal: undefined,
   };
 }
 
@@ -1056,6 +1156,9 @@ export const UpdateBookingRequest: MessageFns<UpdateBookingRequest> = {
     }
     if (message.requestId !== "") {
       writer.uint32(66).string(message.requestId);
+    }
+    if (message.expectedTotal !== undefined) {
+      Money.encode(message.expectedTotal, writer.uint32(74).fork()).join();
     }
     return writer;
   },
@@ -1137,6 +1240,14 @@ export const UpdateBookingRequest: MessageFns<UpdateBookingRequest> = {
             message.requestId = reader.string();
             continue;
           }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.expectedTotal = Money.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1191,6 +1302,11 @@ export const UpdateBookingRequest: MessageFns<UpdateBookingRequest> = {
         : isSet(object.request_id)
         ? globalThis.String(object.request_id)
         : "",
+      expectedTotal: isSet(object.expectedTotal)
+        ? Money.fromJSON(object.expectedTotal)
+        : isSet(object.expected_total)
+        ? Money.fromJSON(object.expected_total)
+        : undefined,
     };
   },
 
@@ -1220,6 +1336,9 @@ export const UpdateBookingRequest: MessageFns<UpdateBookingRequest> = {
     if (message.requestId !== "") {
       obj.requestId = message.requestId;
     }
+    if (message.expectedTotal !== undefined) {
+      obj.expectedTotal = Money.toJSON(message.expectedTotal);
+    }
     return obj;
   },
 
@@ -1236,6 +1355,9 @@ export const UpdateBookingRequest: MessageFns<UpdateBookingRequest> = {
     message.boardingStop = object.boardingStop ?? undefined;
     message.alightingStop = object.alightingStop ?? undefined;
     message.requestId = object.requestId ?? "";
+    message.expectedTotal = (object.expectedTotal !== undefined && object.expectedTotal !== null)
+      ? Money.fromPartial(object.expectedTotal)
+      : undefined;
     return message;
   },
 };
