@@ -17,6 +17,7 @@ import { createPaymentWebhookApplication } from '../application/payment-webhooks
 import { createReadinessCheck, type ReadinessCheck } from '../application/readiness';
 import { createStartReconciler, scheduleStartReconciliation } from '../application/start-reconciler';
 import { createTicketApplication, type TicketApplication } from '../application/tickets';
+import { createRefundQuoteApplication, type RefundQuoteApplication } from '../application/refund-quotes';
 import { createBoardingApplication, type BoardingApplication } from '../application/boarding';
 import { createUserApplication } from '../application/users';
 import {
@@ -95,6 +96,7 @@ export interface ApiComposition {
   tickets: TicketApplication;
   boarding: BoardingApplication;
   webhooks: PartnerWebhookApplication;
+  refundQuotes: RefundQuoteApplication;
   /** Wakes partner webhook delivery workflows; the sweep uses it for events their writer left. */
   webhookDeliveries: WebhookDeliveryStarter;
   checkReadiness: ReadinessCheck;
@@ -144,6 +146,7 @@ export async function composeApi(
   });
   const ticketKeys = createTicketKeyStore({ database, cipher });
   const tickets = createTicketApplication({ database, cipher, bookings, ticketKeys });
+  const refundQuotes = createRefundQuoteApplication({ database, bookings });
   // Scans verify against the key set this service publishes for its own tickets, and no other.
   const boarding = createBoardingApplication({
     database,
@@ -209,6 +212,7 @@ export async function composeApi(
       tickets,
       boarding,
       webhooks,
+      refundQuotes,
     },
     idempotency,
     operationGuard: createOperationGuard(verifier),
@@ -234,6 +238,7 @@ export async function composeApi(
     tickets,
     boarding,
     webhooks,
+    refundQuotes,
     webhookDeliveries,
     checkReadiness,
     verifier,
