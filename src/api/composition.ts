@@ -6,6 +6,7 @@ import type { Knex } from 'knex';
 import type { Config } from '../config';
 import type { Logger } from '../logger';
 import { createDatabase } from '../db/connection';
+import { purgeRefundQuotes } from '../db/refund-quotes';
 import {
   listenForRouteAvailabilityChanges,
   type RouteAvailabilityChanges,
@@ -317,6 +318,12 @@ export async function startApi(
   const stopPurge = schedulePurge(idempotency, config.idempotency.purgeIntervalSeconds * 1000, (error) =>
     logger.warn({ err: error }, 'purging expired idempotency keys failed'),
   );
+  // Quotes are kept a day for support to read what was promised; they go on the same beat as idempotency keys.
+  const stopQuotePurge = schedulePurge(
+    { purgeExpired: () => purgeRefundQuotes(database) },
+    config.idempotency.purgeIntervalSeconds * 1000,
+    (error) => logger.warn({ err: error }, 'purging old refund quotes failed'),
+  );
   // Every API process sweeps: starts are idempotent, so two processes finding the same lost start is harmless.
   const reportFailure = backgroundFailureReporter(apiMetrics.backgroundFailures, logger);
   const stopStartReconciliation = scheduleStartReconciliation(
@@ -378,6 +385,7 @@ export async function startApi(
     metricsPort,
     async stop() {
       stopPurge();
+      stopQuotePurge();
       stopStartReconciliation();
       stopPartnerEventSweep();
       await Promise.all([
