@@ -21,6 +21,7 @@ import * as bookingPaymentAction from './20261129_018_booking_payment_action';
 import * as paymentEvents from './20261129_019_payment_events';
 import * as partnerWebhooks from './20261129_020_partner_webhooks';
 import * as fares from './20261129_021_fares';
+import * as refundQuotes from './20261129_022_refund_quotes';
 import * as passengerTypesOnPassengers from './20261129_024_passenger_types_on_passengers';
 
 export interface NamedMigration {
@@ -51,5 +52,6 @@ export const migrations: readonly NamedMigration[] = [
   { name: '20261129_019_payment_events', migration: paymentEvents },
   { name: '20261129_020_partner_webhooks', migration: partnerWebhooks },
   { name: '20261129_021_fares', migration: fares },
+  { name: '20261129_022_refund_quotes', migration: refundQuotes },
   { name: '20261129_024_passenger_types_on_passengers', migration: passengerTypesOnPassengers },
 ];

@@ -6,6 +6,7 @@ import type { Knex } from 'knex';
 import type { Config } from '../config';
 import type { Logger } from '../logger';
 import { createDatabase } from '../db/connection';
+import { purgeRefundQuotes } from '../db/refund-quotes';
 import {
   listenForRouteAvailabilityChanges,
   type RouteAvailabilityChanges,
@@ -17,6 +18,7 @@ import { createPaymentWebhookApplication } from '../application/payment-webhooks
 import { createReadinessCheck, type ReadinessCheck } from '../application/readiness';
 import { createStartReconciler, scheduleStartReconciliation } from '../application/start-reconciler';
 import { createTicketApplication, type TicketApplication } from '../application/tickets';
+import { createRefundQuoteApplication, type RefundQuoteApplication } from '../application/refund-quotes';
 import { createBoardingApplication, type BoardingApplication } from '../application/boarding';
 import { createUserApplication } from '../application/users';
 import {
@@ -95,6 +97,7 @@ export interface ApiComposition {
   tickets: TicketApplication;
   boarding: BoardingApplication;
   webhooks: PartnerWebhookApplication;
+  refundQuotes: RefundQuoteApplication;
   /** Wakes partner webhook delivery workflows; the sweep uses it for events their writer left. */
   webhookDeliveries: WebhookDeliveryStarter;
   checkReadiness: ReadinessCheck;
@@ -144,6 +147,7 @@ export async function composeApi(
   });
   const ticketKeys = createTicketKeyStore({ database, cipher });
   const tickets = createTicketApplication({ database, cipher, bookings, ticketKeys });
+  const refundQuotes = createRefundQuoteApplication({ database, bookings });
   // Scans verify against the key set this service publishes for its own tickets, and no other.
   const boarding = createBoardingApplication({
     database,
@@ -209,6 +213,7 @@ export async function composeApi(
       tickets,
       boarding,
       webhooks,
+      refundQuotes,
     },
     idempotency,
     operationGuard: createOperationGuard(verifier),
@@ -234,6 +239,7 @@ export async function composeApi(
     tickets,
     boarding,
     webhooks,
+    refundQuotes,
     webhookDeliveries,
     checkReadiness,
     verifier,
@@ -291,6 +297,7 @@ export async function startApi(
     tickets,
     boarding,
     webhooks,
+    refundQuotes,
     webhookDeliveries,
     checkReadiness,
     verifier,
@@ -310,6 +317,12 @@ export async function startApi(
   );
   const stopPurge = schedulePurge(idempotency, config.idempotency.purgeIntervalSeconds * 1000, (error) =>
     logger.warn({ err: error }, 'purging expired idempotency keys failed'),
+  );
+  // Quotes are kept a day for support to read what was promised; they go on the same beat as idempotency keys.
+  const stopQuotePurge = schedulePurge(
+    { purgeExpired: () => purgeRefundQuotes(database) },
+    config.idempotency.purgeIntervalSeconds * 1000,
+    (error) => logger.warn({ err: error }, 'purging old refund quotes failed'),
   );
   // Every API process sweeps: starts are idempotent, so two processes finding the same lost start is harmless.
   const reportFailure = backgroundFailureReporter(apiMetrics.backgroundFailures, logger);
@@ -349,6 +362,7 @@ export async function startApi(
     application: bookings,
     tickets,
     boarding,
+    refundQuotes,
     webhooks,
     verifyAccessToken: (token) => verifier.verifyAccessToken(token),
     checkReadiness,
@@ -371,6 +385,7 @@ export async function startApi(
     metricsPort,
     async stop() {
       stopPurge();
+      stopQuotePurge();
       stopStartReconciliation();
       stopPartnerEventSweep();
       await Promise.all([

@@ -8,6 +8,7 @@ import type {
   PaymentAction,
   PaymentStatus,
   PriceBreakdown,
+  RefundRule,
 } from '../domain/booking';
 import type { BookingSegment } from '../domain/segments';
 import { boardingOf, passengerBoardingStatus } from '../domain/boarding';
@@ -48,6 +49,8 @@ export interface BookingRow {
   segment: BookingSegment | null;
   /** The open payment without its client secret; null while none is open. */
   payment_action: PaymentAction | null;
+  /** The rule the booking was made under; null on rows written before the read model kept it. */
+  refund_rule: RefundRule | null;
   version: number;
   created_at: Date;
   updated_at: Date;
@@ -96,6 +99,7 @@ export const bookingColumns = everyColumnOf<BookingRow>()([
   'updated_at',
   'segment',
   'payment_action',
+  'refund_rule',
 ]);
 
 /** Foreign key of a booking row to its trip: a snapshot of a trip that does not exist fails it. */
@@ -144,6 +148,7 @@ function bookingRowOf(snapshot: BookingState, cipher: FieldCipher): Record<Booki
     departure_time: snapshot.departureTime,
     segment: snapshot.segment === undefined ? null : JSON.stringify(snapshot.segment),
     payment_action: paymentActionColumn(snapshot.payment.action),
+    refund_rule: JSON.stringify(snapshot.refundRule),
     version: snapshot.version,
     created_at: snapshot.createdAt,
     updated_at: snapshot.updatedAt,

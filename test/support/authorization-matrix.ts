@@ -4,6 +4,8 @@ import type Koa from 'koa';
 import type { BoardingApplication } from '../../src/application/boarding';
 import type { BookingView } from '../../src/application/interface';
 import type { TicketApplication } from '../../src/application/tickets';
+import type { RefundQuoteApplication } from '../../src/application/refund-quotes';
+import type { RefundQuote } from '../../src/domain/refund-quotes';
 import type { Actor } from '../../src/domain/actor';
 import type { IdentityProvider } from '../../src/identity/identity-provider';
 import { scopesForRoles } from '../../src/security/policy';
@@ -31,6 +33,8 @@ export interface MatrixEnvironment {
   tickets: TicketApplication;
   /** The boarding application the REST app serves, for the gRPC server. */
   boarding: BoardingApplication;
+  /** The refund quotes the REST app serves, for the gRPC server. */
+  refundQuotes: RefundQuoteApplication;
   parties: MatrixParties;
   trip: TestTrip;
   /** The trip's departure date at its origin, as the availability operation takes it. */
@@ -41,6 +45,8 @@ export interface MatrixEnvironment {
   createOwnerBooking(): Promise<BookingView>;
   /** Pays for the owner's booking: CONFIRMED, its tickets issued. */
   confirmOwnerBooking(booking: BookingView): Promise<BookingView>;
+  /** A refund quote of the owner's booking, every passenger, made by the owner. */
+  quoteOf(booking: BookingView): Promise<RefundQuote>;
   /** The QR payload of the valid ticket of a confirmed booking's first passenger, once issued. */
   ticketOf(booking: BookingView): Promise<string>;
   /** A trip of its own, for a cell that cancels one (each served cancel needs a trip not cancelled yet). */
@@ -91,6 +97,7 @@ export async function startMatrixEnvironment(): Promise<MatrixEnvironment> {
       verifier,
       tickets: full.tickets,
       boarding: full.boarding,
+      refundQuotes: full.refundQuotes,
       parties: {
         owner: { id: owner.id, ...ownerCredentials },
         anotherCustomer,
@@ -105,6 +112,7 @@ export async function startMatrixEnvironment(): Promise<MatrixEnvironment> {
         saga.application.createBooking(customer(owner.id), bookingRequest(trip, [nextSeat()])),
       confirmOwnerBooking: (booking) =>
         saga.application.confirmPayment(customer(owner.id), booking.id, { paymentToken: 'tok_visa' }),
+      quoteOf: (booking) => full.refundQuotes.quoteRefund(customer(owner.id), booking.id, {}),
       async ticketOf(booking) {
         const row = await eventually(
           (): Promise<{ token: string } | undefined> =>

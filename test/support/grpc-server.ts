@@ -8,6 +8,7 @@ import type { AccessTokenVerifier } from '../../src/api/grpc/caller-authorizatio
 import type { BookingApplication, BookingView } from '../../src/application/interface';
 import type { TicketApplication } from '../../src/application/tickets';
 import type { BoardingApplication } from '../../src/application/boarding';
+import type { RefundQuoteApplication } from '../../src/application/refund-quotes';
 import type { PartnerWebhookApplication } from '../../src/application/partner-webhooks';
 import type { Actor } from '../../src/domain/actor';
 import type { Readiness, ReadinessCheck } from '../../src/application/readiness';
@@ -146,6 +147,19 @@ export function fakeBoardingApplication(operations: Partial<BoardingApplication>
   };
 }
 
+/** Refund quote operations that fail loudly unless the test supplies them. */
+export function fakeRefundQuoteApplication(
+  operations: Partial<RefundQuoteApplication> = {},
+): RefundQuoteApplication {
+  const unexpected = (name: string) => () =>
+    Promise.reject(new Error(`RefundQuoteApplication.${name} was not expected in this test`));
+  return {
+    quoteRefund: unexpected('quoteRefund'),
+    getRefundQuote: unexpected('getRefundQuote'),
+    ...operations,
+  };
+}
+
 /** Webhook operations that fail loudly unless the test supplies them. */
 export function fakeWebhookApplication(
   operations: Partial<PartnerWebhookApplication> = {},
@@ -176,6 +190,7 @@ export interface TestServerOptions {
   readonly application?: BookingApplication;
   readonly tickets?: TicketApplication;
   readonly boarding?: BoardingApplication;
+  readonly refundQuotes?: RefundQuoteApplication;
   readonly webhooks?: PartnerWebhookApplication;
   readonly verifyAccessToken?: AccessTokenVerifier;
   readonly checkReadiness?: ReadinessCheck;
@@ -207,6 +222,7 @@ export function startTestServer(options: TestServerOptions): Promise<RunningGrpc
       application: options.application ?? fakeApplication(),
       tickets: options.tickets ?? fakeTicketApplication(),
       boarding: options.boarding ?? fakeBoardingApplication(),
+      refundQuotes: options.refundQuotes ?? fakeRefundQuoteApplication(),
       webhooks: options.webhooks ?? fakeWebhookApplication(),
       verifyAccessToken: options.verifyAccessToken ?? verifyTestToken,
       checkReadiness: options.checkReadiness ?? alwaysReady,

@@ -15,6 +15,7 @@ import { createCatalogApplication } from '../../src/application/catalog';
 import type { BookingApplication } from '../../src/application/interface';
 import { createUserApplication } from '../../src/application/users';
 import { createTicketApplication } from '../../src/application/tickets';
+import { createRefundQuoteApplication } from '../../src/application/refund-quotes';
 import { createTicketKeyStore } from '../../src/db/ticket-keys';
 import type { BoardingApplication } from '../../src/application/boarding';
 import { unavailable } from '../../src/domain/errors';
@@ -133,6 +134,7 @@ export function buildApp(options: {
       tickets: createTicketApplication({ database, cipher, bookings: options.bookings, ticketKeys }),
       boarding: unexpectedBoarding,
       webhooks: unexpectedWebhooks,
+      refundQuotes: createRefundQuoteApplication({ database, bookings: options.bookings }),
       ...options.applications,
     },
     idempotency: createIdempotencyStore({

@@ -4,6 +4,7 @@ import { status, type sendUnaryData, type ServerUnaryCall } from '@grpc/grpc-js'
 import type { BookingApplication } from '../../application/interface';
 import type { TicketApplication } from '../../application/tickets';
 import type { BoardingApplication } from '../../application/boarding';
+import type { RefundQuoteApplication } from '../../application/refund-quotes';
 import {
   bookingIdForRequest,
   commandIdForRequest,
@@ -42,13 +43,19 @@ import {
   toTicketMessage,
   toTripCancellationMessage,
 } from './booking-mapper';
+import type {
+  GetRefundQuoteRequest,
+  QuoteRefundRequest,
+} from '../../generated/com/example/bookings/v1/refund_quote';
 import { authorizeCaller, type AccessTokenVerifier } from './caller-authorization';
+import { toRefundQuoteMessage } from './refund-quote-mapper';
 import { grpcStatusOf } from './status-details';
 
 export interface BookingServiceDependencies {
   readonly application: BookingApplication;
   readonly tickets: TicketApplication;
   readonly boarding: BoardingApplication;
+  readonly refundQuotes: RefundQuoteApplication;
   readonly verifyAccessToken: AccessTokenVerifier;
   readonly logger: Logger;
   /** The allow-listed name of the call's client certificate; undefined on a plaintext server. */
@@ -291,6 +298,30 @@ export function createBookingServiceHandlers(dependencies: BookingServiceDepende
         );
         return { booking: toBookingMessage(booking) };
       },
+    ),
+
+    quoteRefund: unary(
+      BookingServiceService.quoteRefund,
+      'read',
+      async (actor, request: QuoteRefundRequest) => {
+        // proto3 has no unset list: an empty one asks for every travelling passenger, as REST's absent field does.
+        const quote = await dependencies.refundQuotes.quoteRefund(
+          actor,
+          request.bookingId,
+          request.passengerIds.length === 0 ? {} : { passengerIds: request.passengerIds },
+        );
+        return { quote: toRefundQuoteMessage(quote) };
+      },
+    ),
+
+    getRefundQuote: unary(
+      BookingServiceService.getRefundQuote,
+      'read',
+      async (actor, request: GetRefundQuoteRequest) => ({
+        quote: toRefundQuoteMessage(
+          await dependencies.refundQuotes.getRefundQuote(actor, request.bookingId, request.quoteId),
+        ),
+      }),
     ),
 
     cancelTrip: unary(

@@ -12,6 +12,7 @@ import {
 import type { BookingApplication } from '../../application/interface';
 import type { TicketApplication } from '../../application/tickets';
 import type { BoardingApplication } from '../../application/boarding';
+import type { RefundQuoteApplication } from '../../application/refund-quotes';
 import type { PartnerWebhookApplication } from '../../application/partner-webhooks';
 import type { ReadinessCheck } from '../../application/readiness';
 import { ConfigError, type Config } from '../../config';
@@ -63,6 +64,7 @@ export interface GrpcServerDependencies {
   readonly application: BookingApplication;
   readonly tickets: TicketApplication;
   readonly boarding: BoardingApplication;
+  readonly refundQuotes: RefundQuoteApplication;
   readonly webhooks: PartnerWebhookApplication;
   readonly verifyAccessToken: AccessTokenVerifier;
   readonly checkReadiness: ReadinessCheck;
@@ -220,6 +222,7 @@ export async function startGrpcServer(
       application: dependencies.application,
       tickets: dependencies.tickets,
       boarding: dependencies.boarding,
+      refundQuotes: dependencies.refundQuotes,
       verifyAccessToken: dependencies.verifyAccessToken,
       logger,
       serviceIdentityOf,

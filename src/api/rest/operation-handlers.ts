@@ -8,6 +8,7 @@ import type {
 import type { TicketApplication } from '../../application/tickets';
 import type { BoardingApplication } from '../../application/boarding';
 import type { PartnerWebhookApplication } from '../../application/partner-webhooks';
+import type { RefundQuoteApplication } from '../../application/refund-quotes';
 import { currentUserAlias } from '../../application/users';
 import type { Actor } from '../../domain/actor';
 import type { BookingStatus } from '../../domain/booking';
@@ -28,6 +29,7 @@ import {
   userJson,
 } from './contract-mapping';
 import { boardingJson, manifestPassengerJson, recordBoardingInput } from './boarding-mapping';
+import { refundQuoteInput, refundQuoteJson } from './refund-quote-mapping';
 import { serializedOnce, type RestResponse } from './responses';
 import {
   rotateSecretInput,
@@ -67,6 +69,7 @@ export interface Applications {
   tickets: TicketApplication;
   boarding: BoardingApplication;
   webhooks: PartnerWebhookApplication;
+  refundQuotes: RefundQuoteApplication;
 }
 
 const jsonType = 'application/json; charset=utf-8';
@@ -114,7 +117,7 @@ function commandOptions(reservedId: string | undefined, receivedAt: number | und
 
 /** Handlers by canonical operationId; an `/api` twin runs its canonical operation's handler. */
 export function createOperationHandlers(applications: Applications): Record<string, OperationHandler> {
-  const { bookings, catalog, users, tickets, boarding, webhooks } = applications;
+  const { bookings, catalog, users, tickets, boarding, webhooks, refundQuotes } = applications;
   return {
     async createBooking({ actor, body, prefix, reservedId, receivedAt }) {
       // The key's reserved id is the booking's: a retry whose first answer was lost (the process died, or the
@@ -166,6 +169,24 @@ export function createOperationHandlers(applications: Applications): Record<stri
           ...(receivedAt === undefined ? {} : { receivedAt }),
         }),
       );
+    },
+
+    async createRefundQuote({ actor, path, body, prefix }) {
+      const quote = await refundQuotes.quoteRefund(actor, String(path.booking_id), refundQuoteInput(body));
+      return {
+        status: 201,
+        headers: {
+          'content-type': jsonType,
+          location: `${prefix}/bookings/${quote.bookingId}/refund-quotes/${quote.id}`,
+          'cache-control': 'no-store',
+        },
+        body: refundQuoteJson(quote),
+      };
+    },
+
+    async getRefundQuote({ actor, path }) {
+      const quote = await refundQuotes.getRefundQuote(actor, String(path.booking_id), String(path.quote_id));
+      return ok(refundQuoteJson(quote), { 'cache-control': 'no-store' });
     },
 
     async cancelTrip({ actor, path, body, prefix, receivedAt }) {

@@ -48,6 +48,7 @@ describe('migrations', () => {
           'passengers',
           'payment_events',
           'payments',
+          'refund_quotes',
           'refunds',
           'route_stops',
           'routes',

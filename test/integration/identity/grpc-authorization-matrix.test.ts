@@ -26,6 +26,10 @@ import {
   RecordBoardingRequest,
   UpdateBookingRequest,
 } from '../../../src/generated/com/example/bookings/v1/booking_service';
+import {
+  GetRefundQuoteRequest,
+  QuoteRefundRequest,
+} from '../../../src/generated/com/example/bookings/v1/refund_quote';
 import { bookingServiceHttpBindings, grpcMethodAuthorization } from '../../../src/security/policy';
 import {
   createTestCertificates,
@@ -110,6 +114,12 @@ const methodRequests: Record<MethodKey, (context: RequestContext) => Promise<unk
     CancelTripRequest.fromPartial({ tripId: await world.createSpareTrip(), reason: 'The bus broke down' }),
   getTripCancellation: async ({ world }) =>
     GetTripCancellationRequest.fromPartial({ tripId: await world.createCancelledTrip() }),
+  quoteRefund: async ({ booking }) => QuoteRefundRequest.fromPartial({ bookingId: (await booking()).id }),
+  getRefundQuote: async ({ world, booking }) => {
+    const target = await booking();
+    const quote = await world.quoteOf(target);
+    return GetRefundQuoteRequest.fromPartial({ bookingId: target.id, quoteId: quote.id });
+  },
 };
 
 const methodKeys = Object.keys(BookingServiceService) as MethodKey[];
@@ -139,6 +149,7 @@ function wrongParty(
   key: MethodKey,
   parties: { callerId: string; ownerId: string; staff: boolean },
   response: unknown,
+  ownerBookingIds: ReadonlySet<string>,
 ): string | undefined {
   const { booking, bookings } = response as { booking?: Booking; bookings?: Booking[] };
   // The owner's booking is confirmed: served, its tickets (and PDF) are the owner's, the trip's list the trip's.
@@ -165,6 +176,15 @@ function wrongParty(
   }
   if (key === 'listTripTicketRevocations') {
     return (response as { tripId: string }).tripId === world.trip.tripId ? undefined : 'another trip';
+  }
+  if (key === 'quoteRefund' || key === 'getRefundQuote') {
+    // A quote is served only to whoever may read its booking, which is always the owner's.
+    const { quote } = response as { quote?: { bookingId: string } };
+    return quote === undefined
+      ? 'no quote'
+      : ownerBookingIds.has(quote.bookingId)
+        ? undefined
+        : 'a quote of another booking';
   }
   // A trip's cancellation shows no customer's booking.
   if (key === 'cancelTrip' || key === 'getTripCancellation') return undefined;
@@ -194,6 +214,7 @@ beforeAll(async () => {
     application: world.saga.application,
     tickets: world.tickets,
     boarding: world.boarding,
+    refundQuotes: world.refundQuotes,
     verifyAccessToken: (token) => world.verifier.verifyAccessToken(token),
   });
   // The allow-listed client certificate: only the user token in the metadata varies from cell to cell.
@@ -267,6 +288,12 @@ describe('gRPC authorization matrix against the real server', () => {
       );
       const observed: Record<string, string> = {};
       const expected: Record<string, string> = {};
+      const ownerBookingIds = new Set(
+        await world.saga
+          .database('bookings')
+          .where({ customer_id: world.parties.owner.id })
+          .pluck<string[]>('id'),
+      );
       for (const { cell, outcome, request, authorization } of prepared) {
         const answer = await invoke(key, request, authorization);
         const parties = {
@@ -274,7 +301,8 @@ describe('gRPC authorization matrix against the real server', () => {
           ownerId: world.parties.owner.id,
           staff: cell.caller === 'agent' || cell.caller === 'admin',
         };
-        const leak = answer.outcome === 'OK' ? wrongParty(key, parties, answer.response) : undefined;
+        const leak =
+          answer.outcome === 'OK' ? wrongParty(key, parties, answer.response, ownerBookingIds) : undefined;
         observed[cell.name] = answer.outcome + (leak ? ` but served ${leak}` : '');
         expected[cell.name] = expectedOutcome(outcome);
       }

@@ -86,6 +86,12 @@ const guardedRequests: Record<string, RequestBuilder> = {
       query: { date: world.tripDate },
     }),
   listBookingTickets: async ({ booking }) => ({ pathParameters: { booking_id: (await booking()).id } }),
+  createRefundQuote: async ({ booking }) => ({ pathParameters: { booking_id: (await booking()).id } }),
+  getRefundQuote: async ({ world, booking }) => {
+    const target = await booking();
+    const quote = await world.quoteOf(target);
+    return { pathParameters: { booking_id: target.id, quote_id: quote.id } };
+  },
   getTicketPdf: async ({ booking }) => {
     const target = await booking();
     return { pathParameters: { booking_id: target.id, passenger_id: target.passengers[0].id } };
@@ -180,6 +186,7 @@ function wrongParty(
   operation: OpenApiOperation,
   parties: { callerId: string; ownerId: string; staff: boolean },
   body: unknown,
+  ownerBookingIds: ReadonlySet<string>,
 ): string | undefined {
   const { callerId, ownerId, staff } = parties;
   const served = body as { customer_id?: string; id?: string; bookings?: { customer_id: string }[] };
@@ -214,6 +221,12 @@ function wrongParty(
         : 'a manifest without the trip’s passengers',
     getUser: () => (served.id === ownerId ? undefined : `profile of ${served.id}`),
   };
+  // A quote is served only to whoever may read its booking, which is always the owner's.
+  expectations.createRefundQuote = () =>
+    ownerBookingIds.has(String((body as { booking_id?: string }).booking_id))
+      ? undefined
+      : 'a quote of another booking';
+  expectations.getRefundQuote = expectations.createRefundQuote;
   expectations.updateBooking = expectations.getBooking;
   expectations.cancelBooking = expectations.getBooking;
   expectations.confirmPayment = expectations.getBooking;
@@ -277,6 +290,12 @@ describe('REST authorization matrix against the real handlers', () => {
       );
       const observed: Record<string, string> = {};
       const expected: Record<string, string> = {};
+      const ownerBookingIds = new Set(
+        await world.saga
+          .database('bookings')
+          .where({ customer_id: world.parties.owner.id })
+          .pluck<string[]>('id'),
+      );
       for (const { cell, outcome, restRequest, authorization } of prepared) {
         const response = await send(operation, restRequest, authorization);
         expected[cell.name] =
@@ -287,7 +306,7 @@ describe('REST authorization matrix against the real handlers', () => {
           ownerId: world.parties.owner.id,
           staff: cell.caller === 'agent' || cell.caller === 'admin',
         };
-        const leak = served ? wrongParty(operation, parties, response.body) : undefined;
+        const leak = served ? wrongParty(operation, parties, response.body, ownerBookingIds) : undefined;
         observed[cell.name] =
           `${served ? 'OK' : response.body.code} ${response.status}` + (leak ? ` but served ${leak}` : '');
         if (response.status === 401) {

@@ -657,6 +657,20 @@ contexts.getTicketPdf = {
     () => Promise.resolve({ ...empty(), path: { booking_id: randomUUID(), passenger_id: randomUUID() } }),
   ],
 };
+// Quotes of a booking nobody holds: served 404s once the document's limits pass, as the ticket reads.
+contexts.createRefundQuote = {
+  bases: [
+    () =>
+      Promise.resolve({
+        ...empty(),
+        path: { booking_id: randomUUID() },
+        body: { passenger_ids: [randomUUID()] },
+      }),
+  ],
+};
+contexts.getRefundQuote = {
+  bases: [() => Promise.resolve({ ...empty(), path: { booking_id: randomUUID(), quote_id: randomUUID() } })],
+};
 contexts.listTripTicketRevocations = {
   token: () => tokens.agent,
   bases: [() => Promise.resolve({ ...empty(), path: { trip_id: trips[0].tripId } })],

@@ -357,6 +357,21 @@ describe('every operation with its examples', () => {
     }
   });
 
+  it('quotes cancelling a paid passenger with the quote example, and reads the quote back', async () => {
+    for (const [createId, readId, target] of [
+      ['createRefundQuote', 'getRefundQuote', booking],
+      ['createRefundQuoteApi', 'getRefundQuoteApi', apiBooking],
+    ] as const) {
+      const body = exampleBody(createId, 'onePassenger') as { passenger_ids: string[] };
+      body.passenger_ids[0] = target.passengers[0].id;
+      const quoted = await drive(createId, { params: { booking_id: target.id }, body });
+      expect(quoted.status).toBe(201);
+      const { id } = quoted.body as { id: string };
+      const read = await drive(readId, { params: { booking_id: target.id, quote_id: id } });
+      expect([read.status, read.body]).toEqual([200, quoted.body]);
+    }
+  });
+
   it('lists a trip’s revoked tickets to a driver, and refuses a customer', async () => {
     const driver = { email: `driver-${randomUUID()}@contract.test`, password: `pw-${randomUUID()}` };
     const driverUser = await insertLoginUser(database, saga.cipher, { ...driver, roles: ['driver'] });

@@ -127,6 +127,7 @@ async function databaseFingerprint(): Promise<Record<string, string>> {
     seatAllocations: await digest(`SELECT * FROM seat_allocations WHERE trip_id = ?`, [trip.tripId]),
     payments: await digest(`SELECT * FROM payments WHERE booking_id IN (${ownBookings})`, scope),
     refunds: await digest(`SELECT * FROM refunds WHERE booking_id IN (${ownBookings})`, scope),
+    refundQuotes: await digest(`SELECT * FROM refund_quotes WHERE booking_id IN (${ownBookings})`, scope),
     notifications: await digest(`SELECT * FROM notifications WHERE booking_id IN (${ownBookings})`, scope),
     idempotencyKeys: await digest(`SELECT * FROM idempotency_keys WHERE customer_id = ?`, [customer.id]),
     refreshTokens: await digest(`SELECT * FROM identity_refresh_tokens WHERE user_id = ?`, [customer.id]),
@@ -178,6 +179,8 @@ function generator(random: () => number) {
         };
       case 'cancelBooking':
         return { reason: 'Plans changed' };
+      case 'createRefundQuote':
+        return { passenger_ids: [passengerId] };
       case 'cancelTrip':
         // A customer's token: the operator's operation answers 403 to the base and every mutation but a few.
         return { reason: 'The bus broke down' };
@@ -214,6 +217,8 @@ function generator(random: () => number) {
       trip_id: trip.tripId,
       passenger_id: passengerId,
       user_id: customer.id,
+      // No such quote: the read answers 404 once the request's form passes.
+      quote_id: '00000000-0000-4000-8000-000000000000',
       ...overrides,
     };
     const path = operation.path.replace(/\{([a-z_]+)\}/g, (_match, name: string) => values[name]);

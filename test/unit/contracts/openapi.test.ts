@@ -73,6 +73,19 @@ const authorizationTable = [
     operationId: 'getTicketPdf',
     scope: 'bookings:read',
   },
+  // A quote changes no booking: whoever may read the booking may ask what cancelling it would refund.
+  {
+    method: 'POST',
+    path: '/v1/bookings/{booking_id}/refund-quotes',
+    operationId: 'createRefundQuote',
+    scope: 'bookings:read',
+  },
+  {
+    method: 'GET',
+    path: '/v1/bookings/{booking_id}/refund-quotes/{quote_id}',
+    operationId: 'getRefundQuote',
+    scope: 'bookings:read',
+  },
 ];
 
 /** Boarding data: drivers, agents and admins, never customers; each row is also served under `/api`. */
@@ -142,6 +155,8 @@ const ownedOperationIds = [
   'getCurrentUser',
   'listBookingTickets',
   'getTicketPdf',
+  'createRefundQuote',
+  'getRefundQuote',
 ];
 
 const publicOperations = [

@@ -29,12 +29,14 @@ describe('BookingService authorization options', () => {
       'ConfirmPayment',
       'CreateBooking',
       'GetBooking',
+      'GetRefundQuote',
       'GetTicketPdf',
       'GetTripCancellation',
       'GetTripManifest',
       'ListBookings',
       'ListTickets',
       'ListTripTicketRevocations',
+      'QuoteRefund',
       'RecordBoarding',
       'UpdateBooking',
     ]);
@@ -52,6 +54,8 @@ describe('BookingService authorization options', () => {
     ['ConfirmPayment', 'payments:write'],
     ['ListTickets', 'bookings:read'],
     ['GetTicketPdf', 'bookings:read'],
+    ['QuoteRefund', 'bookings:read'],
+    ['GetRefundQuote', 'bookings:read'],
   ] as const)('%s requires %s from a customer, agent or admin user', (methodName, scope) => {
     expect(bookingServiceAuthorization.get(methodName)).toEqual({
       scopes: [scope],

@@ -92,6 +92,57 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/bookings/{booking_id}/refund-quotes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Quote what cancelling passengers would refund
+         * @description What cancelling the passengers named in `passenger_ids` (every travelling passenger when the body or the
+         *     field is left out) would refund now, per passenger and in total, under the booking's refund rule, and until
+         *     when the quote holds (`valid_until`: 10 minutes at most, and never past the moment the rule would give
+         *     another share, such as 24 hours before departure). A cancel that names the quote refunds exactly its
+         *     `total`; once `valid_until` has passed it answers 409 QUOTE_EXPIRED, and after any change of the booking
+         *     (another `version`) 409 QUOTE_INVALID. Nothing is changed or held: asking again gives a new quote.
+         *     A booking neither pending payment nor confirmed answers 409 BOOKING_STATE_CONFLICT. Each passenger id must
+         *     be one of the booking's travelling passengers, not boarded, given once; cancelling them must not leave a
+         *     passenger without the companion their type requires (400 VALIDATION_FAILED naming `passenger_ids[i]` or
+         *     `passenger_ids`). Authorized like reading the booking: another customer's booking answers 404, a booking
+         *     whose seats are still being held 202.
+         */
+        post: operations["createRefundQuote"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/bookings/{booking_id}/refund-quotes/{quote_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a refund quote back
+         * @description A quote made for the booking, exactly as it was answered, also once it has expired (quotes are kept for a
+         *     day). A quote of another booking, or an unknown one, answers 404. Authorized like reading the booking.
+         */
+        get: operations["getRefundQuote"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/bookings/{booking_id}/tickets": {
         parameters: {
             query?: never;
@@ -1224,6 +1275,63 @@ export interface components {
          *     being held, a `BookingProcessing` (202, `status` PROCESSING; a `TicketList` has no `status`).
          */
         TicketListResult: components["schemas"]["TicketList"] | components["schemas"]["BookingProcessing"];
+        RefundQuoteRequest: {
+            /**
+             * @description The passengers whose cancellation to quote, each once; every travelling passenger when left out. Each
+             *     must be a passenger of this booking still travelling and not boarded (400 VALIDATION_FAILED naming
+             *     `passenger_ids[i]` otherwise).
+             */
+            passenger_ids?: components["schemas"]["Uuid"][];
+        };
+        RefundQuoteLine: {
+            passenger_id: components["schemas"]["Uuid"];
+            /**
+             * @description The passenger's share of what the booking has paid net of refunds: their fare after any discount, or a
+             *     share of what was paid in proportion to the fares while the booking is not paid in full (nothing before
+             *     any payment).
+             */
+            paid: components["schemas"]["Money"];
+            /** @description What cancelling the passenger would give back of `paid`. */
+            refund: components["schemas"]["Money"];
+        };
+        /** @description The booking's refund rule and the share of what was paid it gives back at `quoted_at`. */
+        RefundQuoteRule: {
+            /** @example standard-flexible */
+            name: string;
+            /** @example 100 */
+            refund_percent: number;
+        };
+        /**
+         * @description What cancelling `passenger_ids` of the booking would refund, promised until `valid_until` for as long as the
+         *     booking stays at `booking_version`. `total` is the rule's share of what those passengers paid, rounded down
+         *     to the minor unit once, and `lines` share it out in proportion to what each paid.
+         */
+        RefundQuote: {
+            id: components["schemas"]["Uuid"];
+            booking_id: components["schemas"]["Uuid"];
+            /**
+             * Format: int64
+             * @description The booking's `version` when quoted; a cancel after any change of the booking refuses the quote.
+             * @example 2
+             */
+            booking_version: number;
+            /** @description The passengers the quote is for, in the order asked. */
+            passenger_ids: components["schemas"]["Uuid"][];
+            /** @description Every travelling passenger is named, so the cancel would cancel the whole booking. */
+            cancels_booking: boolean;
+            /** @description One per passenger of `passenger_ids`, in that order. */
+            lines: components["schemas"]["RefundQuoteLine"][];
+            total: components["schemas"]["Money"];
+            rule: components["schemas"]["RefundQuoteRule"];
+            quoted_at: components["schemas"]["Timestamp"];
+            valid_until: components["schemas"]["Timestamp"];
+        };
+        /**
+         * @description What a refund quote operation answers with 200, 201 or 202, one schema for all so that a generated client's
+         *     method has one return type that holds each: a `RefundQuote` (200, 201) or, while the booking's seats are
+         *     still being held, a `BookingProcessing` (202, `status` PROCESSING; a `RefundQuote` has no `status`).
+         */
+        RefundQuoteResult: components["schemas"]["RefundQuote"] | components["schemas"]["BookingProcessing"];
         /**
          * @description SEAT_CHANGED, SEGMENT_CHANGED and PASSENGER_REMOVED: a change of the booking replaced the ticket;
          *     BOOKING_CANCELLED and BOOKING_EXPIRED: the booking ended.
@@ -2032,6 +2140,42 @@ export interface components {
                 "application/json": components["schemas"]["OpenIdConfiguration"];
             };
         };
+        /** @description The quote, stored until a day after it was made; `Location` reads it back. */
+        RefundQuoteCreated: {
+            headers: {
+                Location: components["headers"]["RefundQuoteLocation"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["RefundQuoteResult"];
+            };
+        };
+        /** @description The quote as it was made. */
+        RefundQuoteOk: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["RefundQuoteResult"];
+            };
+        };
+        /**
+         * @description BOOKING_PROCESSING — the booking's seats are still being held, so there is nothing to quote yet; ask again
+         *     after `Retry-After` seconds. The body is a `BookingProcessing` (`status` PROCESSING).
+         */
+        RefundQuoteAccepted: {
+            headers: {
+                Location: components["headers"]["Location"];
+                "Retry-After": components["headers"]["Retry-After"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["RefundQuoteResult"];
+            };
+        };
         /** @description The booking's tickets. */
         TicketListOk: {
             headers: {
@@ -2481,6 +2625,11 @@ export interface components {
          */
         PassengerId: string;
         /**
+         * @description Refund quote id, as its creation answered it.
+         * @example 3f9a1c7e-2b4d-4e6f-8a0b-1c2d3e4f5a6b
+         */
+        RefundQuoteId: string;
+        /**
          * @description Trip id.
          * @example 9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d
          */
@@ -2586,6 +2735,11 @@ export interface components {
                 "application/json": components["schemas"]["CancelBookingRequest"];
             };
         };
+        CreateRefundQuote: {
+            content: {
+                "application/json": components["schemas"]["RefundQuoteRequest"];
+            };
+        };
         CancelTrip: {
             content: {
                 "application/json": components["schemas"]["CancelTripRequest"];
@@ -2652,6 +2806,11 @@ export interface components {
          * @example /v1/bookings/7b1e4c2a-9d3f-4a6b-8e5c-1f2a3b4c5d6e
          */
         Location: string;
+        /**
+         * @description URL path of the new quote, under the same prefix (`/v1` or `/api`) as the request.
+         * @example /v1/bookings/7b1e4c2a-9d3f-4a6b-8e5c-1f2a3b4c5d6e/refund-quotes/3f9a1c7e-2b4d-4e6f-8a0b-1c2d3e4f5a6b
+         */
+        RefundQuoteLocation: string;
         /**
          * @description URL path of the new endpoint, under the same prefix (`/v1` or `/api`) as the request.
          * @example /v1/webhooks/endpoints/5d6e7f80-1a2b-4c3d-8e4f-5a6b7c8d9e0f
@@ -2982,6 +3141,85 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createRefundQuote: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id for logs and traces, echoed in the response and in problem documents. When absent the
+                 *     server generates one. A value that breaks the pattern (1 to 128 printable ASCII characters, no spaces)
+                 *     answers 400 VALIDATION_FAILED naming `X-Request-Id`; that answer carries an id the server generated. No
+                 *     example is given: a fixed one would make every request sent from the documentation share one id.
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description Booking id.
+                 * @example 7b1e4c2a-9d3f-4a6b-8e5c-1f2a3b4c5d6e
+                 */
+                booking_id: components["parameters"]["BookingId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: components["requestBodies"]["CreateRefundQuote"];
+        responses: {
+            201: components["responses"]["RefundQuoteCreated"];
+            202: components["responses"]["RefundQuoteAccepted"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getRefundQuote: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id for logs and traces, echoed in the response and in problem documents. When absent the
+                 *     server generates one. A value that breaks the pattern (1 to 128 printable ASCII characters, no spaces)
+                 *     answers 400 VALIDATION_FAILED naming `X-Request-Id`; that answer carries an id the server generated. No
+                 *     example is given: a fixed one would make every request sent from the documentation share one id.
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description Booking id.
+                 * @example 7b1e4c2a-9d3f-4a6b-8e5c-1f2a3b4c5d6e
+                 */
+                booking_id: components["parameters"]["BookingId"];
+                /**
+                 * @description Refund quote id, as its creation answered it.
+                 * @example 3f9a1c7e-2b4d-4e6f-8a0b-1c2d3e4f5a6b
+                 */
+                quote_id: components["parameters"]["RefundQuoteId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["RefundQuoteOk"];
+            202: components["responses"]["RefundQuoteAccepted"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -21,6 +21,7 @@ import {
 import { Money } from "../../common/v1/money";
 import { Boarding, ManifestPassenger } from "./boarding";
 import { Booking, BookingStatus, bookingStatusFromJSON, bookingStatusToJSON, TripCancellation } from "./booking";
+import { GetRefundQuoteRequest, GetRefundQuoteResponse, QuoteRefundRequest, QuoteRefundResponse } from "./refund_quote";
 import { Ticket, TicketRevocation } from "./ticket";
 
 export const protobufPackage = "com.example.bookings.v1";
@@ -3359,6 +3360,26 @@ export const BookingServiceService = {
       Buffer.from(GetTripCancellationResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): GetTripCancellationResponse => GetTripCancellationResponse.decode(value),
   },
+  quoteRefund: {
+    path: "/com.example.bookings.v1.BookingService/QuoteRefund" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: QuoteRefundRequest): Buffer => Buffer.from(QuoteRefundRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): QuoteRefundRequest => QuoteRefundRequest.decode(value),
+    responseSerialize: (value: QuoteRefundResponse): Buffer => Buffer.from(QuoteRefundResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): QuoteRefundResponse => QuoteRefundResponse.decode(value),
+  },
+  getRefundQuote: {
+    path: "/com.example.bookings.v1.BookingService/GetRefundQuote" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetRefundQuoteRequest): Buffer =>
+      Buffer.from(GetRefundQuoteRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetRefundQuoteRequest => GetRefundQuoteRequest.decode(value),
+    responseSerialize: (value: GetRefundQuoteResponse): Buffer =>
+      Buffer.from(GetRefundQuoteResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): GetRefundQuoteResponse => GetRefundQuoteResponse.decode(value),
+  },
 } as const;
 
 export interface BookingServiceServer extends UntypedServiceImplementation {
@@ -3375,6 +3396,8 @@ export interface BookingServiceServer extends UntypedServiceImplementation {
   cancelTrip: handleUnaryCall<CancelTripRequest, CancelTripResponse>;
   getTripManifest: handleUnaryCall<GetTripManifestRequest, GetTripManifestResponse>;
   getTripCancellation: handleUnaryCall<GetTripCancellationRequest, GetTripCancellationResponse>;
+  quoteRefund: handleUnaryCall<QuoteRefundRequest, QuoteRefundResponse>;
+  getRefundQuote: handleUnaryCall<GetRefundQuoteRequest, GetRefundQuoteResponse>;
 }
 
 export interface BookingServiceClient extends Client {
@@ -3572,6 +3595,36 @@ export interface BookingServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: GetTripCancellationResponse) => void,
+  ): ClientUnaryCall;
+  quoteRefund(
+    request: QuoteRefundRequest,
+    callback: (error: ServiceError | null, response: QuoteRefundResponse) => void,
+  ): ClientUnaryCall;
+  quoteRefund(
+    request: QuoteRefundRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: QuoteRefundResponse) => void,
+  ): ClientUnaryCall;
+  quoteRefund(
+    request: QuoteRefundRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: QuoteRefundResponse) => void,
+  ): ClientUnaryCall;
+  getRefundQuote(
+    request: GetRefundQuoteRequest,
+    callback: (error: ServiceError | null, response: GetRefundQuoteResponse) => void,
+  ): ClientUnaryCall;
+  getRefundQuote(
+    request: GetRefundQuoteRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: GetRefundQuoteResponse) => void,
+  ): ClientUnaryCall;
+  getRefundQuote(
+    request: GetRefundQuoteRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: GetRefundQuoteResponse) => void,
   ): ClientUnaryCall;
 }
 
