@@ -21,6 +21,7 @@ import * as bookingPaymentAction from './20261129_018_booking_payment_action';
 import * as paymentEvents from './20261129_019_payment_events';
 import * as partnerWebhooks from './20261129_020_partner_webhooks';
 import * as fares from './20261129_021_fares';
+import * as cancelledPassengers from './20261129_023_cancelled_passengers';
 
 export interface NamedMigration {
   /** Recorded in knex_migrations; never rename an applied migration. */
@@ -50,4 +51,5 @@ export const migrations: readonly NamedMigration[] = [
   { name: '20261129_019_payment_events', migration: paymentEvents },
   { name: '20261129_020_partner_webhooks', migration: partnerWebhooks },
   { name: '20261129_021_fares', migration: fares },
+  { name: '20261129_023_cancelled_passengers', migration: cancelledPassengers },
 ];

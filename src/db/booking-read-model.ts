@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import type {
   BookingState,
   BookingStatus,
+  CancelledPassenger,
   FareClass,
   Passenger,
   PaymentAction,
@@ -48,6 +49,8 @@ export interface BookingRow {
   segment: BookingSegment | null;
   /** The open payment without its client secret; null while none is open. */
   payment_action: PaymentAction | null;
+  /** Passengers cancelled out of the booking while it went on; null until the first. */
+  cancelled_passengers: CancelledPassenger[] | null;
   version: number;
   created_at: Date;
   updated_at: Date;
@@ -96,6 +99,7 @@ export const bookingColumns = everyColumnOf<BookingRow>()([
   'updated_at',
   'segment',
   'payment_action',
+  'cancelled_passengers',
 ]);
 
 /** Foreign key of a booking row to its trip: a snapshot of a trip that does not exist fails it. */
@@ -142,6 +146,8 @@ function bookingRowOf(snapshot: BookingState, cipher: FieldCipher): Record<Booki
     departure_time: snapshot.departureTime,
     segment: snapshot.segment === undefined ? null : JSON.stringify(snapshot.segment),
     payment_action: paymentActionColumn(snapshot.payment.action),
+    cancelled_passengers:
+      snapshot.cancelledPassengers === undefined ? null : JSON.stringify(snapshot.cancelledPassengers),
     version: snapshot.version,
     created_at: snapshot.createdAt,
     updated_at: snapshot.updatedAt,
@@ -414,6 +420,7 @@ function bookingViewOfRow(
     updatedAt: row.updated_at.toISOString(),
     ...(row.cancelled_at === null ? {} : { cancelledAt: row.cancelled_at.toISOString() }),
     ...(row.cancellation_reason === null ? {} : { cancellationReason: row.cancellation_reason }),
+    ...(row.cancelled_passengers === null ? {} : { cancelledPassengers: row.cancelled_passengers }),
   };
 }
 
