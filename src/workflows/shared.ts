@@ -10,7 +10,9 @@ import type {
   Timestamp,
 } from '../domain/booking';
 import type { BoardingRequest } from '../domain/boarding';
+import type { PassengerType } from '../domain/passenger-types';
 import type { PaymentEvent } from '../domain/payment-events';
+import type { RefundQuote } from '../domain/refund-quotes';
 import {
   cancelForTripUpdateName,
   type TripCancellationAnswer,
@@ -95,6 +97,11 @@ export interface BookingWorkflowInput {
   /** Seat number → fare class of the bus layout: a seat outside it, or of another class, is refused. */
   seatClasses: Record<string, FareClass>;
   refundRule: RefundRule;
+  /**
+   * The route's passenger types when the booking was made: a partial cancellation keeps their companion rules.
+   * The domain's default set when absent.
+   */
+  passengerTypes?: readonly PassengerType[];
   maxPassengers: number;
   timings: BookingTimings;
   /** Where the activities run; the standard `taskQueues` (domain/task-queues) when absent. */
@@ -124,6 +131,14 @@ export interface UpdateBookingRequest {
 
 export type CancelBookingRequest = CancelBookingCommand;
 
+/** Some passengers leave the booking; the application validated the ids and any quote's expiry. */
+export interface CancelPassengersRequest {
+  passengerIds: string[];
+  reason?: string;
+  /** A refund quote the application found usable: the cancellation refunds exactly its total. */
+  quote?: RefundQuote;
+}
+
 /** A scanned ticket's passenger boarding at a stop; the application checked the ticket itself. */
 export type RecordBoardingRequest = BoardingRequest;
 
@@ -133,6 +148,9 @@ export const confirmPaymentUpdate = defineUpdate<BookingState, [ConfirmPaymentRe
 export const updateBookingUpdate = defineUpdate<BookingState, [UpdateBookingRequest]>('UpdateBooking');
 export const cancelBookingUpdate = defineUpdate<BookingState, [CancelBookingRequest]>('CancelBooking');
 export const recordBoardingUpdate = defineUpdate<BookingState, [RecordBoardingRequest]>('RecordBoarding');
+export const cancelPassengersUpdate = defineUpdate<BookingState, [CancelPassengersRequest]>(
+  'CancelPassengers',
+);
 /**
  * A cancel that came while the booking was still being created (it had no row yet). A signal, not an update:
  * Temporal records it even while no worker runs the workflow, or with the workflow's start, and the workflow
