@@ -50,6 +50,7 @@ const application: BookingApplication = {
   listBookings: recorded('listBookings'),
   updateBooking: recorded('updateBooking'),
   cancelBooking: recorded('cancelBooking'),
+  cancelPassengers: recorded('cancelPassengers'),
   confirmPayment: recorded('confirmPayment'),
   cancelTrip: recorded('cancelTrip'),
   getTripCancellation: recorded('getTripCancellation'),
