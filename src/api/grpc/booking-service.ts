@@ -17,6 +17,7 @@ import {
   BookingServiceService,
   type BookingServiceServer,
   type CancelBookingRequest,
+  type CancelPassengersRequest,
   type CancelTripRequest,
   type ConfirmPaymentRequest,
   type CreateBookingRequest,
@@ -282,6 +283,20 @@ export function createBookingServiceHandlers(dependencies: BookingServiceDepende
           actor,
           request.bookingId,
           { reason: request.reason },
+          commandOptions(actor, request.requestId, answerBy, receivedAt),
+        );
+        return { booking: toBookingMessage(booking) };
+      },
+    ),
+
+    cancelPassengers: unary(
+      BookingServiceService.cancelPassengers,
+      'change',
+      async (actor, request: CancelPassengersRequest, answerBy, receivedAt) => {
+        const booking = await application.cancelPassengers(
+          actor,
+          request.bookingId,
+          { passengerIds: request.passengerIds, quoteId: request.quoteId, reason: request.reason },
           commandOptions(actor, request.requestId, answerBy, receivedAt),
         );
         return { booking: toBookingMessage(booking) };

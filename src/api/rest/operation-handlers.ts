@@ -16,6 +16,7 @@ import {
   bookingEntityTag,
   bookingJson,
   cancelBookingInput,
+  cancelPassengersInput,
   cancelTripInput,
   confirmPaymentInput,
   createBookingInput,
@@ -154,6 +155,17 @@ export function createOperationHandlers(applications: Applications): Record<stri
           actor,
           String(path.booking_id),
           cancelBookingInput(body),
+          commandOptions(reservedId, receivedAt),
+        ),
+      );
+    },
+
+    async cancelPassengers({ actor, path, body, reservedId, receivedAt }) {
+      return bookingResponse(
+        await bookings.cancelPassengers(
+          actor,
+          String(path.booking_id),
+          cancelPassengersInput(body),
           commandOptions(reservedId, receivedAt),
         ),
       );
@@ -374,5 +386,6 @@ export const idempotentOperationIds: ReadonlySet<string> = new Set([
   'confirmPayment',
   'updateBooking',
   'cancelBooking',
+  'cancelPassengers',
   'cancelTrip',
 ]);
