@@ -34,18 +34,18 @@ function passengerTypesOf(saga: BookingSaga): readonly PassengerType[] {
 }
 
 /**
- * Everything a partial cancellation must satisfy before it is accepted: the booking may be cancelled, the
- * passengers named may leave (planPassengerCancellation's refusals), a quote is this booking's, for these passengers,
- * made at its current version. A quote's expiry was judged by the application when it sent the request.
+ * What cancelling the passengers a request names does to `booking`, refused as planPassengerCancellation refuses
+ * (each passenger typed as their price line was priced, so the companion rules of `types` hold) and for a quote that
+ * is not this booking's, these passengers' or of its current version. A quote's expiry was judged by the
+ * application when it sent the request.
  */
-export function planPassengersCancel(
-  saga: BookingSaga,
+export function passengerCancellationPlan(
+  booking: BookingState,
   request: CancelPassengersRequest,
+  types: readonly PassengerType[],
 ): PassengerCancellationPlan {
-  const booking = saga.booking;
-  assertCanCancel(booking, now());
   const passengerIds = Array.isArray(request?.passengerIds) ? request.passengerIds : [];
-  const plan = planPassengerCancellation(typedBooking(booking), passengerIds, passengerTypesOf(saga));
+  const plan = planPassengerCancellation(typedBooking(booking), passengerIds, types);
   const quote = request.quote;
   if (quote !== undefined) {
     assertQuoteUsable(quote, {
@@ -55,15 +55,26 @@ export function planPassengersCancel(
       now: quote.quotedAt,
     });
   }
-  // The open payment is for the price as it stands; a whole cancel closes it first, as any cancel does.
-  if (!plan.cancelsBooking && saga.openPayment !== undefined) {
-    throw bookingStateConflict(booking.status, 'cancel', 'a payment is open; finish or cancel it first');
-  }
   const remaining = new Set(plan.remainingPassengers.map((passenger) => passenger.id));
   return {
     ...plan,
     remainingPassengers: booking.passengers.filter((passenger) => remaining.has(passenger.id)),
   };
+}
+
+/** Everything a partial cancellation must satisfy before it is accepted: the booking may be cancelled, and the plan. */
+export function planPassengersCancel(
+  saga: BookingSaga,
+  request: CancelPassengersRequest,
+): PassengerCancellationPlan {
+  const booking = saga.booking;
+  assertCanCancel(booking, now());
+  const plan = passengerCancellationPlan(booking, request, passengerTypesOf(saga));
+  // The open payment is for the price as it stands; a whole cancel closes it first, as any cancel does.
+  if (!plan.cancelsBooking && saga.openPayment !== undefined) {
+    throw bookingStateConflict(booking.status, 'cancel', 'a payment is open; finish or cancel it first');
+  }
+  return plan;
 }
 
 /**
