@@ -22,6 +22,7 @@ import * as paymentEvents from './20261129_019_payment_events';
 import * as partnerWebhooks from './20261129_020_partner_webhooks';
 import * as fares from './20261129_021_fares';
 import * as refundQuotes from './20261129_022_refund_quotes';
+import * as cancelledPassengers from './20261129_023_cancelled_passengers';
 import * as passengerTypesOnPassengers from './20261129_024_passenger_types_on_passengers';
 
 export interface NamedMigration {
@@ -53,5 +54,6 @@ export const migrations: readonly NamedMigration[] = [
   { name: '20261129_020_partner_webhooks', migration: partnerWebhooks },
   { name: '20261129_021_fares', migration: fares },
   { name: '20261129_022_refund_quotes', migration: refundQuotes },
+  { name: '20261129_023_cancelled_passengers', migration: cancelledPassengers },
   { name: '20261129_024_passenger_types_on_passengers', migration: passengerTypesOnPassengers },
 ];

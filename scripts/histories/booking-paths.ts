@@ -134,6 +134,22 @@ export const departingTripPaths: Record<string, BookingPath> = {
       return booking.id;
     },
   },
+  'passenger-cancelled-then-completed': {
+    path: 'three passengers, paid, tickets issued; one cancelled (CancelPassengers): ReleaseSeats of their seat on every leg, RefundPayment of their share by the fare rule, the booking recorded without them, IssueTickets revokes their ticket, passengers-cancelled; no-shows; completed',
+    rows: ['create', 'payment-approved', 'cancel-passengers', 'no-shows', 'completed'],
+    async run({ saga }, customer, trip) {
+      const booking = await saga.application.createBooking(
+        customer,
+        bookingRequest(trip, ['7A', '7B', '7C']),
+      );
+      await saga.application.confirmPayment(customer, booking.id, { paymentToken: 'tok_visa' });
+      await saga.application.cancelPassengers(customer, booking.id, {
+        passengerIds: [booking.passengers[1].id],
+        reason: 'Ill',
+      });
+      return booking.id;
+    },
+  },
   'hold-expired': {
     path: 'never paid: the hold timer fires, ReleaseSeats, booking-expired',
     rows: ['create', 'hold-expired'],

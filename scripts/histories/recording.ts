@@ -24,6 +24,7 @@ export type LifecycleRow =
   | 'cancel-pending'
   | 'cancel-while-being-made'
   | 'cancel-confirmed'
+  | 'cancel-passengers'
   | 'change'
   | 'change-segment'
   | 'boarding-scan'

@@ -158,6 +158,7 @@ export type NotificationTemplate =
   | 'booking-cancelled'
   | 'booking-expired'
   | 'booking-no-show'
+  | 'passengers-cancelled'
   | 'trip-cancelled';
 
 export interface SendEmailNotificationInput {

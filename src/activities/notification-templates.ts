@@ -25,6 +25,10 @@ export const notificationTemplateParameters: Readonly<
     required: ['departureTime', 'seatNumbers', 'refundAmountMinor', 'currency'],
     optional: [],
   },
+  'passengers-cancelled': {
+    required: ['departureTime', 'passengerCount', 'seatNumbers', 'refundAmountMinor', 'currency'],
+    optional: ['reason'],
+  },
   'trip-cancelled': { required: ['departureTime', 'refundAmountMinor', 'currency', 'reason'], optional: [] },
 };
 
@@ -218,6 +222,28 @@ export function renderNotification(
           refunded === undefined
             ? `Booking ${reference} expired before payment; the seats were released and nothing was charged.`
             : `Booking ${reference} expired before your payment arrived; ${refunded} is being refunded in full.`,
+      };
+    }
+    case 'passengers-cancelled': {
+      const departure = read.instant('departureTime');
+      const count = read.minor('passengerCount');
+      const who = count === 1 ? 'One passenger was' : `${count} passengers were`;
+      const refund = read.amount('refundAmountMinor');
+      const refundLine =
+        read.minor('refundAmountMinor') > 0
+          ? `A refund of ${refund} for them is on its way to your original payment method.`
+          : 'No refund is due for them under the fare rules of this booking.';
+      const reason = read.optionalText('reason');
+      return {
+        subject: `Booking ${reference}: passengers cancelled`,
+        text:
+          `${who} cancelled from booking ${reference} for the departure of ${departure}; their seats were ` +
+          `released and their tickets are no longer valid. Everyone else travels as booked, on seats ` +
+          `${read.text('seatNumbers')}.\n\n` +
+          (reason === undefined ? '' : `Reason: ${reason}\n`) +
+          refundLine +
+          signature,
+        smsText: `Booking ${reference}: ${count} passenger(s) cancelled, the others travel on seats ${read.text('seatNumbers')}. Refund: ${refund}.`,
       };
     }
     case 'booking-no-show': {

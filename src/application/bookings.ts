@@ -22,9 +22,11 @@ import { segmentChangeTerms, type SegmentChangeTerms, type SegmentRequest } from
 import { isStaff } from '../domain/roles';
 import { tripCancelledRefusal } from '../domain/trip-cancellation';
 import { taskQueues, type TaskQueueNames } from '../domain/task-queues';
+import { assertQuoteUsable, type RefundQuote } from '../domain/refund-quotes';
 import {
   validateBookingStatusFilter,
   validateCancelBooking,
+  validateCancelPassengers,
   validateConfirmPayment,
   validateId,
   type UpdateBookingInput,
@@ -51,9 +53,11 @@ import type { bookingWorkflow } from '../workflows/booking';
 import {
   bookingWorkflowId,
   cancelBookingUpdate,
+  cancelPassengersUpdate,
   confirmPaymentUpdate,
   updateBookingUpdate,
   type BookingTimings,
+  type CancelPassengersRequest,
 } from '../workflows/shared';
 import { createSeatsInFlight } from './seats-in-flight';
 import {
@@ -75,6 +79,7 @@ import type {
 } from './interface';
 import { domainErrorFromTemporal, isTemporalUnreachable, isWorkflowGone } from './temporal-outcomes';
 import { createTripCancellationApplication } from './trip-cancellations';
+import { readRefundQuote } from '../db/refund-quotes';
 import type { WebhookDeliveryStarter } from '../ports/webhooks';
 
 /** Activity timings not in Config; tests shorten the retry interval to keep transient-failure cases fast. */
@@ -100,6 +105,8 @@ export interface BookingApplicationDependencies {
   reportFailure?: ReportBackgroundFailure;
   /** Wakes the delivery workflows of partner events an operator's trip cancellation records. */
   webhookDeliveries?: WebhookDeliveryStarter;
+  /** Where a partial cancellation reads the refund quote it names; the stored quotes (db/refund-quotes) by default. */
+  readQuote?: (quoteId: string) => Promise<RefundQuote | undefined>;
 }
 
 const admittedStage =
@@ -113,12 +120,13 @@ interface CommandLogger {
 }
 
 /** What each command is called in BOOKING_STATE_CONFLICT errors, for a workflow that has already ended. */
-type CommandAction = 'confirm-payment' | 'cancel' | 'update';
+type CommandAction = 'confirm-payment' | 'cancel' | 'update' | 'cancel-passengers';
 
 const commandNames: Record<CommandAction, BookingCommandName> = {
   'confirm-payment': 'payment',
   update: 'change',
   cancel: 'cancellation',
+  'cancel-passengers': 'cancellation',
 };
 
 export function createBookingApplication(dependencies: BookingApplicationDependencies): BookingApplication {
@@ -172,10 +180,11 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
 
   /** A workflow that has ended cannot take commands; say why in the booking's own terms. */
   function endedBookingError(row: BookingRow, action: CommandAction): DomainError {
-    if (row.status === 'EXPIRED' && action !== 'cancel') {
+    const refused = action === 'cancel-passengers' ? 'cancel' : action;
+    if (row.status === 'EXPIRED' && refused !== 'cancel') {
       return holdExpired((row.hold_expires_at ?? row.updated_at).toISOString());
     }
-    return bookingStateConflict(row.status, action);
+    return bookingStateConflict(row.status, refused);
   }
 
   /**
@@ -450,6 +459,36 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
     );
   }
 
+  /**
+   * A quote named is read and checked against the booking as the read model has it now (its booking, passengers and
+   * version, and its time); the workflow checks the version again when the update arrives.
+   */
+  async function cancelPassengers(
+    actor: Actor,
+    bookingId: string,
+    input: { passengerIds?: unknown; quoteId?: unknown; reason?: unknown },
+    options: CommandOptions = {},
+  ): Promise<BookingView> {
+    const { quoteId, ...command } = validateCancelPassengers(input, {
+      maxPassengers: config.booking.maxPassengersPerBooking,
+    });
+    return sendCommand(actor, bookingId, 'cancel-passengers', options, async (handle, row, named) => {
+      const request: CancelPassengersRequest = { ...command };
+      if (quoteId !== undefined) {
+        const quote = await (dependencies.readQuote ?? ((id) => readRefundQuote(database, id)))(quoteId);
+        if (quote === undefined) throw notFound('Refund quote', quoteId);
+        assertQuoteUsable(quote, {
+          bookingId: row.id,
+          passengerIds: command.passengerIds,
+          now: now().toISOString(),
+          bookingVersion: row.version,
+        });
+        request.quote = quote;
+      }
+      return handle.executeUpdate(cancelPassengersUpdate, { args: [request], ...named });
+    });
+  }
+
   async function confirmPayment(
     actor: Actor,
     bookingId: string,
@@ -485,6 +524,7 @@ export function createBookingApplication(dependencies: BookingApplicationDepende
     listBookings,
     updateBooking,
     cancelBooking,
+    cancelPassengers,
     confirmPayment,
   };
 }

@@ -64,6 +64,17 @@ export interface BookingApplication extends TripCancellationApplication {
     input: { reason?: unknown },
     options?: CommandOptions,
   ): Promise<BookingView>;
+  /**
+   * Cancels some passengers of the booking (BOOKING_PROCESSING and the answer time as cancelBooking); cancelling
+   * the last ones cancels the booking. A `quoteId` names a refund quote to refund exactly: NOT_FOUND when unknown,
+   * QUOTE_INVALID when it is another booking's or passengers' or the booking changed since, QUOTE_EXPIRED after it.
+   */
+  cancelPassengers(
+    actor: Actor,
+    bookingId: string,
+    input: { passengerIds?: unknown; quoteId?: unknown; reason?: unknown },
+    options?: CommandOptions,
+  ): Promise<BookingView>;
   confirmPayment(
     actor: Actor,
     bookingId: string,

@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import type {
   BookingState,
   BookingStatus,
+  CancelledPassenger,
   FareClass,
   Passenger,
   PaymentAction,
@@ -51,6 +52,8 @@ export interface BookingRow {
   payment_action: PaymentAction | null;
   /** The rule the booking was made under; null on rows written before the read model kept it. */
   refund_rule: RefundRule | null;
+  /** Passengers cancelled out of the booking while it went on; null until the first. */
+  cancelled_passengers: CancelledPassenger[] | null;
   version: number;
   created_at: Date;
   updated_at: Date;
@@ -100,6 +103,7 @@ export const bookingColumns = everyColumnOf<BookingRow>()([
   'segment',
   'payment_action',
   'refund_rule',
+  'cancelled_passengers',
 ]);
 
 /** Foreign key of a booking row to its trip: a snapshot of a trip that does not exist fails it. */
@@ -149,6 +153,8 @@ function bookingRowOf(snapshot: BookingState, cipher: FieldCipher): Record<Booki
     segment: snapshot.segment === undefined ? null : JSON.stringify(snapshot.segment),
     payment_action: paymentActionColumn(snapshot.payment.action),
     refund_rule: JSON.stringify(snapshot.refundRule),
+    cancelled_passengers:
+      snapshot.cancelledPassengers === undefined ? null : JSON.stringify(snapshot.cancelledPassengers),
     version: snapshot.version,
     created_at: snapshot.createdAt,
     updated_at: snapshot.updatedAt,
@@ -428,6 +434,7 @@ function bookingViewOfRow(
     updatedAt: row.updated_at.toISOString(),
     ...(row.cancelled_at === null ? {} : { cancelledAt: row.cancelled_at.toISOString() }),
     ...(row.cancellation_reason === null ? {} : { cancellationReason: row.cancellation_reason }),
+    ...(row.cancelled_passengers === null ? {} : { cancelledPassengers: row.cancelled_passengers }),
   };
 }
 

@@ -176,6 +176,16 @@ export interface BookingState {
   readonly boardings?: readonly Boarding[];
   /** When the passengers not aboard by the end of the boarding grace period became no-shows. */
   readonly noShowsRecordedAt?: Timestamp;
+  /** Passengers cancelled out of the booking while it went on, in cancellation order; absent until the first. */
+  readonly cancelledPassengers?: readonly CancelledPassenger[];
+}
+
+/** A passenger cancelled out of a booking that goes on: what they had paid and what of it came back. */
+export interface CancelledPassenger {
+  readonly passengerId: string;
+  readonly cancelledAt: Timestamp;
+  readonly paid: Money;
+  readonly refund: Money;
 }
 
 /** One passenger's boarding, as the workflow records it: when, at which stop, by whom and from which device. */

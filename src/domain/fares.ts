@@ -2,6 +2,7 @@
 import type {
   BookingState,
   BookingStatus,
+  CancelledPassenger,
   FarePrices,
   Money,
   Passenger,
@@ -11,7 +12,7 @@ import type {
   Timestamp,
 } from './booking';
 import { DomainError, validationFailed, type FieldViolation } from './errors';
-import { isZeroMoney, money, subtractMoney, sumMoney, zeroMoney } from './money';
+import { addMoney, isZeroMoney, money, subtractMoney, sumMoney, zeroMoney } from './money';
 import { hourMs, timestampMs } from './time';
 
 /** Full refund until 24 h before departure, half after that, nothing once the bus has left. */
@@ -168,15 +169,34 @@ export function allocateRefund(charges: readonly CapturedCharge[], refund: Money
   return portions;
 }
 
-/** The refund a cancellation of this booking at `cancelledAt` triggers; nothing for an unpaid one. */
+/**
+ * What the operator kept of passengers cancelled out of a booking that goes on (paid − refunded, each): part of
+ * what such a booking owes beside its remaining lines when invariant 2 is checked.
+ */
+export function keptFromCancelledPassengers(
+  cancelled: readonly CancelledPassenger[] | undefined,
+  currency: string,
+): Money {
+  return sumMoney(
+    (cancelled ?? []).map((passenger) => subtractMoney(passenger.paid, passenger.refund)),
+    currency,
+  );
+}
+
+/**
+ * The refund a cancellation of this booking at `cancelledAt` triggers; nothing for an unpaid one. What was kept of
+ * passengers cancelled before is settled already: the rule applies to the rest.
+ */
 export function cancellationRefund(
-  state: Pick<BookingState, 'status' | 'amountPaid' | 'amountRefunded' | 'departureTime' | 'refundRule'>,
+  state: Pick<BookingState, 'status' | 'amountPaid' | 'amountRefunded' | 'departureTime' | 'refundRule'> &
+    Partial<Pick<BookingState, 'cancelledPassengers'>>,
   cancelledAt: Timestamp,
 ): Money {
   if (state.status !== 'CONFIRMED') return zeroMoney(state.amountPaid.currency);
+  const kept = keptFromCancelledPassengers(state.cancelledPassengers, state.amountPaid.currency);
   return refundOwed({
     amountPaid: state.amountPaid,
-    amountRefunded: state.amountRefunded,
+    amountRefunded: addMoney(state.amountRefunded, kept),
     departureTime: state.departureTime,
     cancelledAt,
     rule: state.refundRule,
@@ -220,22 +240,24 @@ type OwedState = Pick<
   BookingState,
   'status' | 'price' | 'departureTime' | 'refundRule' | 'confirmedAt' | 'cancelledAt'
 > &
-  Partial<Pick<BookingState, 'boardings' | 'noShowsRecordedAt'>>;
+  Partial<Pick<BookingState, 'boardings' | 'noShowsRecordedAt' | 'cancelledPassengers'>>;
 
 /**
  * What captured − refunded must equal in each state (invariant 2): nothing while pending or expired, the
- * price once confirmed or completed (less what its no-shows got back), and for a cancelled booking that had been paid, the part of the price
- * its refund rule let the operator keep.
+ * price once confirmed or completed (less what its no-shows got back), and for a cancelled booking that had been
+ * paid, the part of the price its refund rule let the operator keep. A paid booking also owes what was kept of
+ * passengers cancelled out of it (their price lines are gone from `price`).
  */
 export function amountOwedByState(state: OwedState): Money {
   const currency = state.price.total.currency;
+  const kept = keptFromCancelledPassengers(state.cancelledPassengers, currency);
   switch (state.status) {
     case 'PENDING_PAYMENT':
     case 'EXPIRED':
       return zeroMoney(currency);
     case 'CONFIRMED':
     case 'COMPLETED':
-      return subtractMoney(state.price.total, recordedNoShowShare(state));
+      return addMoney(subtractMoney(state.price.total, recordedNoShowShare(state)), kept);
     case 'CANCELLED': {
       if (state.confirmedAt === undefined) return zeroMoney(currency);
       if (state.cancelledAt === undefined) {
@@ -245,7 +267,7 @@ export function amountOwedByState(state: OwedState): Money {
         state.price.total,
         refundPercent(state.refundRule, state.departureTime, state.cancelledAt),
       );
-      return subtractMoney(state.price.total, refund);
+      return addMoney(subtractMoney(state.price.total, refund), kept);
     }
   }
 }

@@ -14,6 +14,7 @@ export const lifecycleEvents = [
   'DEPARTURE_PASSED',
   'PASSENGER_BOARDED',
   'BOARDING_CLOSED',
+  'PASSENGERS_CANCELLED',
 ] as const;
 export type LifecycleEvent = (typeof lifecycleEvents)[number];
 
@@ -27,6 +28,7 @@ export const lifecycleTransitions: Readonly<
     HOLD_TIMER_FIRED: 'EXPIRED',
     CANCEL_REQUESTED: 'CANCELLED',
     UPDATE_REQUESTED: 'PENDING_PAYMENT',
+    PASSENGERS_CANCELLED: 'PENDING_PAYMENT',
   },
   CONFIRMED: {
     CANCEL_REQUESTED: 'CANCELLED',
@@ -34,6 +36,7 @@ export const lifecycleTransitions: Readonly<
     DEPARTURE_PASSED: 'COMPLETED',
     PASSENGER_BOARDED: 'CONFIRMED',
     BOARDING_CLOSED: 'CONFIRMED',
+    PASSENGERS_CANCELLED: 'CONFIRMED',
   },
   CANCELLED: {},
   EXPIRED: {},
@@ -49,6 +52,7 @@ const eventActions: Readonly<Record<LifecycleEvent, BookingAction>> = {
   DEPARTURE_PASSED: 'complete',
   PASSENGER_BOARDED: 'board',
   BOARDING_CLOSED: 'board',
+  PASSENGERS_CANCELLED: 'cancel',
 };
 
 export const terminalStatuses: readonly BookingStatus[] = ['CANCELLED', 'EXPIRED', 'COMPLETED'];

@@ -1,8 +1,16 @@
 // Cancelling some or all passengers: what it would refund now (a quote that holds for a while), and what it frees.
-import type { BookingState, Money, Passenger, PriceBreakdown, PriceLine, Timestamp } from './booking';
+import type {
+  BookingState,
+  CancelledPassenger,
+  Money,
+  Passenger,
+  PriceBreakdown,
+  PriceLine,
+  Timestamp,
+} from './booking';
 import { distributeLargestRemainder } from './discount-codes';
 import { DomainError, bookingStateConflict, validationFailed, type FieldViolation } from './errors';
-import { refundOwed, refundPercent } from './fares';
+import { keptFromCancelledPassengers, refundOwed, refundPercent } from './fares';
 import { money, subtractMoney, sumMoney } from './money';
 import {
   companionRuleViolations,
@@ -12,16 +20,11 @@ import {
 } from './passenger-types';
 import { minuteMs, timestampMs } from './time';
 
+export type { CancelledPassenger };
+export { keptFromCancelledPassengers };
+
 /** How long a quote holds at most; it also ends where the refund rule would give another share. */
 export const refundQuoteValidityMs = 10 * minuteMs;
-
-/** A passenger cancelled out of a booking that goes on: what they had paid and what of it came back. */
-export interface CancelledPassenger {
-  readonly passengerId: string;
-  readonly cancelledAt: Timestamp;
-  readonly paid: Money;
-  readonly refund: Money;
-}
 
 /** The passengers field of both fronts' partial cancellation. */
 export const passengerIdsField = 'passenger_ids';
@@ -260,20 +263,6 @@ export function cancelledPassengersOf(quote: RefundQuote, at: Timestamp): Cancel
     paid: line.paid,
     refund: line.refund,
   }));
-}
-
-/**
- * What the operator kept of passengers cancelled out of a booking that goes on (paid − refunded, each): part of
- * what such a booking owes beside its remaining lines when invariant 2 is checked.
- */
-export function keptFromCancelledPassengers(
-  cancelled: readonly CancelledPassenger[] | undefined,
-  currency: string,
-): Money {
-  return sumMoney(
-    (cancelled ?? []).map((passenger) => subtractMoney(passenger.paid, passenger.refund)),
-    currency,
-  );
 }
 
 export function quoteExpired(quote: Pick<RefundQuote, 'id' | 'validUntil'>): DomainError {

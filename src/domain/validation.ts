@@ -8,7 +8,7 @@ import {
   type Passenger,
   type PassengerInput,
 } from './booking';
-import { validationFailed, type FieldViolation } from './errors';
+import { DomainError, validationFailed, type FieldViolation } from './errors';
 import { minuteMs, parseCalendarDate } from './time';
 
 export const defaultMaxPassengers = 9;
@@ -787,4 +787,48 @@ export function validateBookingStatusFilter(status: unknown): BookingStatus | nu
     throw validationFailed([{ field: 'status', message: `must be one of ${bookingStatuses.join(', ')}` }]);
   }
   return status as BookingStatus;
+}
+
+export interface CancelPassengersCommand extends CancelBookingCommand {
+  /** Lower case, in the order given. */
+  readonly passengerIds: string[];
+  readonly quoteId?: string;
+}
+
+/**
+ * A partial cancellation as both fronts receive it: 1 to `maxPassengers` passenger ids (UUIDs, none twice), an
+ * optional refund quote id, and a reason as a cancel's. Whether the passengers belong to the booking is the
+ * workflow's to say.
+ */
+export function validateCancelPassengers(
+  input: { readonly passengerIds?: unknown; readonly quoteId?: unknown; readonly reason?: unknown },
+  options: { readonly maxPassengers?: number } = {},
+): CancelPassengersCommand {
+  const maxPassengers = options.maxPassengers ?? defaultMaxPassengers;
+  const violations = new ViolationList();
+  const passengerIds: string[] = [];
+  if (!isList(input.passengerIds)) {
+    violations.add('passenger_ids', 'is required and must be a list of passenger ids');
+  } else if (input.passengerIds.length < 1 || input.passengerIds.length > maxPassengers) {
+    violations.add('passenger_ids', `must name 1 to ${maxPassengers} passengers`);
+  } else {
+    input.passengerIds.forEach((value, index) => {
+      const field = `passenger_ids[${index}]`;
+      const id = readUuid(value, field, violations);
+      if (id === undefined) return;
+      if (passengerIds.includes(id))
+        violations.add(field, 'this passenger appears more than once in the list');
+      passengerIds.push(id);
+    });
+  }
+  const quoteId = isAbsent(input.quoteId) ? undefined : readUuid(input.quoteId, 'quote_id', violations);
+  let reason: CancelBookingCommand = {};
+  try {
+    reason = validateCancelBooking({ reason: input.reason });
+  } catch (error) {
+    if (!(error instanceof DomainError)) throw error;
+    for (const violation of error.fieldViolations) violations.add(violation.field, violation.message);
+  }
+  violations.throwIfAny();
+  return { passengerIds, ...(quoteId === undefined ? {} : { quoteId }), ...reason };
 }

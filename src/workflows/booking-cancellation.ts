@@ -18,17 +18,24 @@ export function checkCancel(saga: BookingSaga, request: CancelBookingRequest): {
 
 /**
  * "`PENDING_PAYMENT` cancel": ReleaseSeats. "`CONFIRMED` cancel": RefundPayment of what the fare's refund rule
- * gives back, ReleaseSeats, the tickets revoked, a notification. "cancel during an open payment": the payment is
- * cancelled first; money the customer paid before the cancel reached the processor is refunded in full (the
- * booking was never confirmed, so no fare rule keeps any of it) and the customer told.
+ * gives back (or of `quotedRefund`, a refund quote the customer accepted), ReleaseSeats, the tickets revoked, a
+ * notification. "cancel during an open payment": the payment is cancelled first; money the customer paid before
+ * the cancel reached the processor is refunded in full (the booking was never confirmed, so no fare rule keeps any
+ * of it) and the customer told.
  */
-export async function cancelBooking(saga: BookingSaga, request: CancelBookingRequest): Promise<BookingState> {
+export async function cancelBooking(
+  saga: BookingSaga,
+  request: CancelBookingRequest,
+  quotedRefund?: Money,
+): Promise<BookingState> {
   const { reason } = checkCancel(saga, request);
   const wasConfirmed = saga.booking.status === 'CONFIRMED';
   const lateCharge = await closeOpenPayment(saga);
   const cancelledAt = toTimestamp(now());
   const refund =
-    lateCharge === undefined ? cancellationRefund(saga.booking, cancelledAt) : netAmountPaid(saga.booking);
+    lateCharge === undefined
+      ? (quotedRefund ?? cancellationRefund(saga.booking, cancelledAt))
+      : netAmountPaid(saga.booking);
   await saga.releaseSeatsAndRefund(refund, 'cancelled');
   await saga.publish({
     status: saga.next('CANCEL_REQUESTED'),

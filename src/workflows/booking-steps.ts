@@ -192,6 +192,22 @@ export class BookingSteps {
     });
   }
 
+  /** Sent once per partial cancellation: its revision is the version the cancellation produced. */
+  notifyPassengersCancelled(
+    booking: BookingState,
+    passengerCount: number,
+    refund: Money,
+    reason: string | undefined,
+  ): Promise<void> {
+    return this.notify(booking, 'passengers-cancelled', `passengers-cancelled-${booking.version}`, {
+      passengerCount,
+      seatNumbers: seatNumberList(booking.passengers.filter((passenger) => passenger.seatNumber !== '')),
+      refundAmountMinor: refund.amountMinor,
+      currency: refund.currency,
+      ...(reason === undefined ? {} : { reason }),
+    });
+  }
+
   /** Sent once, when boarding closes with passengers not aboard. */
   notifyNoShow(booking: BookingState, noShowSeatNumbers: string, refund: Money): Promise<void> {
     return this.notify(booking, 'booking-no-show', 'no-show', {

@@ -17,6 +17,7 @@ import {
 import { changeBooking, planChange } from './booking-changes';
 import { answerCreateBooking, reserveSeatsOrFail } from './booking-creation';
 import { checkBoarding, completeAfterDeparture, recordBoarding } from './booking-day-of-travel';
+import { cancelPassengers, planPassengersCancel } from './booking-passenger-cancellation';
 import {
   checkConfirmPayment,
   confirmPaidSeats,
@@ -31,6 +32,7 @@ import {
   bookingStateQuery,
   cancelBookingUpdate,
   cancelForTripUpdate,
+  cancelPassengersUpdate,
   confirmPaymentUpdate,
   createBookingUpdate,
   createRequestMemoKey,
@@ -41,6 +43,7 @@ import {
   type BookingWorkflowInput,
   type BookingWorkflowResult,
   type CancelBookingRequest,
+  type CancelPassengersRequest,
   type ConfirmPaymentRequest,
   type CreateBookingRequest,
   type RecordBoardingRequest,
@@ -94,6 +97,10 @@ function answerCustomerRequests(saga: BookingSaga): void {
   });
   setHandler(cancelBookingUpdate, (request) => requests.answer(() => cancelBooking(saga, request)), {
     validator: (request: CancelBookingRequest) => requests.validate(() => checkCancel(saga, request)),
+  });
+  setHandler(cancelPassengersUpdate, (request) => requests.answer(() => cancelPassengers(saga, request)), {
+    validator: (request: CancelPassengersRequest) =>
+      requests.validate(() => planPassengersCancel(saga, request)),
   });
   setHandler(recordBoardingUpdate, (request) => requests.answer(() => recordBoarding(saga, request)), {
     validator: (request: RecordBoardingRequest) => requests.validate(() => checkBoarding(saga, request)),

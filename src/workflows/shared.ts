@@ -13,6 +13,7 @@ import type { BoardingRequest } from '../domain/boarding';
 import type { DiscountTerms } from '../domain/booking-price';
 import type { PassengerType } from '../domain/passenger-types';
 import type { PaymentEvent } from '../domain/payment-events';
+import type { RefundQuote } from '../domain/refund-quotes';
 import {
   cancelForTripUpdateName,
   type TripCancellationAnswer,
@@ -97,7 +98,10 @@ export interface BookingWorkflowInput {
   /** Seat number → fare class of the bus layout: a seat outside it, or of another class, is refused. */
   seatClasses: Record<string, FareClass>;
   refundRule: RefundRule;
-  /** The route's passenger types when the booking was made; absent on bookings made before types (all adults). */
+  /**
+   * The route's passenger types when the booking was made: the create priced with them, and a partial cancellation
+   * keeps their companion rules. Absent on bookings made before types (all adults; the default set for those rules).
+   */
   passengerTypes?: PassengerType[];
   /** Legs of the booked segment, for passenger types priced per segment. */
   legCount?: number;
@@ -132,6 +136,14 @@ export interface UpdateBookingRequest {
 
 export type CancelBookingRequest = CancelBookingCommand;
 
+/** Some passengers leave the booking; the application validated the ids and any quote's expiry. */
+export interface CancelPassengersRequest {
+  passengerIds: string[];
+  reason?: string;
+  /** A refund quote the application found usable: the cancellation refunds exactly its total. */
+  quote?: RefundQuote;
+}
+
 /** A scanned ticket's passenger boarding at a stop; the application checked the ticket itself. */
 export type RecordBoardingRequest = BoardingRequest;
 
@@ -141,6 +153,9 @@ export const confirmPaymentUpdate = defineUpdate<BookingState, [ConfirmPaymentRe
 export const updateBookingUpdate = defineUpdate<BookingState, [UpdateBookingRequest]>('UpdateBooking');
 export const cancelBookingUpdate = defineUpdate<BookingState, [CancelBookingRequest]>('CancelBooking');
 export const recordBoardingUpdate = defineUpdate<BookingState, [RecordBoardingRequest]>('RecordBoarding');
+export const cancelPassengersUpdate = defineUpdate<BookingState, [CancelPassengersRequest]>(
+  'CancelPassengers',
+);
 /**
  * A cancel that came while the booking was still being created (it had no row yet). A signal, not an update:
  * Temporal records it even while no worker runs the workflow, or with the workflow's start, and the workflow

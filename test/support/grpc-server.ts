@@ -116,6 +116,7 @@ export function fakeApplication(operations: Partial<BookingApplication> = {}): B
     listBookings: unexpected('listBookings'),
     updateBooking: unexpected('updateBooking'),
     cancelBooking: unexpected('cancelBooking'),
+    cancelPassengers: unexpected('cancelPassengers'),
     confirmPayment: unexpected('confirmPayment'),
     cancelTrip: unexpected('cancelTrip'),
     getTripCancellation: unexpected('getTripCancellation'),

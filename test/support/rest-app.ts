@@ -81,6 +81,7 @@ export const bookingsOutOfScope: BookingApplication = {
   listBookings: () => Promise.reject(unavailable('booking operations are outside this suite')),
   updateBooking: () => Promise.reject(unavailable('booking operations are outside this suite')),
   cancelBooking: () => Promise.reject(unavailable('booking operations are outside this suite')),
+  cancelPassengers: () => Promise.reject(unavailable('booking operations are outside this suite')),
   confirmPayment: () => Promise.reject(unavailable('booking operations are outside this suite')),
   cancelTrip: () => Promise.reject(unavailable('booking operations are outside this suite')),
   getTripCancellation: () => Promise.reject(unavailable('booking operations are outside this suite')),

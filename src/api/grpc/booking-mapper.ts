@@ -172,6 +172,12 @@ export function toBookingMessage(view: BookingView): Booking {
             departureTime: view.segment.boardingStop.localTime,
             arrivalTime: view.segment.alightingStop.localTime,
           },
+    cancelledPassengers: (view.cancelledPassengers ?? []).map((passenger) => ({
+      passengerId: passenger.passengerId,
+      cancelledAt: toDate(passenger.cancelledAt),
+      paid: toMoney(passenger.paid),
+      refund: toMoney(passenger.refund),
+    })),
   };
 }
 

@@ -18,6 +18,7 @@ import {
   BookingServiceService,
   type BookingServiceServer,
   type CancelBookingRequest,
+  type CancelPassengersRequest,
   type CancelTripRequest,
   type ConfirmPaymentRequest,
   type CreateBookingRequest,
@@ -322,6 +323,20 @@ export function createBookingServiceHandlers(dependencies: BookingServiceDepende
           await dependencies.refundQuotes.getRefundQuote(actor, request.bookingId, request.quoteId),
         ),
       }),
+    ),
+
+    cancelPassengers: unary(
+      BookingServiceService.cancelPassengers,
+      'change',
+      async (actor, request: CancelPassengersRequest, answerBy, receivedAt) => {
+        const booking = await application.cancelPassengers(
+          actor,
+          request.bookingId,
+          { passengerIds: request.passengerIds, quoteId: request.quoteId, reason: request.reason },
+          commandOptions(actor, request.requestId, answerBy, receivedAt),
+        );
+        return { booking: toBookingMessage(booking) };
+      },
     ),
 
     cancelTrip: unary(

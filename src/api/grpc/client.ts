@@ -3,12 +3,14 @@ import { credentials, Metadata, status, type ClientUnaryCall, type ServiceError 
 import {
   BookingServiceClient,
   CancelBookingRequest,
+  CancelPassengersRequest,
   ConfirmPaymentRequest,
   CreateBookingRequest,
   GetBookingRequest,
   ListBookingsRequest,
   UpdateBookingRequest,
   type CancelBookingResponse,
+  type CancelPassengersResponse,
   type ConfirmPaymentResponse,
   type CreateBookingResponse,
   type DeepPartial,
@@ -82,6 +84,10 @@ export interface BookingClient {
     request: DeepPartial<CancelBookingRequest>,
     options?: BookingCallOptions,
   ): Promise<CancelBookingResponse>;
+  cancelPassengers(
+    request: DeepPartial<CancelPassengersRequest>,
+    options?: BookingCallOptions,
+  ): Promise<CancelPassengersResponse>;
   confirmPayment(
     request: DeepPartial<ConfirmPaymentRequest>,
     options?: BookingCallOptions,
@@ -144,6 +150,8 @@ export function createBookingClient(options: BookingClientOptions): BookingClien
       call(raw.updateBooking.bind(raw), UpdateBookingRequest.fromPartial(request), callOptions),
     cancelBooking: (request, callOptions) =>
       call(raw.cancelBooking.bind(raw), CancelBookingRequest.fromPartial(request), callOptions),
+    cancelPassengers: (request, callOptions) =>
+      call(raw.cancelPassengers.bind(raw), CancelPassengersRequest.fromPartial(request), callOptions),
     confirmPayment: (request, callOptions) =>
       call(raw.confirmPayment.bind(raw), ConfirmPaymentRequest.fromPartial(request), callOptions),
     listBookings: (request, callOptions) =>

@@ -102,6 +102,15 @@ export function cancelBookingInput(body: unknown): { reason?: unknown } {
   return request.reason === undefined ? {} : { reason: request.reason };
 }
 
+export function cancelPassengersInput(body: unknown): {
+  passengerIds?: unknown;
+  quoteId?: unknown;
+  reason?: unknown;
+} {
+  const request = asObject(body);
+  return { passengerIds: request.passenger_ids, quoteId: request.quote_id, reason: request.reason };
+}
+
 export function cancelTripInput(body: unknown): { reason?: unknown } {
   return { reason: asObject(body).reason };
 }
@@ -196,6 +205,12 @@ export function bookingJson(booking: BookingView) {
     cancellation_reason: booking.cancellationReason ?? null,
     version: booking.version,
     segment: booking.segment === undefined ? null : segmentJson(booking.segment),
+    cancelled_passengers: (booking.cancelledPassengers ?? []).map((passenger) => ({
+      passenger_id: passenger.passengerId,
+      cancelled_at: passenger.cancelledAt,
+      paid: moneyJson(passenger.paid),
+      refund: moneyJson(passenger.refund),
+    })),
   };
 }
 

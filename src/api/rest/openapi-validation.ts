@@ -204,6 +204,10 @@ const ruleMessageSources: readonly [pointer: string, message: RuleMessage][] = [
     onlyFor(['pattern'], fieldMessages.controlCharacters),
   ],
   [
+    '#/components/schemas/CancelPassengersRequest/properties/reason',
+    onlyFor(['pattern'], fieldMessages.controlCharacters),
+  ],
+  [
     '#/components/schemas/RecordBoardingRequest/properties/ticket',
     always('must be the scanned ticket: 1 to 4096 characters of a compact JWS'),
   ],

@@ -17,6 +17,7 @@ import {
   bookingEntityTag,
   bookingJson,
   cancelBookingInput,
+  cancelPassengersInput,
   cancelTripInput,
   confirmPaymentInput,
   createBookingInput,
@@ -157,6 +158,17 @@ export function createOperationHandlers(applications: Applications): Record<stri
           actor,
           String(path.booking_id),
           cancelBookingInput(body),
+          commandOptions(reservedId, receivedAt),
+        ),
+      );
+    },
+
+    async cancelPassengers({ actor, path, body, reservedId, receivedAt }) {
+      return bookingResponse(
+        await bookings.cancelPassengers(
+          actor,
+          String(path.booking_id),
+          cancelPassengersInput(body),
           commandOptions(reservedId, receivedAt),
         ),
       );
@@ -395,5 +407,6 @@ export const idempotentOperationIds: ReadonlySet<string> = new Set([
   'confirmPayment',
   'updateBooking',
   'cancelBooking',
+  'cancelPassengers',
   'cancelTrip',
 ]);

@@ -50,6 +50,7 @@ const application: BookingApplication = {
   listBookings: recorded('listBookings'),
   updateBooking: recorded('updateBooking'),
   cancelBooking: recorded('cancelBooking'),
+  cancelPassengers: recorded('cancelPassengers'),
   confirmPayment: recorded('confirmPayment'),
   cancelTrip: recorded('cancelTrip'),
   getTripCancellation: recorded('getTripCancellation'),
@@ -204,6 +205,34 @@ describe('request mapping', () => {
           expect.objectContaining({
             commandId: commandIdForRequest(actors.alice, 'c4f1c2d4-0000-4000-8000-000000000003'),
             receivedAt: expect.any(Number),
+          }),
+        ],
+      },
+    ]);
+  });
+
+  it('CancelPassengers passes the passenger ids, quote id and reason, and the command its request id names', async () => {
+    const response = await client.cancelPassengers({
+      bookingId: booking.id,
+      passengerIds: [booking.passengers[0].id],
+      quoteId: 'c4f1c2d4-0000-4000-8000-0000000000aa',
+      reason: 'ill',
+      requestId: 'c4f1c2d4-0000-4000-8000-000000000009',
+    });
+    expect(response.booking?.id).toBe(booking.id);
+    expect(calls).toEqual([
+      {
+        operation: 'cancelPassengers',
+        args: [
+          actors.alice,
+          booking.id,
+          {
+            passengerIds: [booking.passengers[0].id],
+            quoteId: 'c4f1c2d4-0000-4000-8000-0000000000aa',
+            reason: 'ill',
+          },
+          expect.objectContaining({
+            commandId: commandIdForRequest(actors.alice, 'c4f1c2d4-0000-4000-8000-000000000009'),
           }),
         ],
       },

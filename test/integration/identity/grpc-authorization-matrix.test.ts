@@ -13,6 +13,7 @@ import type { Booking } from '../../../src/generated/com/example/bookings/v1/boo
 import {
   BookingServiceService,
   CancelBookingRequest,
+  CancelPassengersRequest,
   CancelTripRequest,
   ConfirmPaymentRequest,
   CreateBookingRequest,
@@ -84,6 +85,14 @@ const methodRequests: Record<MethodKey, (context: RequestContext) => Promise<unk
   },
   cancelBooking: async ({ booking }) =>
     CancelBookingRequest.fromPartial({ bookingId: (await booking()).id, reason: 'Plans changed' }),
+  cancelPassengers: async ({ booking }) => {
+    const target = await booking();
+    return CancelPassengersRequest.fromPartial({
+      bookingId: target.id,
+      passengerIds: [target.passengers[0].id],
+      reason: 'Plans changed',
+    });
+  },
   confirmPayment: async ({ booking }) =>
     ConfirmPaymentRequest.fromPartial({
       bookingId: (await booking()).id,

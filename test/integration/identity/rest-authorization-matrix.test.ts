@@ -67,6 +67,13 @@ const guardedRequests: Record<string, RequestBuilder> = {
     pathParameters: { booking_id: (await booking()).id },
     body: { reason: 'Plans changed' },
   }),
+  cancelPassengers: async ({ booking }) => {
+    const target = await booking();
+    return {
+      pathParameters: { booking_id: target.id },
+      body: { passenger_ids: [target.passengers[0].id], reason: 'Plans changed' },
+    };
+  },
   confirmPayment: async ({ booking }) => ({
     pathParameters: { booking_id: (await booking()).id },
     headers: { 'Idempotency-Key': randomUUID() },
@@ -229,6 +236,7 @@ function wrongParty(
   expectations.getRefundQuote = expectations.createRefundQuote;
   expectations.updateBooking = expectations.getBooking;
   expectations.cancelBooking = expectations.getBooking;
+  expectations.cancelPassengers = expectations.getBooking;
   expectations.confirmPayment = expectations.getBooking;
   return expectations[operation.canonicalOperationId]?.();
 }

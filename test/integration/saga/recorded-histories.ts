@@ -182,6 +182,10 @@ export const rowChecks: Record<string, (facts: HistoryFacts) => boolean> = {
     facts.updates.includes('CancelBooking') &&
     facts.activities.includes('RefundPayment') &&
     facts.notifications.includes('booking-cancelled'),
+  'cancel-passengers': (facts) =>
+    facts.updates.includes('CancelPassengers') &&
+    facts.activities.includes('ReleaseSeats') &&
+    facts.notifications.includes('passengers-cancelled'),
   change: (facts) =>
     facts.updates.includes('UpdateBooking') &&
     ['seatChanges', 'addPassengers', 'passengerUpdates'].every((kind) => facts.changeKinds.includes(kind)),

@@ -110,6 +110,33 @@ describe('renderNotification', () => {
     expect(unpaid.text).toContain('Nothing was charged for this booking.');
   });
 
+  it('tells the contact which passengers left the booking, who still travels and what comes back', () => {
+    const one = renderNotification(
+      'passengers-cancelled',
+      {
+        departureTime,
+        passengerCount: 1,
+        seatNumbers: '2A, 2B',
+        refundAmountMinor: 1250,
+        currency: 'EUR',
+        reason: 'Ill',
+      },
+      bookingId,
+    );
+    expect(one.subject).toBe('Booking 6F1C2A3B: passengers cancelled');
+    expect(one.text).toContain('One passenger was cancelled from booking 6F1C2A3B');
+    expect(one.text).toContain('on seats 2A, 2B');
+    expect(one.text).toContain('Reason: Ill\nA refund of €12.50 for them is on its way');
+    expect(one.smsText).toContain('Refund: €12.50.');
+    const two = renderNotification(
+      'passengers-cancelled',
+      { departureTime, passengerCount: 2, seatNumbers: '2A', refundAmountMinor: 0, currency: 'EUR' },
+      bookingId,
+    );
+    expect(two.text).toContain('2 passengers were cancelled');
+    expect(two.text).toContain('No refund is due for them');
+  });
+
   it('explains an expiry', () => {
     const expired = renderNotification(
       'booking-expired',
@@ -144,6 +171,7 @@ describe('renderNotification', () => {
       seatNumbers: '1A',
       amountPaidMinor: 100,
       totalMinor: 100,
+      passengerCount: 1,
       refundAmountMinor: 100,
       currency: 'EUR',
       reason: 'The bus broke down',

@@ -33,6 +33,12 @@ const authorizationTable = [
   },
   {
     method: 'POST',
+    path: '/v1/bookings/{booking_id}/passengers/cancel',
+    operationId: 'cancelPassengers',
+    scope: 'bookings:write',
+  },
+  {
+    method: 'POST',
     path: '/v1/bookings/{booking_id}/payment',
     operationId: 'confirmPayment',
     scope: 'payments:write',
@@ -150,6 +156,7 @@ const ownedOperationIds = [
   'getBooking',
   'updateBooking',
   'cancelBooking',
+  'cancelPassengers',
   'confirmPayment',
   'getUser',
   'getCurrentUser',
@@ -242,7 +249,10 @@ const schemaFields: Record<string, string[]> = {
     'cancellation_reason',
     'version',
     'segment',
+    'cancelled_passengers',
   ],
+  CancelledPassenger: ['passenger_id', 'cancelled_at', 'paid', 'refund'],
+  CancelPassengersRequest: ['passenger_ids', 'quote_id', 'reason'],
   User: ['id', 'email', 'display_name', 'phone', 'roles', 'created_at'],
   PassengerInput: [
     'first_name',
@@ -680,6 +690,7 @@ describe('OpenAPI responses and headers', () => {
     'getBooking',
     'updateBooking',
     'cancelBooking',
+    'cancelPassengers',
     'confirmPayment',
     'listBookingTickets',
   ])('%s gives its 2xx answers one body schema', (operationId) => {

@@ -57,7 +57,7 @@ describe('buf breaking against the committed baseline', () => {
     editProto(
       'com/example/bookings/v1/booking.proto',
       '  int64 version = 19;\n',
-      '  int64 version = 19;\n\n  // Seat count, added later.\n  int32 seat_count = 21;\n',
+      '  int64 version = 19;\n\n  // Seat count, added later.\n  int32 seat_count = 99;\n',
     );
     expect(runBreakingCheck().status).toBe(0);
   });

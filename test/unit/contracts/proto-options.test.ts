@@ -25,6 +25,7 @@ describe('BookingService authorization options', () => {
   it('has a policy for every RPC of the generated service definition', () => {
     expect([...bookingServiceAuthorization.keys()].sort()).toEqual([
       'CancelBooking',
+      'CancelPassengers',
       'CancelTrip',
       'ConfirmPayment',
       'CreateBooking',
@@ -49,6 +50,7 @@ describe('BookingService authorization options', () => {
     ['CreateBooking', 'bookings:write'],
     ['UpdateBooking', 'bookings:write'],
     ['CancelBooking', 'bookings:write'],
+    ['CancelPassengers', 'bookings:write'],
     ['GetBooking', 'bookings:read'],
     ['ListBookings', 'bookings:read'],
     ['ConfirmPayment', 'payments:write'],

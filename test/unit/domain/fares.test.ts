@@ -326,6 +326,37 @@ describe('amountOwedByState (invariant 2)', () => {
     );
   });
 
+  it('owes what was kept of passengers cancelled out of the booking beside its remaining lines', () => {
+    const confirmed = confirmedState();
+    const [kept, leaving] = confirmed.price.lines;
+    const afterPartialCancel = confirmedState({
+      passengers: confirmed.passengers.filter((passenger) => passenger.id === kept.passengerId),
+      price: { lines: [kept], total: kept.amount },
+      amountRefunded: euros(1250),
+      cancelledPassengers: [
+        {
+          passengerId: leaving.passengerId,
+          cancelledAt: lateCancellation,
+          paid: euros(2500),
+          refund: euros(1250),
+        },
+      ],
+    });
+    expect(amountOwedByState(afterPartialCancel)).toEqual(euros(3750));
+    expect(outstandingBalance(afterPartialCancel)).toEqual(euros(0));
+    // The rule then applies to the rest only: what was kept of the cancelled passenger is settled.
+    const refund = cancellationRefund(afterPartialCancel, lateCancellation);
+    expect(refund).toEqual(euros(1250));
+    const cancelled = {
+      ...afterPartialCancel,
+      status: 'CANCELLED' as const,
+      cancelledAt: lateCancellation,
+      amountRefunded: addMoney(afterPartialCancel.amountRefunded, refund),
+    };
+    expect(amountOwedByState(cancelled)).toEqual(euros(2500));
+    expect(outstandingBalance(cancelled)).toEqual(euros(0));
+  });
+
   it('needs the cancellation instant of a paid cancelled booking', () => {
     expect(thrown(() => amountOwedByState(confirmedState({ status: 'CANCELLED' }))).code).toBe('INTERNAL');
   });

@@ -43,6 +43,7 @@ const expectedTable: Record<BookingStatus, Record<LifecycleEvent, BookingStatus 
     DEPARTURE_PASSED: undefined,
     PASSENGER_BOARDED: undefined,
     BOARDING_CLOSED: undefined,
+    PASSENGERS_CANCELLED: 'PENDING_PAYMENT',
   },
   CONFIRMED: {
     PAYMENT_APPROVED: undefined,
@@ -53,6 +54,7 @@ const expectedTable: Record<BookingStatus, Record<LifecycleEvent, BookingStatus 
     DEPARTURE_PASSED: 'COMPLETED',
     PASSENGER_BOARDED: 'CONFIRMED',
     BOARDING_CLOSED: 'CONFIRMED',
+    PASSENGERS_CANCELLED: 'CONFIRMED',
   },
   CANCELLED: {
     PAYMENT_APPROVED: undefined,
@@ -63,6 +65,7 @@ const expectedTable: Record<BookingStatus, Record<LifecycleEvent, BookingStatus 
     DEPARTURE_PASSED: undefined,
     PASSENGER_BOARDED: undefined,
     BOARDING_CLOSED: undefined,
+    PASSENGERS_CANCELLED: undefined,
   },
   EXPIRED: {
     PAYMENT_APPROVED: undefined,
@@ -73,6 +76,7 @@ const expectedTable: Record<BookingStatus, Record<LifecycleEvent, BookingStatus 
     DEPARTURE_PASSED: undefined,
     PASSENGER_BOARDED: undefined,
     BOARDING_CLOSED: undefined,
+    PASSENGERS_CANCELLED: undefined,
   },
   COMPLETED: {
     PAYMENT_APPROVED: undefined,
@@ -83,6 +87,7 @@ const expectedTable: Record<BookingStatus, Record<LifecycleEvent, BookingStatus 
     DEPARTURE_PASSED: undefined,
     PASSENGER_BOARDED: undefined,
     BOARDING_CLOSED: undefined,
+    PASSENGERS_CANCELLED: undefined,
   },
 };
 
@@ -115,6 +120,7 @@ describe('lifecycle table', () => {
       'DEPARTURE_PASSED',
       'PASSENGER_BOARDED',
       'BOARDING_CLOSED',
+      'PASSENGERS_CANCELLED',
     ]);
     expect(allowedEvents('EXPIRED')).toEqual([]);
   });
@@ -215,6 +221,7 @@ describe('conflict details', () => {
     ['CANCEL_REQUESTED', 'cancel'],
     ['UPDATE_REQUESTED', 'update'],
     ['DEPARTURE_PASSED', 'complete'],
+    ['PASSENGERS_CANCELLED', 'cancel'],
   ])('names %s on a finished booking as the %s action', (event, action) => {
     expect(conflictDetailsOf(() => nextStatus('COMPLETED', event))).toEqual({ status: 'COMPLETED', action });
   });

@@ -10,6 +10,7 @@ import {
   isUuid,
   nulCharacterViolations,
   validateCancelBooking,
+  validateCancelPassengers,
   validateConfirmPayment,
   validateCreateBooking,
   validateId,
@@ -380,6 +381,52 @@ describe('other inputs', () => {
     expect(fieldsOf(() => validateCancelBooking({ reason: 'x'.repeat(501) }))).toEqual(['reason']);
     expect(fieldsOf(() => validateCancelBooking({ reason: 'bell\u0007' }))).toEqual(['reason']);
     expect(fieldsOf(() => validateCancelBooking({ reason: 3 }))).toEqual(['reason']);
+  });
+
+  it('validates a partial cancellation: 1 to max passenger ids, none twice, an optional quote id and reason', () => {
+    const quoteId = 'C5D6E7F8-0000-4000-8000-000000000001';
+    expect(
+      validateCancelPassengers({
+        passengerIds: [firstPassengerId.toUpperCase(), secondPassengerId],
+        quoteId,
+        reason: ' ill ',
+      }),
+    ).toEqual({
+      passengerIds: [firstPassengerId, secondPassengerId],
+      quoteId: quoteId.toLowerCase(),
+      reason: 'ill',
+    });
+    expect(validateCancelPassengers({ passengerIds: [firstPassengerId], quoteId: '' })).toEqual({
+      passengerIds: [firstPassengerId],
+    });
+    expect(violationsOf(() => validateCancelPassengers({}))).toEqual([
+      { field: 'passenger_ids', message: 'is required and must be a list of passenger ids' },
+    ]);
+    expect(violationsOf(() => validateCancelPassengers({ passengerIds: [] }))).toEqual([
+      { field: 'passenger_ids', message: 'must name 1 to 9 passengers' },
+    ]);
+    expect(
+      fieldsOf(() =>
+        validateCancelPassengers({ passengerIds: [firstPassengerId, firstPassengerId], reason: 7 }),
+      ),
+    ).toEqual(['passenger_ids[1]', 'reason']);
+    expect(
+      violationsOf(() =>
+        validateCancelPassengers({ passengerIds: [firstPassengerId, 'not-a-uuid', 42], quoteId: 'q-1' }),
+      ),
+    ).toEqual([
+      { field: 'passenger_ids[1]', message: 'must be a UUID' },
+      { field: 'passenger_ids[2]', message: 'must be a UUID' },
+      { field: 'quote_id', message: 'must be a UUID' },
+    ]);
+    expect(
+      fieldsOf(() =>
+        validateCancelPassengers(
+          { passengerIds: [firstPassengerId, secondPassengerId] },
+          { maxPassengers: 1 },
+        ),
+      ),
+    ).toEqual(['passenger_ids']);
   });
 
   it('validates a payment token', () => {

@@ -75,7 +75,27 @@ describe('toBookingMessage', () => {
       cancelledAt: undefined,
       cancellationReason: '',
       version: 1,
+      cancelledPassengers: [],
     });
+  });
+
+  it('maps the passengers cancelled out of a booking', () => {
+    const cancelled = {
+      passengerId: '99999999-9999-4999-8999-999999999999',
+      cancelledAt: '2026-11-20T10:00:00.000Z',
+      paid: { amountMinor: 2500, currency: 'EUR' },
+      refund: { amountMinor: 1250, currency: 'EUR' },
+    };
+    expect(
+      toBookingMessage(view(confirmedState({ cancelledPassengers: [cancelled] }))).cancelledPassengers,
+    ).toEqual([
+      {
+        passengerId: cancelled.passengerId,
+        cancelledAt: new Date(cancelled.cancelledAt),
+        paid: { amountMinor: 2500, currency: 'EUR' },
+        refund: { amountMinor: 1250, currency: 'EUR' },
+      },
+    ]);
   });
 
   it('leaves the hold unset once the booking is no longer pending', () => {

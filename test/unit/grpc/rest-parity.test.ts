@@ -39,6 +39,21 @@ const cases: [string, BookingState][] = [
       version: 4,
     }),
   ],
+  [
+    'confirmed, one passenger cancelled out of it',
+    confirmedState({
+      amountRefunded: euros(1250),
+      cancelledPassengers: [
+        {
+          passengerId: '99999999-9999-4999-8999-999999999999',
+          cancelledAt: '2026-11-20T08:00:00.000Z',
+          paid: euros(2500),
+          refund: euros(1250),
+        },
+      ],
+      version: 3,
+    }),
+  ],
   ['expired', bookingState({ status: 'EXPIRED', version: 2 })],
   ['completed', confirmedState({ status: 'COMPLETED', version: 3 })],
 ];

@@ -87,6 +87,8 @@ export interface FakeOutcomes {
   approvedCharges?: number;
   /** A ReserveSeats that holds the booking's seats again (no booking snapshot) finds one taken. */
   seatTakenOnHoldAgain?: boolean;
+  /** The processor refuses every refund for good (a closed card account). */
+  refundsRefused?: boolean;
 }
 
 interface FakeBooking {
@@ -330,10 +332,12 @@ export class BookingWorkflowTier {
         return fakeSettlement(booking.intents.get(input.intentId), input);
       }),
       ReportPaymentIncident: fake('ReportPaymentIncident', nothing),
-      RefundPayment: fake('RefundPayment', (_booking, input: RefundPaymentInput) => ({
-        refundId: `refund-${input.idempotencyKey}`,
-        amount: input.amount,
-      })),
+      RefundPayment: fake('RefundPayment', (booking, input: RefundPaymentInput) => {
+        if (booking.outcomes.refundsRefused === true) {
+          throw ApplicationFailure.nonRetryable('the card account is closed', 'REFUND_REJECTED');
+        }
+        return { refundId: `refund-${input.idempotencyKey}`, amount: input.amount };
+      }),
       SendEmailNotification: fake('SendEmailNotification', nothing),
       SendSMSNotification: fake('SendSMSNotification', nothing),
       RecordBooking: fake('RecordBooking', nothing),

@@ -72,6 +72,34 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/bookings/{booking_id}/passengers/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel some passengers of a booking
+         * @description The passengers named leave the booking; everyone else travels as booked. Their seats are released on every
+         *     leg, their share of what was paid is refunded by the fare's refund rule (or exactly as the refund quote
+         *     named by `quote_id` says), their tickets are revoked and the contact is told. Cancelling the last passengers
+         *     cancels the booking as a cancel does. Answers like a cancel: 200 with the booking, 202 when it is still
+         *     running when its answer is due, 503 when nothing was changed. A passenger who is not on the booking, was
+         *     cancelled already or has boarded, or whose leaving would leave another without the companion their type
+         *     requires (an infant without an adult), answers 400 naming `passenger_ids[i]`; a quote that is unknown
+         *     answers 404, one of another booking or passengers, or made before the booking's last change, 422
+         *     QUOTE_INVALID, one past its time 409 QUOTE_EXPIRED.
+         */
+        post: operations["cancelPassengers"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/bookings/{booking_id}/payment": {
         parameters: {
             query?: never;
@@ -1197,6 +1225,11 @@ export interface components {
             version: number;
             /** @description Where the passengers board and alight; null only on bookings made before segments. */
             segment?: components["schemas"]["Segment"] | null;
+            /**
+             * @description Passengers cancelled out of the booking while it went on, in cancellation order; empty when none
+             *     was (absent from answers of earlier releases). They are no longer in `passengers` nor in the price.
+             */
+            cancelled_passengers?: components["schemas"]["CancelledPassenger"][];
         };
         /**
          * @description One passenger's e-ticket. `qr_payload` is the signed ticket (compact JWS, ES256, `typ` `ticket+jwt`) the
@@ -1497,6 +1530,28 @@ export interface components {
              * @example Plans changed
              */
             reason?: string;
+        };
+        CancelPassengersRequest: {
+            /** @description The passengers to cancel, by their ids in the booking; each once. */
+            passenger_ids: components["schemas"]["Uuid"][];
+            /**
+             * @description A refund quote of these passengers of this booking: the cancellation then refunds exactly its total,
+             *     or fails (409 QUOTE_EXPIRED, 422 QUOTE_INVALID) and changes nothing.
+             */
+            quote_id?: components["schemas"]["Uuid"];
+            /**
+             * @description Free text kept on the booking; surrounding spaces are dropped (a reason of spaces only is no reason).
+             *     Line breaks and tabs are allowed, other control characters are not.
+             * @example The child is ill
+             */
+            reason?: string;
+        };
+        /** @description A passenger cancelled out of a booking that went on, with what they had paid and got back. */
+        CancelledPassenger: {
+            passenger_id: components["schemas"]["Uuid"];
+            cancelled_at: components["schemas"]["Timestamp"];
+            paid: components["schemas"]["Money"];
+            refund: components["schemas"]["Money"];
         };
         CancelTripRequest: {
             /**
@@ -2740,6 +2795,11 @@ export interface components {
                 "application/json": components["schemas"]["RefundQuoteRequest"];
             };
         };
+        CancelPassengers: {
+            content: {
+                "application/json": components["schemas"]["CancelPassengersRequest"];
+            };
+        };
         CancelTrip: {
             content: {
                 "application/json": components["schemas"]["CancelTripRequest"];
@@ -3088,6 +3148,58 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    cancelPassengers: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Client-chosen key (a UUID is a good choice) that makes a retry safe. The first request with a key
+                 *     reserves the id of what it creates or does (the booking, the payment attempt, the change or
+                 *     cancellation, which the booking's workflow knows by that id). A final answer (success or a
+                 *     business error) is replayed for a repeat with the same key and the same body. An answer a retry may
+                 *     still change (5xx, 429, 202 with status PROCESSING) is not kept: the retry goes on with the same
+                 *     reserved id, so it joins the booking, payment or change the first attempt started and never makes a
+                 *     second one. The same key with a different body answers 422 IDEMPOTENCY_KEY_REUSED; a repeat while the first
+                 *     request is still running answers 409 IDEMPOTENCY_KEY_IN_USE with `Retry-After`. Keys are scoped to
+                 *     the caller and kept for at least 24 hours. No example is given: a fixed key would store a first try's
+                 *     answer under it, and the next request with a corrected body would answer 422.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /**
+                 * @description Correlation id for logs and traces, echoed in the response and in problem documents. When absent the
+                 *     server generates one. A value that breaks the pattern (1 to 128 printable ASCII characters, no spaces)
+                 *     answers 400 VALIDATION_FAILED naming `X-Request-Id`; that answer carries an id the server generated. No
+                 *     example is given: a fixed one would make every request sent from the documentation share one id.
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description Booking id.
+                 * @example 7b1e4c2a-9d3f-4a6b-8e5c-1f2a3b4c5d6e
+                 */
+                booking_id: components["parameters"]["BookingId"];
+            };
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["CancelPassengers"];
+        responses: {
+            200: components["responses"]["BookingOk"];
+            202: components["responses"]["BookingAccepted"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableContent"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

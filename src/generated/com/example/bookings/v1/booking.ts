@@ -280,6 +280,14 @@ export interface Booking {
   cancellationReason: string;
   version: number;
   segment?: Segment | undefined;
+  cancelledPassengers: CancelledPassenger[];
+}
+
+export interface CancelledPassenger {
+  passengerId: string;
+  cancelledAt?: Date | undefined;
+  paid?: Money | undefined;
+  refund?: Money | undefined;
 }
 
 export interface SegmentStop {
@@ -1322,6 +1330,7 @@ function createBaseBooking(): Booking {
     cancellationReason: "",
     version: 0,
     segment: undefined,
+    cancelledPassengers: [],
   };
 }
 
@@ -1386,6 +1395,9 @@ export const Booking: MessageFns<Booking> = {
     }
     if (message.segment !== undefined) {
       Segment.encode(message.segment, writer.uint32(162).fork()).join();
+    }
+    for (const v of message.cancelledPassengers) {
+      CancelledPassenger.encode(v!, writer.uint32(170).fork()).join();
     }
     return writer;
   },
@@ -1563,6 +1575,14 @@ export const Booking: MessageFns<Booking> = {
             message.segment = Segment.decode(reader, reader.uint32());
             continue;
           }
+          case 21: {
+            if (tag !== 170) {
+              break;
+            }
+
+            message.cancelledPassengers.push(CancelledPassenger.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1651,6 +1671,11 @@ export const Booking: MessageFns<Booking> = {
         : "",
       version: isSet(object.version) ? globalThis.Number(object.version) : 0,
       segment: isSet(object.segment) ? Segment.fromJSON(object.segment) : undefined,
+      cancelledPassengers: globalThis.Array.isArray(object?.cancelledPassengers)
+        ? object.cancelledPassengers.map((e: any) => CancelledPassenger.fromJSON(e))
+        : globalThis.Array.isArray(object?.cancelled_passengers)
+        ? object.cancelled_passengers.map((e: any) => CancelledPassenger.fromJSON(e))
+        : [],
     };
   },
 
@@ -1716,6 +1741,9 @@ export const Booking: MessageFns<Booking> = {
     if (message.segment !== undefined) {
       obj.segment = Segment.toJSON(message.segment);
     }
+    if (message.cancelledPassengers?.length) {
+      obj.cancelledPassengers = message.cancelledPassengers.map((e) => CancelledPassenger.toJSON(e));
+    }
     return obj;
   },
 
@@ -1753,6 +1781,134 @@ export const Booking: MessageFns<Booking> = {
     message.version = object.version ?? 0;
     message.segment = (object.segment !== undefined && object.segment !== null)
       ? Segment.fromPartial(object.segment)
+      : undefined;
+    message.cancelledPassengers = object.cancelledPassengers?.map((e) => CancelledPassenger.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseCancelledPassenger(): CancelledPassenger {
+  return { passengerId: "", cancelledAt: undefined, paid: undefined, refund: undefined };
+}
+
+export const CancelledPassenger: MessageFns<CancelledPassenger> = {
+  encode(message: CancelledPassenger, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.passengerId !== "") {
+      writer.uint32(10).string(message.passengerId);
+    }
+    if (message.cancelledAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.cancelledAt), writer.uint32(18).fork()).join();
+    }
+    if (message.paid !== undefined) {
+      Money.encode(message.paid, writer.uint32(26).fork()).join();
+    }
+    if (message.refund !== undefined) {
+      Money.encode(message.refund, writer.uint32(34).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CancelledPassenger {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCancelledPassenger();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.passengerId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.cancelledAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.paid = Money.decode(reader, reader.uint32());
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.refund = Money.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CancelledPassenger {
+    return {
+      passengerId: isSet(object.passengerId)
+        ? globalThis.String(object.passengerId)
+        : isSet(object.passenger_id)
+        ? globalThis.String(object.passenger_id)
+        : "",
+      cancelledAt: isSet(object.cancelledAt)
+        ? fromJsonTimestamp(object.cancelledAt)
+        : isSet(object.cancelled_at)
+        ? fromJsonTimestamp(object.cancelled_at)
+        : undefined,
+      paid: isSet(object.paid) ? Money.fromJSON(object.paid) : undefined,
+      refund: isSet(object.refund) ? Money.fromJSON(object.refund) : undefined,
+    };
+  },
+
+  toJSON(message: CancelledPassenger): unknown {
+    const obj: any = {};
+    if (message.passengerId !== "") {
+      obj.passengerId = message.passengerId;
+    }
+    if (message.cancelledAt !== undefined) {
+      obj.cancelledAt = message.cancelledAt.toISOString();
+    }
+    if (message.paid !== undefined) {
+      obj.paid = Money.toJSON(message.paid);
+    }
+    if (message.refund !== undefined) {
+      obj.refund = Money.toJSON(message.refund);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<CancelledPassenger>, I>>(base?: I): CancelledPassenger {
+    return CancelledPassenger.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<CancelledPassenger>, I>>(object: I): CancelledPassenger {
+    const message = createBaseCancelledPassenger();
+    message.passengerId = object.passengerId ?? "";
+    message.cancelledAt = object.cancelledAt ?? undefined;
+    message.paid = (object.paid !== undefined && object.paid !== null) ? Money.fromPartial(object.paid) : undefined;
+    message.refund = (object.refund !== undefined && object.refund !== null)
+      ? Money.fromPartial(object.refund)
       : undefined;
     return message;
   },

@@ -103,6 +103,18 @@ export interface CancelBookingResponse {
   booking?: Booking | undefined;
 }
 
+export interface CancelPassengersRequest {
+  bookingId: string;
+  passengerIds: string[];
+  quoteId?: string | undefined;
+  reason?: string | undefined;
+  requestId: string;
+}
+
+export interface CancelPassengersResponse {
+  booking?: Booking | undefined;
+}
+
 export interface ConfirmPaymentRequest {
   bookingId: string;
   paymentToken: string;
@@ -1603,6 +1615,224 @@ export const CancelBookingResponse: MessageFns<CancelBookingResponse> = {
   },
   fromPartial<I extends Exact<DeepPartial<CancelBookingResponse>, I>>(object: I): CancelBookingResponse {
     const message = createBaseCancelBookingResponse();
+    message.booking = (object.booking !== undefined && object.booking !== null)
+      ? Booking.fromPartial(object.booking)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseCancelPassengersRequest(): CancelPassengersRequest {
+  return { bookingId: "", passengerIds: [], quoteId: undefined, reason: undefined, requestId: "" };
+}
+
+export const CancelPassengersRequest: MessageFns<CancelPassengersRequest> = {
+  encode(message: CancelPassengersRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.bookingId !== "") {
+      writer.uint32(10).string(message.bookingId);
+    }
+    for (const v of message.passengerIds) {
+      writer.uint32(18).string(v!);
+    }
+    if (message.quoteId !== undefined) {
+      writer.uint32(26).string(message.quoteId);
+    }
+    if (message.reason !== undefined) {
+      writer.uint32(34).string(message.reason);
+    }
+    if (message.requestId !== "") {
+      writer.uint32(42).string(message.requestId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CancelPassengersRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCancelPassengersRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.bookingId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.passengerIds.push(reader.string());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.quoteId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.requestId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CancelPassengersRequest {
+    return {
+      bookingId: isSet(object.bookingId)
+        ? globalThis.String(object.bookingId)
+        : isSet(object.booking_id)
+        ? globalThis.String(object.booking_id)
+        : "",
+      passengerIds: globalThis.Array.isArray(object?.passengerIds)
+        ? object.passengerIds.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.passenger_ids)
+        ? object.passenger_ids.map((e: any) => globalThis.String(e))
+        : [],
+      quoteId: isSet(object.quoteId)
+        ? globalThis.String(object.quoteId)
+        : isSet(object.quote_id)
+        ? globalThis.String(object.quote_id)
+        : undefined,
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : undefined,
+      requestId: isSet(object.requestId)
+        ? globalThis.String(object.requestId)
+        : isSet(object.request_id)
+        ? globalThis.String(object.request_id)
+        : "",
+    };
+  },
+
+  toJSON(message: CancelPassengersRequest): unknown {
+    const obj: any = {};
+    if (message.bookingId !== "") {
+      obj.bookingId = message.bookingId;
+    }
+    if (message.passengerIds?.length) {
+      obj.passengerIds = message.passengerIds;
+    }
+    if (message.quoteId !== undefined) {
+      obj.quoteId = message.quoteId;
+    }
+    if (message.reason !== undefined) {
+      obj.reason = message.reason;
+    }
+    if (message.requestId !== "") {
+      obj.requestId = message.requestId;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<CancelPassengersRequest>, I>>(base?: I): CancelPassengersRequest {
+    return CancelPassengersRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<CancelPassengersRequest>, I>>(object: I): CancelPassengersRequest {
+    const message = createBaseCancelPassengersRequest();
+    message.bookingId = object.bookingId ?? "";
+    message.passengerIds = object.passengerIds?.map((e) => e) || [];
+    message.quoteId = object.quoteId ?? undefined;
+    message.reason = object.reason ?? undefined;
+    message.requestId = object.requestId ?? "";
+    return message;
+  },
+};
+
+function createBaseCancelPassengersResponse(): CancelPassengersResponse {
+  return { booking: undefined };
+}
+
+export const CancelPassengersResponse: MessageFns<CancelPassengersResponse> = {
+  encode(message: CancelPassengersResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.booking !== undefined) {
+      Booking.encode(message.booking, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CancelPassengersResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCancelPassengersResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.booking = Booking.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CancelPassengersResponse {
+    return { booking: isSet(object.booking) ? Booking.fromJSON(object.booking) : undefined };
+  },
+
+  toJSON(message: CancelPassengersResponse): unknown {
+    const obj: any = {};
+    if (message.booking !== undefined) {
+      obj.booking = Booking.toJSON(message.booking);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<CancelPassengersResponse>, I>>(base?: I): CancelPassengersResponse {
+    return CancelPassengersResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<CancelPassengersResponse>, I>>(object: I): CancelPassengersResponse {
+    const message = createBaseCancelPassengersResponse();
     message.booking = (object.booking !== undefined && object.booking !== null)
       ? Booking.fromPartial(object.booking)
       : undefined;
@@ -3265,6 +3495,17 @@ export const BookingServiceService = {
       Buffer.from(CancelBookingResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): CancelBookingResponse => CancelBookingResponse.decode(value),
   },
+  cancelPassengers: {
+    path: "/com.example.bookings.v1.BookingService/CancelPassengers" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: CancelPassengersRequest): Buffer =>
+      Buffer.from(CancelPassengersRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): CancelPassengersRequest => CancelPassengersRequest.decode(value),
+    responseSerialize: (value: CancelPassengersResponse): Buffer =>
+      Buffer.from(CancelPassengersResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): CancelPassengersResponse => CancelPassengersResponse.decode(value),
+  },
   confirmPayment: {
     path: "/com.example.bookings.v1.BookingService/ConfirmPayment" as const,
     requestStream: false as const,
@@ -3387,6 +3628,7 @@ export interface BookingServiceServer extends UntypedServiceImplementation {
   getBooking: handleUnaryCall<GetBookingRequest, GetBookingResponse>;
   updateBooking: handleUnaryCall<UpdateBookingRequest, UpdateBookingResponse>;
   cancelBooking: handleUnaryCall<CancelBookingRequest, CancelBookingResponse>;
+  cancelPassengers: handleUnaryCall<CancelPassengersRequest, CancelPassengersResponse>;
   confirmPayment: handleUnaryCall<ConfirmPaymentRequest, ConfirmPaymentResponse>;
   listBookings: handleUnaryCall<ListBookingsRequest, ListBookingsResponse>;
   listTickets: handleUnaryCall<ListTicketsRequest, ListTicketsResponse>;
@@ -3460,6 +3702,21 @@ export interface BookingServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: CancelBookingResponse) => void,
+  ): ClientUnaryCall;
+  cancelPassengers(
+    request: CancelPassengersRequest,
+    callback: (error: ServiceError | null, response: CancelPassengersResponse) => void,
+  ): ClientUnaryCall;
+  cancelPassengers(
+    request: CancelPassengersRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: CancelPassengersResponse) => void,
+  ): ClientUnaryCall;
+  cancelPassengers(
+    request: CancelPassengersRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: CancelPassengersResponse) => void,
   ): ClientUnaryCall;
   confirmPayment(
     request: ConfirmPaymentRequest,
