@@ -18,6 +18,12 @@ import {
   type ListBookingsResponse,
   type UpdateBookingResponse,
 } from '../../generated/com/example/bookings/v1/booking_service';
+import {
+  GetRefundQuoteRequest,
+  QuoteRefundRequest,
+  type GetRefundQuoteResponse,
+  type QuoteRefundResponse,
+} from '../../generated/com/example/bookings/v1/refund_quote';
 import { decodeStatusDetails, type DecodedStatusDetails } from './status-details';
 
 type Pem = string | Buffer;
@@ -96,6 +102,14 @@ export interface BookingClient {
     request: DeepPartial<ListBookingsRequest>,
     options?: BookingCallOptions,
   ): Promise<ListBookingsResponse>;
+  quoteRefund(
+    request: DeepPartial<QuoteRefundRequest>,
+    options?: BookingCallOptions,
+  ): Promise<QuoteRefundResponse>;
+  getRefundQuote(
+    request: DeepPartial<GetRefundQuoteRequest>,
+    options?: BookingCallOptions,
+  ): Promise<GetRefundQuoteResponse>;
   /** The generated grpc-js client underneath, for streaming or channel-level needs. */
   readonly raw: BookingServiceClient;
   close(): void;
@@ -156,6 +170,10 @@ export function createBookingClient(options: BookingClientOptions): BookingClien
       call(raw.confirmPayment.bind(raw), ConfirmPaymentRequest.fromPartial(request), callOptions),
     listBookings: (request, callOptions) =>
       call(raw.listBookings.bind(raw), ListBookingsRequest.fromPartial(request), callOptions),
+    quoteRefund: (request, callOptions) =>
+      call(raw.quoteRefund.bind(raw), QuoteRefundRequest.fromPartial(request), callOptions),
+    getRefundQuote: (request, callOptions) =>
+      call(raw.getRefundQuote.bind(raw), GetRefundQuoteRequest.fromPartial(request), callOptions),
     raw,
     close: () => raw.close(),
   };
