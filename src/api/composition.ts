@@ -12,6 +12,7 @@ import {
 } from '../db/route-availability-changes';
 import { createBookingApplication, type BookingApplicationDependencies } from '../application/bookings';
 import { createCatalogApplication } from '../application/catalog';
+import { createFareApplication, type FareApplication } from '../application/fares';
 import type { BookingApplication } from '../application/interface';
 import { createPaymentWebhookApplication } from '../application/payment-webhooks';
 import { createReadinessCheck, type ReadinessCheck } from '../application/readiness';
@@ -95,6 +96,7 @@ export interface ApiComposition {
   tickets: TicketApplication;
   boarding: BoardingApplication;
   webhooks: PartnerWebhookApplication;
+  fares: FareApplication;
   /** Wakes partner webhook delivery workflows; the sweep uses it for events their writer left. */
   webhookDeliveries: WebhookDeliveryStarter;
   checkReadiness: ReadinessCheck;
@@ -185,6 +187,21 @@ export async function composeApi(
   if (availabilityChanges !== undefined) {
     registerAvailabilityChangesHeard(metrics.registry, () => availabilityChanges.hearing);
   }
+  // One catalogue for both fronts: its availability and passenger type caches serve REST and gRPC alike.
+  const catalog = createCatalogApplication({
+    database,
+    routeCacheSeconds: config.catalog.routeCacheSeconds,
+    ...(availabilityChanges === undefined
+      ? {}
+      : {
+          availabilityCache: {
+            changes: availabilityChanges,
+            timeToLiveSeconds: config.catalog.availabilityCacheSeconds,
+            maximumEntries: config.catalog.availabilityCacheEntries,
+          },
+        }),
+  });
+  const fares = createFareApplication({ database, catalog });
   const app = createRestApp({
     metrics,
     logger,
@@ -192,23 +209,12 @@ export async function composeApi(
     settings: restSettingsFromConfig(config),
     applications: {
       bookings: countingOpenHoldRefusals(metrics, bookings),
-      catalog: createCatalogApplication({
-        database,
-        routeCacheSeconds: config.catalog.routeCacheSeconds,
-        ...(availabilityChanges === undefined
-          ? {}
-          : {
-              availabilityCache: {
-                changes: availabilityChanges,
-                timeToLiveSeconds: config.catalog.availabilityCacheSeconds,
-                maximumEntries: config.catalog.availabilityCacheEntries,
-              },
-            }),
-      }),
+      catalog,
       users: createUserApplication({ database, cipher }),
       tickets,
       boarding,
       webhooks,
+      fares,
     },
     idempotency,
     operationGuard: createOperationGuard(verifier),
@@ -234,6 +240,7 @@ export async function composeApi(
     tickets,
     boarding,
     webhooks,
+    fares,
     webhookDeliveries,
     checkReadiness,
     verifier,
@@ -291,6 +298,7 @@ export async function startApi(
     tickets,
     boarding,
     webhooks,
+    fares,
     webhookDeliveries,
     checkReadiness,
     verifier,
@@ -350,6 +358,7 @@ export async function startApi(
     tickets,
     boarding,
     webhooks,
+    fares,
     verifyAccessToken: (token) => verifier.verifyAccessToken(token),
     checkReadiness,
     logger,

@@ -15,6 +15,7 @@ import {
   fakeApplication,
   fakeBoardingApplication,
   fakeWebhookApplication,
+  fakeFareApplication,
   fakeTicketApplication,
   verifyTestToken,
 } from '../../support/grpc-server';
@@ -52,6 +53,7 @@ beforeAll(async () => {
       tickets: fakeTicketApplication(),
       boarding: fakeBoardingApplication(),
       webhooks: fakeWebhookApplication(),
+      fares: fakeFareApplication(),
       verifyAccessToken: verifyTestToken,
       checkReadiness: alwaysReady,
       logger: createLogger({ level: 'info', name: 'grpc-request-ids' }, destination),
