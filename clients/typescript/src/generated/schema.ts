@@ -1609,7 +1609,7 @@ export interface components {
         DiscountKind: "AMOUNT" | "PERCENT";
         /** @description A discount code with its usages. */
         DiscountCode: {
-            /** @example SUMMER-26 */
+            /** @example SUMMER-27 */
             code: string;
             kind: components["schemas"]["DiscountKind"];
             /**
@@ -1654,7 +1654,7 @@ export interface components {
         CreateDiscountCodeRequest: {
             /**
              * @description 4 to 32 letters, digits or `-`; stored in upper case.
-             * @example SUMMER-26
+             * @example SUMMER-27
              */
             code: string;
             kind: components["schemas"]["DiscountKind"];
@@ -1672,13 +1672,13 @@ export interface components {
             /**
              * Format: date-time
              * @description Redeemable from this instant (RFC 3339).
-             * @example 2026-06-01T00:00:00Z
+             * @example 2027-06-01T00:00:00Z
              */
             valid_from: string;
             /**
              * Format: date-time
              * @description Redeemable up to, not including, this instant; after `valid_from` and in the future.
-             * @example 2026-09-01T00:00:00Z
+             * @example 2027-09-01T00:00:00Z
              */
             valid_until: string;
             /** @description Existing routes the code is limited to, each once; left out or empty, every route. */
@@ -2760,8 +2760,9 @@ export interface components {
          */
         AlightingStop: components["schemas"]["StopCode"];
         /**
-         * @description A party to price: passenger type codes of the route (`listPassengerTypes`) with counts, such as
-         *     `ADULT:2,CHILD:1`; each type once, 1 to 9 passengers in all, lap passengers with a companion each. With it,
+         * @description A party to price: passenger type codes of the route (`listPassengerTypes`, any letter case) with counts,
+         *     such as `ADULT:2,CHILD:1`; each type once, each count 1 or more, 1 to 9 passengers in all, lap passengers
+         *     with a companion each (the route's types decide what it may sell). With it,
          *     every trip carries `party_fares`, the party's price in each fare class with free seats for everyone who
          *     takes one, and trips without such a class are left out. A party the route cannot sell answers 400
          *     VALIDATION_FAILED naming `passengers`.
@@ -2770,7 +2771,7 @@ export interface components {
         Passengers: string;
         /**
          * @description The discount code, in any letter case.
-         * @example SUMMER-26
+         * @example SUMMER-27
          */
         DiscountCodeParameter: string;
     };
@@ -2877,7 +2878,7 @@ export interface components {
         WebhookEndpointLocation: string;
         /**
          * @description URL path of the new code, under the same prefix (`/v1` or `/api`) as the request.
-         * @example /v1/discount-codes/SUMMER-26
+         * @example /v1/discount-codes/SUMMER-27
          */
         DiscountCodeLocation: string;
         /**
@@ -3421,8 +3422,9 @@ export interface operations {
                  */
                 alighting_stop?: components["parameters"]["AlightingStop"];
                 /**
-                 * @description A party to price: passenger type codes of the route (`listPassengerTypes`) with counts, such as
-                 *     `ADULT:2,CHILD:1`; each type once, 1 to 9 passengers in all, lap passengers with a companion each. With it,
+                 * @description A party to price: passenger type codes of the route (`listPassengerTypes`, any letter case) with counts,
+                 *     such as `ADULT:2,CHILD:1`; each type once, each count 1 or more, 1 to 9 passengers in all, lap passengers
+                 *     with a companion each (the route's types decide what it may sell). With it,
                  *     every trip carries `party_fares`, the party's price in each fare class with free seats for everyone who
                  *     takes one, and trips without such a class are left out. A party the route cannot sell answers 400
                  *     VALIDATION_FAILED naming `passengers`.
@@ -4183,7 +4185,7 @@ export interface operations {
             path: {
                 /**
                  * @description The discount code, in any letter case.
-                 * @example SUMMER-26
+                 * @example SUMMER-27
                  */
                 code: components["parameters"]["DiscountCodeParameter"];
             };
