@@ -506,6 +506,26 @@ describe('every operation with its examples', () => {
           remaining: (created.body as { max_usages: number }).max_usages,
         });
       }
+      for (const operationId of twinsOf('getRouteAvailability')) {
+        const priced = await drive(operationId, {
+          params: { route_id: network.routes.main.id },
+          query: { date: network.date, passengers: parameterExample(operationId, 'passengers') },
+          token,
+        });
+        expect(priced.status).toBe(200);
+        const { trips } = priced.body as { trips: { party_fares: unknown[] }[] };
+        expect(trips.length).toBeGreaterThan(0);
+        for (const pricedTrip of trips) expect(pricedTrip.party_fares.length).toBeGreaterThan(0);
+      }
+      for (const operationId of twinsOf('listPassengerTypes')) {
+        const known = await drive(operationId, { params: { route_id: network.routes.main.id }, token });
+        expect(known.status).toBe(200);
+        const example = await drive(operationId, {
+          params: { route_id: parameterExample(operationId, 'route_id') },
+          token,
+        });
+        expect(example.status).toBe(404);
+      }
     } finally {
       await database('discount_codes').whereIn('code', codes).delete();
       await database('users').where({ id: agentUser.id }).delete();
