@@ -383,7 +383,7 @@ describe('GET /v1/routes/{route_id}/availability with passengers', () => {
       'ALIEN:1',
       'unknown passenger type ALIEN; this route sells INFANT, CHILD, YOUTH, ADULT',
     ],
-    ['a count that is no number', 'ADULT:x', 'does not have the form the OpenAPI document gives for it'],
+    ['a count that is no number', 'ADULT:x', 'passenger types with counts, such as ADULT:2,CHILD:1'],
     ['too many passengers', 'ADULT:6,CHILD:4', 'a party has at most 9 passengers; this one has 10'],
     ['a type given twice', 'ADULT:1,ADULT:1', 'ADULT is given more than once'],
     ['an infant alone', 'INFANT:1', 'a passenger of type INFANT travels with a passenger of type ADULT'],
