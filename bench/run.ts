@@ -17,7 +17,12 @@ import { createGrpcClient, signInPool } from './lib/service-client';
 import { burstScenario } from './scenarios/burst';
 import { createScenarios } from './scenarios/create';
 import { loginScenario } from './scenarios/login';
-import { availabilityScenario, bareBodies, routesScenario } from './scenarios/read-path';
+import {
+  availabilityScenario,
+  bareBodies,
+  partyAvailabilityScenario,
+  routesScenario,
+} from './scenarios/read-path';
 import { sagaScenario } from './scenarios/saga';
 import { soakScenario } from './scenarios/soak';
 
@@ -40,6 +45,7 @@ const scenarios: Record<
 > = {
   routes: async (context) => [await routesScenario(context)],
   availability: async (context) => [await availabilityScenario(context)],
+  'availability-party': async (context) => [await partyAvailabilityScenario(context)],
   login: async (context) => [await loginScenario(context)],
   create: (context) => createScenarios(context),
   saga: async (context) => [await sagaScenario(context)],

@@ -1,7 +1,16 @@
 // `npm run bench -- [flags]`: the full run's figures by default, `--quick` for the CI-sized one.
 import { parseArgs } from 'node:util';
 
-export const scenarioIds = ['routes', 'availability', 'login', 'create', 'saga', 'burst', 'soak'] as const;
+export const scenarioIds = [
+  'routes',
+  'availability',
+  'availability-party',
+  'login',
+  'create',
+  'saga',
+  'burst',
+  'soak',
+] as const;
 export type ScenarioId = (typeof scenarioIds)[number];
 
 export interface BenchOptions {

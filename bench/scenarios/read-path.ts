@@ -1,5 +1,5 @@
-// The read path under 50 connections: GET /v1/routes and a trip availability, each against a bare Koa handler
-// answering the same bytes.
+// The read path under 50 connections: GET /v1/routes and a trip availability (also priced for a party of three), each
+// against a bare Koa handler answering the same bytes.
 import { httpLoad, warmUp, type HttpLoadRequest } from '../lib/http-load';
 import {
   alternate,
@@ -45,10 +45,19 @@ export function availabilityPaths(context: BenchContext): string[] {
   );
 }
 
+/** A party of three, two of them seated at the full fare and one child at half: what a family searches with. */
+export const benchParty = 'ADULT:2,CHILD:1';
+
+/** The availability reads, each asking for the party's prices too. */
+export function partyAvailabilityPaths(context: BenchContext): string[] {
+  return availabilityPaths(context).map((path) => `${path}&passengers=${benchParty}`);
+}
+
 export async function bareBodies(context: BenchContext): Promise<Record<string, string>> {
   return {
     '/routes': await sampleBody(context, '/v1/routes'),
     '/availability': await sampleBody(context, availabilityPaths(context)[0]),
+    '/availability-party': await sampleBody(context, partyAvailabilityPaths(context)[0]),
   };
 }
 
@@ -113,5 +122,16 @@ export function availabilityScenario(context: BenchContext): Promise<ScenarioRes
     `trip availability, ${context.options.connections} connections, ${inventory.trips.toLocaleString('en-US')} trips × ${inventory.seatsPerTrip} seats`,
     availabilityPaths(context),
     '/availability',
+  );
+}
+
+export function partyAvailabilityScenario(context: BenchContext): Promise<ScenarioResult> {
+  const { inventory } = context.stack;
+  return readScenario(
+    context,
+    'availability-party',
+    `trip availability for ${benchParty}, ${context.options.connections} connections, ${inventory.trips.toLocaleString('en-US')} trips × ${inventory.seatsPerTrip} seats`,
+    partyAvailabilityPaths(context),
+    '/availability-party',
   );
 }

@@ -13,6 +13,7 @@ import {
 } from '../db/route-availability-changes';
 import { createBookingApplication, type BookingApplicationDependencies } from '../application/bookings';
 import { createCatalogApplication } from '../application/catalog';
+import { createFareApplication, type FareApplication } from '../application/fares';
 import type { BookingApplication } from '../application/interface';
 import { createPaymentWebhookApplication } from '../application/payment-webhooks';
 import { createReadinessCheck, type ReadinessCheck } from '../application/readiness';
@@ -98,6 +99,7 @@ export interface ApiComposition {
   boarding: BoardingApplication;
   webhooks: PartnerWebhookApplication;
   refundQuotes: RefundQuoteApplication;
+  fares: FareApplication;
   /** Wakes partner webhook delivery workflows; the sweep uses it for events their writer left. */
   webhookDeliveries: WebhookDeliveryStarter;
   checkReadiness: ReadinessCheck;
@@ -189,6 +191,21 @@ export async function composeApi(
   if (availabilityChanges !== undefined) {
     registerAvailabilityChangesHeard(metrics.registry, () => availabilityChanges.hearing);
   }
+  // One catalogue for both fronts: its availability and passenger type caches serve REST and gRPC alike.
+  const catalog = createCatalogApplication({
+    database,
+    routeCacheSeconds: config.catalog.routeCacheSeconds,
+    ...(availabilityChanges === undefined
+      ? {}
+      : {
+          availabilityCache: {
+            changes: availabilityChanges,
+            timeToLiveSeconds: config.catalog.availabilityCacheSeconds,
+            maximumEntries: config.catalog.availabilityCacheEntries,
+          },
+        }),
+  });
+  const fares = createFareApplication({ database, catalog });
   const app = createRestApp({
     metrics,
     logger,
@@ -196,24 +213,13 @@ export async function composeApi(
     settings: restSettingsFromConfig(config),
     applications: {
       bookings: countingOpenHoldRefusals(metrics, bookings),
-      catalog: createCatalogApplication({
-        database,
-        routeCacheSeconds: config.catalog.routeCacheSeconds,
-        ...(availabilityChanges === undefined
-          ? {}
-          : {
-              availabilityCache: {
-                changes: availabilityChanges,
-                timeToLiveSeconds: config.catalog.availabilityCacheSeconds,
-                maximumEntries: config.catalog.availabilityCacheEntries,
-              },
-            }),
-      }),
+      catalog,
       users: createUserApplication({ database, cipher }),
       tickets,
       boarding,
       webhooks,
       refundQuotes,
+      fares,
     },
     idempotency,
     operationGuard: createOperationGuard(verifier),
@@ -240,6 +246,7 @@ export async function composeApi(
     boarding,
     webhooks,
     refundQuotes,
+    fares,
     webhookDeliveries,
     checkReadiness,
     verifier,
@@ -298,6 +305,7 @@ export async function startApi(
     boarding,
     webhooks,
     refundQuotes,
+    fares,
     webhookDeliveries,
     checkReadiness,
     verifier,
@@ -364,6 +372,7 @@ export async function startApi(
     boarding,
     refundQuotes,
     webhooks,
+    fares,
     verifyAccessToken: (token) => verifier.verifyAccessToken(token),
     checkReadiness,
     logger,

@@ -9,15 +9,26 @@ import {
   type RouteDayTrip,
 } from '../db/route-availability';
 import { everyRoute, type RouteAvailabilityChanges } from '../db/route-availability-changes';
+import { readPassengerTypes } from '../db/passenger-types';
+import { existingRouteIds } from '../db/routes';
 import { readRoutePage, routeListing } from '../db/route-search';
 import type { TripFare } from '../db/trip-fares';
 import type { Money } from '../domain/booking';
 import { notFound, validationFailed } from '../domain/errors';
+import {
+  parseParty,
+  partyFare,
+  seatsNeeded,
+  type PartyEntry,
+  type PassengerType,
+} from '../domain/passenger-types';
 import { alightingStopField, boardingStopField, segmentFare, type SegmentRequest } from '../domain/segments';
 import { fieldMessages, validateId } from '../domain/validation';
 import type {
   CatalogApplication,
+  FareClassAvailabilityView,
   Page,
+  PartyFareView,
   PageRequest,
   RouteAvailabilityView,
   RouteView,
@@ -97,6 +108,9 @@ const maximumCachedRoutePages = 1000;
 /** A kept availability lives from four fifths of the configured time to live to all of it. */
 const availabilityExpirySpread = 0.2;
 
+/** Parties priced per kept availability answer; a popular answer is asked for with a handful of parties. */
+const maximumPartiesPerAnswer = 32;
+
 export function createCatalogApplication(dependencies: CatalogApplicationDependencies): CatalogApplication {
   const { database, availabilityCache } = dependencies;
   const availabilityReads = new ReadThroughCache<RouteAvailabilityView>({
@@ -123,6 +137,19 @@ export function createCatalogApplication(dependencies: CatalogApplicationDepende
       batchScheduleFn: (sendQuery) => setImmediate(sendQuery),
     },
   );
+  // A route's passenger types change only when an operator replaces the whole set, which sends no change notice:
+  // they are kept for the availability cache's time to live (the route cache's without one), so a warm availability
+  // read with a party asks PostgreSQL nothing more than one without.
+  const passengerTypeSets = new ReadThroughCache<readonly PassengerType[] | null>({
+    timeToLiveMs:
+      (availabilityCache === undefined
+        ? (dependencies.routeCacheSeconds ?? 0)
+        : availabilityCache.timeToLiveSeconds) * 1000,
+    maximumEntries: availabilityCache?.maximumEntries ?? maximumCachedRoutePages,
+    ...(dependencies.now === undefined ? {} : { now: dependencies.now }),
+  });
+  /** Each kept answer's party-priced copies, so a repeated party is priced (and serialized) once per answer. */
+  const partyAnswers = new WeakMap<RouteAvailabilityView, Map<string, RouteAvailabilityView>>();
   const routePages = new ReadThroughCache<Page<RouteView>>({
     timeToLiveMs: (dependencies.routeCacheSeconds ?? 0) * 1000,
     maximumEntries: maximumCachedRoutePages,
@@ -163,10 +190,54 @@ export function createCatalogApplication(dependencies: CatalogApplicationDepende
     });
   }
 
+  /** The route's types (the default set when it lists none); NOT_FOUND for a route there is none of. */
+  async function passengerTypesOf(routeId: string): Promise<readonly PassengerType[]> {
+    const types = await passengerTypeSets.read(routeId, async () => {
+      const [types, existing] = await Promise.all([
+        readPassengerTypes(database, routeId),
+        existingRouteIds(database, [routeId]),
+      ]);
+      return existing.length === 0 ? null : types;
+    });
+    if (types === null) throw notFound('Route', routeId);
+    return types;
+  }
+
+  async function listPassengerTypes(routeIdInput: string): Promise<readonly PassengerType[]> {
+    return passengerTypesOf(validateId(routeIdInput, 'route_id'));
+  }
+
   async function getRouteAvailability(
     routeIdInput: string,
     date: string,
     segment: SegmentRequest = {},
+    passengers?: string,
+  ): Promise<RouteAvailabilityView> {
+    if (passengers === undefined) return readAvailability(routeIdInput, date, segment);
+    const routeId = validateId(routeIdInput, 'route_id');
+    const [availability, types] = await Promise.all([
+      readAvailability(routeId, date, segment),
+      passengerTypesOf(routeId),
+    ]);
+    const party = parseParty(passengers, types, { field: 'passengers' });
+    const partyKey = party.map((entry) => `${entry.passengerType}:${entry.count}`).join(',');
+    let priced = partyAnswers.get(availability);
+    if (priced === undefined) {
+      priced = new Map();
+      partyAnswers.set(availability, priced);
+    }
+    const kept = priced.get(partyKey);
+    if (kept !== undefined) return kept;
+    const answer = pricedForParty(availability, party, types);
+    if (priced.size >= maximumPartiesPerAnswer) priced.clear();
+    priced.set(partyKey, answer);
+    return answer;
+  }
+
+  async function readAvailability(
+    routeIdInput: string,
+    date: string,
+    segment: SegmentRequest,
   ): Promise<RouteAvailabilityView> {
     const routeId = validateId(routeIdInput, 'route_id');
     if (!isCalendarDate(date)) {
@@ -192,11 +263,42 @@ export function createCatalogApplication(dependencies: CatalogApplicationDepende
       const refusal = segmentRefusal(day, read);
       if (refusal !== undefined) return refusal;
       const trips = day.trips.flatMap((trip) => tripView(day, trip) ?? []);
-      return { routeId: read.routeId, date: read.date, trips };
+      // segmentRefusal has refused a read without both ends.
+      const legCount = (day.legsTo ?? 0) - (day.legsFrom ?? 0);
+      return { routeId: read.routeId, date: read.date, legCount, trips };
     });
   }
 
-  return { listRoutes, getRouteAvailability };
+  return { listRoutes, getRouteAvailability, listPassengerTypes };
+}
+
+/**
+ * The answer for a party: each trip with the party's price in every fare class with a free seat for each passenger
+ * who takes one (cheapest first), and only the trips that have such a class.
+ */
+function pricedForParty(
+  availability: RouteAvailabilityView,
+  party: readonly PartyEntry[],
+  types: readonly PassengerType[],
+): RouteAvailabilityView {
+  const needed = seatsNeeded(party, types);
+  const pricing = { types, legCount: availability.legCount };
+  const trips = availability.trips.flatMap((trip) => {
+    const partyFares = trip.fareClasses
+      .filter((fareClass) => fareClass.seatsFree >= needed)
+      .map((fareClass): PartyFareView => {
+        const fare = partyFare(party, fareClass.price, pricing);
+        return {
+          fareClass: fareClass.fareClass,
+          seatsFree: fareClass.seatsFree,
+          total: fare.total,
+          lines: fare.lines.map((line) => ({ ...line })),
+        };
+      })
+      .sort((first, second) => first.total.amountMinor - second.total.amountMinor);
+    return partyFares.length === 0 ? [] : [{ ...trip, partyFares }];
+  });
+  return { ...availability, trips };
 }
 
 /** A stop code of a query parameter; a malformed one is refused naming the parameter. */
@@ -256,14 +358,20 @@ function tripView(day: RouteDay, trip: RouteDayTrip): TripAvailabilityView | und
     fareClass,
     status: taken.has(seatNumber) ? 'TAKEN' : 'FREE',
   }));
+  const fares = segmentFares(day, trip.fares);
   return {
     tripId: trip.tripId,
     departureTime: trip.segmentDepartureTime.toISOString(),
     arrivalTime: trip.segmentArrivalTime.toISOString(),
     seatsTotal: seatMap.length,
     seatsFree: seatMap.filter((seat) => seat.status === 'FREE').length,
-    lowestPrice: lowestPrice(segmentFares(day, trip.fares), seatMap),
+    lowestPrice: lowestPrice(fares, seatMap),
     seatMap,
+    fareClasses: fares.map((fare): FareClassAvailabilityView => ({
+      fareClass: fare.fareClass,
+      price: { amountMinor: fare.amountMinor, currency: fare.currency },
+      seatsFree: seatMap.filter((seat) => seat.status === 'FREE' && seat.fareClass === fare.fareClass).length,
+    })),
   };
 }
 

@@ -3,6 +3,7 @@ import type { SegmentRequest } from '../domain/segments';
 import type { Actor } from '../domain/actor';
 import type { BookingView } from '../db/booking-read-model';
 import type { PageRequest } from '../db/paging';
+import type { PassengerType } from '../domain/passenger-types';
 import type { CatalogRoute, CatalogStop } from '../db/route-search';
 import type { BookingStatus, FareClass, Money } from '../domain/booking';
 import type { Role } from '../domain/roles';
@@ -101,6 +102,29 @@ export interface SeatMapEntryView {
   status: 'FREE' | 'TAKEN';
 }
 
+/** A fare class of a trip on the segment read: its price and its free seats. */
+export interface FareClassAvailabilityView {
+  fareClass: string;
+  price: Money;
+  seatsFree: number;
+}
+
+/** What one passenger type of a party pays in a fare class. */
+export interface PartyFareLineView {
+  passengerType: string;
+  count: number;
+  unitPrice: Money;
+  amount: Money;
+}
+
+/** A party's price in one fare class with free seats for all of it that takes one. */
+export interface PartyFareView {
+  fareClass: string;
+  seatsFree: number;
+  total: Money;
+  lines: PartyFareLineView[];
+}
+
 export interface TripAvailabilityView {
   tripId: string;
   departureTime: string;
@@ -109,12 +133,18 @@ export interface TripAvailabilityView {
   seatsFree: number;
   lowestPrice: Money;
   seatMap: SeatMapEntryView[];
+  /** Every fare class of the trip with its segment price, what a party is priced from; not an answer field. */
+  fareClasses: FareClassAvailabilityView[];
+  /** Only when a party was asked for. */
+  partyFares?: PartyFareView[];
 }
 
 export interface RouteAvailabilityView {
   routeId: string;
   /** Local calendar date at the route's origin, `YYYY-MM-DD`. */
   date: string;
+  /** Legs of the segment read, for prices per segment; not an answer field. */
+  legCount: number;
   trips: TripAvailabilityView[];
 }
 
@@ -127,7 +157,11 @@ export interface CatalogApplication {
     routeId: string,
     date: string,
     segment?: SegmentRequest,
+    /** A party such as `ADULT:2,CHILD:1`: each trip then carries its prices, and trips without room are left out. */
+    passengers?: string,
   ): Promise<RouteAvailabilityView>;
+  /** The route's passenger types (the default set when it has none); NOT_FOUND for an unknown route. */
+  listPassengerTypes(routeId: string): Promise<readonly PassengerType[]>;
 }
 
 export interface UserView {

@@ -12,6 +12,7 @@ import {
 } from '../contracts/proto-options';
 import { BookingServiceService } from '../generated/com/example/bookings/v1/booking_service';
 import { WebhookServiceService } from '../generated/com/example/bookings/v1/webhook_service';
+import { FareServiceService } from '../generated/com/example/bookings/v1/fare_service';
 import { DomainError, notFound, permissionDenied } from '../domain/errors';
 import { isStaff, type Role } from '../domain/roles';
 
@@ -102,7 +103,7 @@ export function scopesForRoles(roles: readonly Role[]): string[] {
 }
 
 interface ProtoHttpBinding {
-  /** `BookingService` or `WebhookService`. */
+  /** `BookingService`, `WebhookService` or `FareService`. */
   serviceName: string;
   methodName: string;
   httpMethod: string;
@@ -132,17 +133,26 @@ export function webhookServiceHttpBindings(): ProtoHttpBinding[] {
   return httpBindingsOf('WebhookService', WebhookServiceService);
 }
 
+/** FareService RPCs with the REST operation their `google.api.http` option names. */
+export function fareServiceHttpBindings(): ProtoHttpBinding[] {
+  return httpBindingsOf('FareService', FareServiceService);
+}
+
 function sameSet(left: readonly string[], right: readonly string[]): boolean {
   return [...new Set(left)].sort().join(' ') === [...new Set(right)].sort().join(' ');
 }
 
 /**
- * Where the two contracts ask for different things: each BookingService and WebhookService RPC against the REST
+ * Where the two contracts ask for different things: each BookingService, WebhookService and FareService RPC against the REST
  * operation its HTTP rule names, and each `/api` twin against its canonical `/v1` operation. Empty when they agree.
  */
 export function findContractDisagreements(
   operations: readonly OpenApiOperation[] = openApiOperations,
-  bindings: readonly ProtoHttpBinding[] = [...bookingServiceHttpBindings(), ...webhookServiceHttpBindings()],
+  bindings: readonly ProtoHttpBinding[] = [
+    ...bookingServiceHttpBindings(),
+    ...webhookServiceHttpBindings(),
+    ...fareServiceHttpBindings(),
+  ],
 ): string[] {
   const problems: string[] = [];
   const byId = new Map(operations.map((operation) => [operation.operationId, operation]));

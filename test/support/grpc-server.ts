@@ -10,6 +10,7 @@ import type { TicketApplication } from '../../src/application/tickets';
 import type { BoardingApplication } from '../../src/application/boarding';
 import type { RefundQuoteApplication } from '../../src/application/refund-quotes';
 import type { PartnerWebhookApplication } from '../../src/application/partner-webhooks';
+import type { FareApplication } from '../../src/application/fares';
 import type { Actor } from '../../src/domain/actor';
 import type { Readiness, ReadinessCheck } from '../../src/application/readiness';
 import { unauthenticated } from '../../src/domain/errors';
@@ -182,6 +183,20 @@ export function fakeWebhookApplication(
   };
 }
 
+/** Fare operations that fail loudly unless the test supplies them. */
+export function fakeFareApplication(operations: Partial<FareApplication> = {}): FareApplication {
+  const unexpected = (name: string) => () =>
+    Promise.reject(new Error(`FareApplication.${name} was not expected in this test`));
+  return {
+    createDiscountCode: unexpected('createDiscountCode'),
+    listDiscountCodes: unexpected('listDiscountCodes'),
+    getDiscountCode: unexpected('getDiscountCode'),
+    listPassengerTypes: unexpected('listPassengerTypes'),
+    getRouteAvailability: unexpected('getRouteAvailability'),
+    ...operations,
+  };
+}
+
 const ready: Readiness = { ready: true, checks: { postgres: 'ok', temporal: 'ok' } };
 
 export const alwaysReady: ReadinessCheck = () => Promise.resolve(ready);
@@ -193,6 +208,7 @@ export interface TestServerOptions {
   readonly boarding?: BoardingApplication;
   readonly refundQuotes?: RefundQuoteApplication;
   readonly webhooks?: PartnerWebhookApplication;
+  readonly fares?: FareApplication;
   readonly verifyAccessToken?: AccessTokenVerifier;
   readonly checkReadiness?: ReadinessCheck;
   readonly settings?: Partial<GrpcServerSettings>;
@@ -225,6 +241,7 @@ export function startTestServer(options: TestServerOptions): Promise<RunningGrpc
       boarding: options.boarding ?? fakeBoardingApplication(),
       refundQuotes: options.refundQuotes ?? fakeRefundQuoteApplication(),
       webhooks: options.webhooks ?? fakeWebhookApplication(),
+      fares: options.fares ?? fakeFareApplication(),
       verifyAccessToken: options.verifyAccessToken ?? verifyTestToken,
       checkReadiness: options.checkReadiness ?? alwaysReady,
       logger: createLogger({ level: 'silent', name: 'grpc-test' }),

@@ -30,6 +30,7 @@ import { createBookingDataConverter } from '../../src/security/temporal-payload-
 import { createTokenVerifier } from '../../src/security/token-verifier';
 import { testConfig } from './database';
 import { fakeWebhookApplication } from './grpc-server';
+import { createFareApplication } from '../../src/application/fares';
 import type { SagaEnvironment } from './saga';
 
 /** Silent unless REST_TEST_LOG_LEVEL names a pino level. */
@@ -124,18 +125,20 @@ export function buildApp(options: {
 }): Koa {
   const { database, cipher } = options;
   const ticketKeys = createTicketKeyStore({ database, cipher });
+  const catalog = options.applications?.catalog ?? createCatalogApplication({ database });
   return createRestApp({
     logger: options.logger ?? createLogger({ level: restTestLogLevel, name: 'rest-tests' }),
     checkReadiness: () => Promise.resolve({ ready: true, checks: { postgres: 'ok', temporal: 'ok' } }),
     settings: options.settings ?? testSettings(),
     applications: {
       bookings: options.bookings,
-      catalog: createCatalogApplication({ database }),
+      catalog,
       users: createUserApplication({ database, cipher }),
       tickets: createTicketApplication({ database, cipher, bookings: options.bookings, ticketKeys }),
       boarding: unexpectedBoarding,
       webhooks: unexpectedWebhooks,
       refundQuotes: createRefundQuoteApplication({ database, bookings: options.bookings }),
+      fares: createFareApplication({ database, catalog }),
       ...options.applications,
     },
     idempotency: createIdempotencyStore({

@@ -1,4 +1,4 @@
-// The gRPC server: BookingService, WebhookService, health and reflection over mutual TLS, with limits and draining.
+// The gRPC server: BookingService, WebhookService, FareService, health and reflection over mutual TLS, with limits.
 import fs from 'node:fs';
 import {
   Server,
@@ -14,16 +14,19 @@ import type { TicketApplication } from '../../application/tickets';
 import type { BoardingApplication } from '../../application/boarding';
 import type { RefundQuoteApplication } from '../../application/refund-quotes';
 import type { PartnerWebhookApplication } from '../../application/partner-webhooks';
+import type { FareApplication } from '../../application/fares';
 import type { ReadinessCheck } from '../../application/readiness';
 import { ConfigError, type Config } from '../../config';
 import { permissionDenied, unauthenticated } from '../../domain/errors';
 import { BookingServiceService } from '../../generated/com/example/bookings/v1/booking_service';
 import { WebhookServiceService } from '../../generated/com/example/bookings/v1/webhook_service';
+import { FareServiceService } from '../../generated/com/example/bookings/v1/fare_service';
 import type { Logger } from '../../logger';
 import type { ApiMetrics } from '../../observability/metrics';
 import { PortInUseError } from '../../runtime/process';
 import { createBookingServiceHandlers } from './booking-service';
 import { createWebhookServiceHandlers } from './webhook-service';
+import { createFareServiceHandlers } from './fare-service';
 import type { AccessTokenVerifier } from './caller-authorization';
 import { healthServiceName, startHealthReporting, type HealthReporter } from './health';
 import { checkPeer } from './peer-identity';
@@ -36,6 +39,9 @@ export const bookingServiceName = BookingServiceService.createBooking.path.split
 
 /** Fully qualified name of WebhookService. */
 export const webhookServiceName = WebhookServiceService.createWebhookEndpoint.path.split('/')[1];
+
+/** Fully qualified name of FareService. */
+export const fareServiceName = FareServiceService.createDiscountCode.path.split('/')[1];
 
 export type GrpcTransport =
   | {
@@ -66,6 +72,7 @@ export interface GrpcServerDependencies {
   readonly boarding: BoardingApplication;
   readonly refundQuotes: RefundQuoteApplication;
   readonly webhooks: PartnerWebhookApplication;
+  readonly fares: FareApplication;
   readonly verifyAccessToken: AccessTokenVerifier;
   readonly checkReadiness: ReadinessCheck;
   readonly logger: Logger;
@@ -196,7 +203,12 @@ export async function startGrpcServer(
   const { transport } = settings;
   const { logger } = dependencies;
   // Before anything starts: a missing or stale descriptor set stops the start-up with nothing left running.
-  const reflection = createReflectionService([bookingServiceName, webhookServiceName, healthServiceName]);
+  const reflection = createReflectionService([
+    bookingServiceName,
+    webhookServiceName,
+    fareServiceName,
+    healthServiceName,
+  ]);
   const server = new Server({
     'grpc.max_receive_message_length': settings.maxReceiveMessageBytes,
     'grpc.max_send_message_length': settings.maxSendMessageBytes,
@@ -243,10 +255,22 @@ export async function startGrpcServer(
         : { onCallFailure: countingCallFailures(dependencies.metrics) }),
     }),
   );
+  server.addService(
+    FareServiceService,
+    createFareServiceHandlers({
+      fares: dependencies.fares,
+      verifyAccessToken: dependencies.verifyAccessToken,
+      logger,
+      serviceIdentityOf,
+      ...(dependencies.metrics === undefined
+        ? {}
+        : { onCallFailure: countingCallFailures(dependencies.metrics) }),
+    }),
+  );
   const health = startHealthReporting({
     checkReadiness: dependencies.checkReadiness,
     intervalMs: settings.healthCheckIntervalMs,
-    serviceNames: [bookingServiceName, webhookServiceName],
+    serviceNames: [bookingServiceName, webhookServiceName, fareServiceName],
     logger,
   });
   health.implementation.addToServer(server);

@@ -1,6 +1,5 @@
 // WebhookService handlers: each maps its request onto one PartnerWebhookApplication call and the result onto its response.
-import { randomUUID } from 'node:crypto';
-import { status, type sendUnaryData, type ServerUnaryCall } from '@grpc/grpc-js';
+import type { ServerUnaryCall } from '@grpc/grpc-js';
 import type {
   DeliveryStatusName,
   PartnerWebhookApplication,
@@ -8,9 +7,7 @@ import type {
   WebhookDeliveryView,
   WebhookEndpointView,
 } from '../../application/partner-webhooks';
-import type { Actor } from '../../domain/actor';
-import { isWellFormedRequestId } from '../../domain/request-correlation';
-import { toDomainError, unauthenticated, validationFailed, type DomainError } from '../../domain/errors';
+import { validationFailed, type DomainError } from '../../domain/errors';
 import {
   WebhookDeliveryStatus,
   WebhookEndpointScope,
@@ -23,10 +20,8 @@ import {
   type WebhookServiceServer,
 } from '../../generated/com/example/bookings/v1/webhook_service';
 import type { Logger } from '../../logger';
-import { runWithRequestId } from '../../observability/request-context';
-import { assertWellFormedRequest } from './booking-mapper';
-import { authorizeCaller, type AccessTokenVerifier } from './caller-authorization';
-import { grpcStatusOf } from './status-details';
+import type { AccessTokenVerifier } from './caller-authorization';
+import { given, userUnaryHandlers } from './user-unary';
 
 export interface WebhookServiceDependencies {
   readonly webhooks: PartnerWebhookApplication;
@@ -119,69 +114,9 @@ export function toPingResponse(view: PingView): PingWebhookEndpointResponse {
   };
 }
 
-/** proto3 has no "unset" for scalars: '' and 0 mean "not given" where the contract says so. */
-function given<T extends string | number>(value: T): T | undefined {
-  return value === '' || value === 0 ? undefined : value;
-}
-
-function requestIdOf(call: ServerUnaryCall<unknown, unknown>): string {
-  const [offered] = call.metadata.get('x-request-id');
-  return typeof offered === 'string' && isWellFormedRequestId(offered) ? offered : randomUUID();
-}
-
 export function createWebhookServiceHandlers(dependencies: WebhookServiceDependencies): WebhookServiceServer {
-  const { webhooks, logger } = dependencies;
-
-  function unary<Request, Response>(
-    method: { readonly path: string },
-    run: (actor: Actor, request: Request) => Promise<Response>,
-  ) {
-    const methodName = method.path.slice(method.path.lastIndexOf('/') + 1);
-    const handle = (call: ServerUnaryCall<Request, Response>, callback: sendUnaryData<Response>): void => {
-      const startedAt = Date.now();
-      const serviceIdentity = dependencies.serviceIdentityOf(call);
-      let userId: string | undefined;
-      const work = async (): Promise<Response> => {
-        const caller = await authorizeCaller(
-          call.metadata,
-          serviceIdentity,
-          method.path,
-          dependencies.verifyAccessToken,
-        );
-        // Endpoints belong to the caller a token names; a certificate alone names no partner.
-        if (!caller.actor) throw unauthenticated('WebhookService operations need a user token');
-        userId = caller.actor.userId;
-        assertWellFormedRequest(call.request as object);
-        return run(caller.actor, call.request);
-      };
-      work().then(
-        (response) => {
-          logger.info(
-            { method: methodName, code: 'OK', durationMs: Date.now() - startedAt, userId },
-            'gRPC call',
-          );
-          callback(null, response);
-        },
-        (error: unknown) => {
-          const domainError = toDomainError(error);
-          const grpcStatus = grpcStatusOf(domainError);
-          dependencies.onCallFailure?.(domainError);
-          const line = {
-            method: methodName,
-            code: status[grpcStatus.code],
-            durationMs: Date.now() - startedAt,
-            serviceIdentity,
-            userId,
-          };
-          if (grpcStatus.code === status.INTERNAL) logger.error({ ...line, err: error }, 'gRPC call failed');
-          else logger.info(line, 'gRPC call');
-          callback(grpcStatus);
-        },
-      );
-    };
-    return (call: ServerUnaryCall<Request, Response>, callback: sendUnaryData<Response>): void =>
-      runWithRequestId(requestIdOf(call), () => handle(call, callback));
-  }
+  const { webhooks } = dependencies;
+  const unary = userUnaryHandlers(dependencies, 'WebhookService');
 
   return {
     createWebhookEndpoint: unary(WebhookServiceService.createWebhookEndpoint, async (actor, request) => {

@@ -18,6 +18,7 @@ import type {
   UserView,
 } from '../../application/interface';
 import type { CreateBookingInput, PassengerInputData, UpdateBookingInput } from '../../domain/validation';
+import { partyFareJson } from './fare-mapping';
 
 type JsonObject = Record<string, unknown>;
 
@@ -272,6 +273,7 @@ function tripAvailabilityJson(trip: TripAvailabilityView) {
       fare_class: seat.fareClass,
       status: seat.status,
     })),
+    ...(trip.partyFares === undefined ? {} : { party_fares: trip.partyFares.map(partyFareJson) }),
   };
 }
 

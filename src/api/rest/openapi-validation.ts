@@ -156,6 +156,9 @@ const onlyFor =
   (error) =>
     keywords.includes(error.keyword) ? message : undefined;
 
+const discountCodeMessage = 'must be 4 to 32 letters, digits or -, such as SUMMER-27';
+const instantMessage = 'must be an RFC 3339 date and time such as 2027-06-01T00:00:00Z';
+
 /**
  * Document nodes whose rules a generic sentence would not say well (a pattern above all, which is never quoted):
  * the sentence the caller gets when a value breaks a rule of that node. The domain's messages are reused where the
@@ -261,6 +264,21 @@ const ruleMessageSources: readonly [pointer: string, message: RuleMessage][] = [
   ],
   ['#/components/schemas/StripeEvent/properties/id', always('must be printable ASCII')],
   ['#/components/schemas/StripeEvent/properties/type', always('must be an event type')],
+  [
+    '#/components/parameters/Passengers/schema',
+    withMaxLength(
+      (maxLength) =>
+        `must be 1 to ${maxLength} characters of passenger types with counts, such as ADULT:2,CHILD:1`,
+    ),
+  ],
+  ['#/components/parameters/DiscountCodeParameter/schema', always(discountCodeMessage)],
+  ['#/components/schemas/CreateDiscountCodeRequest/properties/code', always(discountCodeMessage)],
+  [
+    '#/components/schemas/CreateDiscountCodeRequest/properties/currency',
+    always('must be an ISO 4217 code such as EUR, or null'),
+  ],
+  ['#/components/schemas/CreateDiscountCodeRequest/properties/valid_from', always(instantMessage)],
+  ['#/components/schemas/CreateDiscountCodeRequest/properties/valid_until', always(instantMessage)],
 ];
 
 const ruleMessages: ReadonlyMap<object, RuleMessage> = new Map(

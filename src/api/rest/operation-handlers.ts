@@ -9,6 +9,7 @@ import type { TicketApplication } from '../../application/tickets';
 import type { BoardingApplication } from '../../application/boarding';
 import type { PartnerWebhookApplication } from '../../application/partner-webhooks';
 import type { RefundQuoteApplication } from '../../application/refund-quotes';
+import type { FareApplication } from '../../application/fares';
 import { currentUserAlias } from '../../application/users';
 import type { Actor } from '../../domain/actor';
 import type { BookingStatus } from '../../domain/booking';
@@ -31,6 +32,7 @@ import {
 } from './contract-mapping';
 import { boardingJson, manifestPassengerJson, recordBoardingInput } from './boarding-mapping';
 import { refundQuoteInput, refundQuoteJson } from './refund-quote-mapping';
+import { discountCodeInput, discountCodeJson, passengerTypeJson } from './fare-mapping';
 import { serializedOnce, type RestResponse } from './responses';
 import {
   rotateSecretInput,
@@ -71,6 +73,7 @@ export interface Applications {
   boarding: BoardingApplication;
   webhooks: PartnerWebhookApplication;
   refundQuotes: RefundQuoteApplication;
+  fares: FareApplication;
 }
 
 const jsonType = 'application/json; charset=utf-8';
@@ -118,7 +121,7 @@ function commandOptions(reservedId: string | undefined, receivedAt: number | und
 
 /** Handlers by canonical operationId; an `/api` twin runs its canonical operation's handler. */
 export function createOperationHandlers(applications: Applications): Record<string, OperationHandler> {
-  const { bookings, catalog, users, tickets, boarding, webhooks, refundQuotes } = applications;
+  const { bookings, catalog, users, tickets, boarding, webhooks, refundQuotes, fares } = applications;
   return {
     async createBooking({ actor, body, prefix, reservedId, receivedAt }) {
       // The key's reserved id is the booking's: a retry whose first answer was lost (the process died, or the
@@ -240,12 +243,46 @@ export function createOperationHandlers(applications: Applications): Record<stri
     async getRouteAvailability({ path, query }) {
       const boardingStopCode = optionalString(query.boarding_stop);
       const alightingStopCode = optionalString(query.alighting_stop);
-      const availability = await catalog.getRouteAvailability(String(path.route_id), String(query.date), {
-        ...(boardingStopCode === undefined ? {} : { boardingStopCode }),
-        ...(alightingStopCode === undefined ? {} : { alightingStopCode }),
-      });
+      const availability = await catalog.getRouteAvailability(
+        String(path.route_id),
+        String(query.date),
+        {
+          ...(boardingStopCode === undefined ? {} : { boardingStopCode }),
+          ...(alightingStopCode === undefined ? {} : { alightingStopCode }),
+        },
+        optionalString(query.passengers),
+      );
       // Identical reads in flight share one answer, and then one serialization.
       return ok(serializedOnce(availability, () => routeAvailabilityJson(availability)));
+    },
+
+    async listPassengerTypes({ path }) {
+      const types = await fares.listPassengerTypes(String(path.route_id));
+      return ok({ passenger_types: types.map(passengerTypeJson) });
+    },
+
+    async createDiscountCode({ actor, body, prefix }) {
+      const code = await fares.createDiscountCode(actor, discountCodeInput(body));
+      return {
+        status: 201,
+        headers: { 'content-type': jsonType, location: `${prefix}/discount-codes/${code.code}` },
+        body: discountCodeJson(code),
+      };
+    },
+
+    async listDiscountCodes({ actor, query }) {
+      const page = await fares.listDiscountCodes(actor, {
+        pageSize: optionalNumber(query.page_size),
+        pageToken: optionalString(query.page_token),
+      });
+      return ok({
+        discount_codes: page.items.map(discountCodeJson),
+        next_page_token: page.nextPageToken ?? null,
+      });
+    },
+
+    async getDiscountCode({ actor, path }) {
+      return ok(discountCodeJson(await fares.getDiscountCode(actor, String(path.code))));
     },
 
     async getCurrentUser({ actor }) {

@@ -7,6 +7,8 @@ import {
   openApiOperations,
   type OpenApiOperation,
 } from '../../../src/contracts/openapi-document';
+import { createDiscountCode } from '../../../src/db/discount-codes';
+import { validateDiscountCodeInput } from '../../../src/domain/discount-codes';
 import { errorCodeMappings } from '../../../src/domain/errors';
 import { startServer, type RunningServer } from '../../support/rest-app';
 import { authorizationCells, partyOf, type Cell, type Requirement } from '../../support/authorization-cells';
@@ -115,12 +117,46 @@ const guardedRequests: Record<string, RequestBuilder> = {
     };
   },
   getTripManifest: ({ world }) => Promise.resolve({ pathParameters: { trip_id: world.trip.tripId } }),
+  listPassengerTypes: ({ world }) => Promise.resolve({ pathParameters: { route_id: world.trip.routeId } }),
+  // Each served create makes a code of its own; a read names one made for it.
+  createDiscountCode: () => Promise.resolve({ body: matrixDiscountCode() }),
+  listDiscountCodes: () => Promise.resolve({}),
+  getDiscountCode: async ({ world }) => {
+    const body = matrixDiscountCode();
+    await createDiscountCode(
+      world.saga.database,
+      validateDiscountCodeInput(
+        {
+          code: body.code,
+          kind: 'percent',
+          value: body.value,
+          validFrom: body.valid_from,
+          validUntil: body.valid_until,
+          maxUsages: body.max_usages,
+        },
+        new Date().toISOString(),
+      ),
+      'authorization-matrix',
+    );
+    return { pathParameters: { code: body.code } };
+  },
   getCurrentUser: () => Promise.resolve({}),
   getUser: ({ world }) => Promise.resolve({ pathParameters: { user_id: world.parties.owner.id } }),
   // A plain JSON payload: decoding passes it through, encoding encrypts it.
   decodePayloads: () => Promise.resolve({ body: { payloads: [plainPayload] } }),
   encodePayloads: () => Promise.resolve({ body: { payloads: [plainPayload] } }),
 };
+
+function matrixDiscountCode() {
+  return {
+    code: `M-${randomUUID().slice(0, 13).toUpperCase()}`,
+    kind: 'PERCENT',
+    value: 10,
+    valid_from: new Date(Date.now() - 86_400_000).toISOString(),
+    valid_until: new Date(Date.now() + 86_400_000).toISOString(),
+    max_usages: 5,
+  };
+}
 
 /** Public operations never look at a token: each cell must get the answer a tokenless caller gets. */
 const publicRequests: Record<string, RequestBuilder> = {

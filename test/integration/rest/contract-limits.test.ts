@@ -676,6 +676,37 @@ contexts.listTripTicketRevocations = {
   bases: [() => Promise.resolve({ ...empty(), path: { trip_id: trips[0].tripId } })],
 };
 contexts.encodePayloads = contexts.decodePayloads;
+// Fares: a route's types for any role; codes for agents, each create a code of its own (an amount code, whose value
+// may reach the document's maximum), a read of one there is none of a served 404.
+contexts.listPassengerTypes = {
+  bases: [() => Promise.resolve({ ...empty(), path: { route_id: trips[0].routeId } })],
+};
+contexts.createDiscountCode = {
+  token: () => tokens.agent,
+  bases: [
+    () =>
+      Promise.resolve({
+        ...empty(),
+        body: {
+          code: `L-${randomUUID().slice(0, 18).toUpperCase()}`,
+          kind: 'AMOUNT',
+          value: 500,
+          currency: 'EUR',
+          valid_from: new Date(Date.now() - 86_400_000).toISOString(),
+          valid_until: new Date(Date.now() + 86_400_000).toISOString(),
+          max_usages: 5,
+        },
+      }),
+  ],
+};
+contexts.listDiscountCodes = {
+  token: () => tokens.agent,
+  bases: [() => Promise.resolve({ ...empty(), query: { page_size: '20' } })],
+};
+contexts.getDiscountCode = {
+  token: () => tokens.agent,
+  bases: [() => Promise.resolve({ ...empty(), path: { code: 'LIMITS-NONE' } })],
+};
 
 function contextOf(operation: OpenApiOperation) {
   const context = contexts[operation.canonicalOperationId] ?? {

@@ -492,6 +492,61 @@ describe('every operation with its examples', () => {
     }
   });
 
+  it('lets an agent create a discount code from the summer example, list and read it, price a party and list passenger types', async () => {
+    const agent = { email: `agent-${randomUUID()}@contract.test`, password: `pw-${randomUUID()}` };
+    const agentUser = await insertLoginUser(database, saga.cipher, { ...agent, roles: ['agent'] });
+    const codes: string[] = [];
+    try {
+      const login = await drive('login', { body: agent, token: null });
+      const token = (login.body as { access_token: string }).access_token;
+      for (const [createId, listId, readId] of [
+        ['createDiscountCode', 'listDiscountCodes', 'getDiscountCode'],
+        ['createDiscountCodeApi', 'listDiscountCodesApi', 'getDiscountCodeApi'],
+      ] as const) {
+        // The example's terms under a code of this run's own: codes are unique for good.
+        const code = `C-${randomUUID().slice(0, 18).toUpperCase()}`;
+        codes.push(code);
+        const created = await drive(createId, {
+          body: { ...(exampleBody(createId, 'summer') as JsonObject), code },
+          token,
+        });
+        expect(created.status).toBe(201);
+        expect(created.body).toMatchObject({ code, usages: 0 });
+        const listed = await drive(listId, { query: { page_size: 100 }, token });
+        expect(listed.status).toBe(200);
+        const read = await drive(readId, { params: { code: code.toLowerCase() }, token });
+        expect(read.status).toBe(200);
+        expect(read.body).toMatchObject({
+          code,
+          remaining: (created.body as { max_usages: number }).max_usages,
+        });
+      }
+      for (const operationId of twinsOf('getRouteAvailability')) {
+        const priced = await drive(operationId, {
+          params: { route_id: network.routes.main.id },
+          query: { date: network.date, passengers: parameterExample(operationId, 'passengers') },
+          token,
+        });
+        expect(priced.status).toBe(200);
+        const { trips } = priced.body as { trips: { party_fares: unknown[] }[] };
+        expect(trips.length).toBeGreaterThan(0);
+        for (const pricedTrip of trips) expect(pricedTrip.party_fares.length).toBeGreaterThan(0);
+      }
+      for (const operationId of twinsOf('listPassengerTypes')) {
+        const known = await drive(operationId, { params: { route_id: network.routes.main.id }, token });
+        expect(known.status).toBe(200);
+        const example = await drive(operationId, {
+          params: { route_id: parameterExample(operationId, 'route_id') },
+          token,
+        });
+        expect(example.status).toBe(404);
+      }
+    } finally {
+      await database('discount_codes').whereIn('code', codes).delete();
+      await database('users').where({ id: agentUser.id }).delete();
+    }
+  });
+
   it('lets an agent cancel a trip with the breakdown example and read its cancellation', async () => {
     const agent = { email: `agent-${randomUUID()}@contract.test`, password: `pw-${randomUUID()}` };
     const agentUser = await insertLoginUser(database, saga.cipher, { ...agent, roles: ['agent'] });

@@ -27,6 +27,7 @@ const failingCatalog: CatalogApplication = {
   listRoutes: () =>
     Promise.reject(new Error('relation "routes" does not exist: SELECT * FROM routes WHERE code = $1')),
   getRouteAvailability: () => new Promise(() => undefined),
+  listPassengerTypes: () => new Promise(() => undefined),
 };
 
 const bookingId = '7b1e4c2a-9d3f-4a6b-8e5c-1f2a3b4c5d6e';

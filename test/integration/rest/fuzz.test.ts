@@ -189,6 +189,16 @@ function generator(random: () => number) {
         return { ticket: 'header.payload.signature', stop: trip.stopCodes[0], device_id: 'bus-17' };
       case 'confirmPayment':
         return { payment_token: 'tok_visa' };
+      case 'createDiscountCode':
+        // A customer's token: the agents' operation answers 403 to the base and every mutation but a few.
+        return {
+          code: 'FUZZ-CODE',
+          kind: 'PERCENT',
+          value: 10,
+          valid_from: '2031-01-01T00:00:00Z',
+          valid_until: '2031-12-31T00:00:00Z',
+          max_usages: 5,
+        };
       case 'login':
         return { email: customer.email, password };
       case 'refresh':

@@ -16,6 +16,7 @@ import {
   fakeBoardingApplication,
   fakeRefundQuoteApplication,
   fakeWebhookApplication,
+  fakeFareApplication,
   fakeTicketApplication,
   verifyTestToken,
 } from '../../support/grpc-server';
@@ -54,6 +55,7 @@ beforeAll(async () => {
       boarding: fakeBoardingApplication(),
       refundQuotes: fakeRefundQuoteApplication(),
       webhooks: fakeWebhookApplication(),
+      fares: fakeFareApplication(),
       verifyAccessToken: verifyTestToken,
       checkReadiness: alwaysReady,
       logger: createLogger({ level: 'info', name: 'grpc-request-ids' }, destination),

@@ -121,6 +121,7 @@ describe('catalogue and user JSON', () => {
     const json = routeAvailabilityJson({
       routeId: route.id,
       date: '2026-12-01',
+      legCount: 1,
       trips: [
         {
           tripId: '5a8d2f1e-7c3b-4e9a-b6d4-0e1f2a3b4c5d',
@@ -132,6 +133,10 @@ describe('catalogue and user JSON', () => {
           seatMap: [
             { seatNumber: '1A', fareClass: 'PREMIUM', status: 'TAKEN' },
             { seatNumber: '3A', fareClass: 'STANDARD', status: 'FREE' },
+          ],
+          fareClasses: [
+            { fareClass: 'PREMIUM', price: { amountMinor: 3900, currency: 'EUR' }, seatsFree: 0 },
+            { fareClass: 'STANDARD', price: { amountMinor: 2450, currency: 'EUR' }, seatsFree: 1 },
           ],
         },
       ],

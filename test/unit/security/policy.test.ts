@@ -10,6 +10,7 @@ import {
   authorizeGrpcMethod,
   bookingServiceHttpBindings,
   webhookServiceHttpBindings,
+  fareServiceHttpBindings,
   findContractDisagreements,
   ownerFilter,
   restOperation,
@@ -58,6 +59,28 @@ describe('the two contracts', () => {
       path: '/v1/webhooks/endpoints/{endpoint_id}/rotate-secret',
       authorization: { scopes: ['webhooks:manage'], roles: [] },
     });
+  });
+
+  it('pair every FareService RPC with an OpenAPI operation through its google.api.http rule', () => {
+    const bindings = fareServiceHttpBindings();
+    expect(bindings.map((binding) => `${binding.httpMethod} ${binding.path}`).sort()).toEqual([
+      'GET /v1/discount-codes',
+      'GET /v1/discount-codes/{code}',
+      'GET /v1/routes/{route_id}/availability',
+      'GET /v1/routes/{route_id}/passenger-types',
+      'POST /v1/discount-codes',
+    ]);
+    expect(bindings.find((binding) => binding.methodName === 'CreateDiscountCode')).toMatchObject({
+      authorization: { scopes: ['discounts:manage'], roles: ['agent', 'admin'] },
+    });
+    expect(findContractDisagreements()).toEqual([]);
+  });
+
+  it('grant discounts:manage to agents and admins only', () => {
+    expect(scopesForRoles(['agent'])).toContain('discounts:manage');
+    expect(scopesForRoles(['admin'])).toContain('discounts:manage');
+    expect(scopesForRoles(['customer'])).not.toContain('discounts:manage');
+    expect(scopesForRoles(['driver'])).not.toContain('discounts:manage');
   });
 
   it('are caught disagreeing when the OpenAPI scopes of createBooking drift from the proto', () => {

@@ -300,6 +300,31 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/routes/{route_id}/passenger-types": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Passenger types a route sells
+         * @description The route's passenger types in their order: each type's code (what `passengers` and price lines name it
+         *     by), name, age range on the day of travel, price rule (a share of the fare class's price or a price per leg
+         *     of the segment), whether a passenger of it takes a seat (an infant on a lap does not), whether it needs a
+         *     birth date, and the types it must travel with. A route without types of its own sells the default set:
+         *     `INFANT` (0–2, free, on an adult's lap), `CHILD` (3–12, 50 %), `YOUTH` (13–25, 80 %) and `ADULT` (26–99).
+         *     404 for an unknown route.
+         */
+        get: operations["listPassengerTypes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/trips/{trip_id}/cancel": {
         parameters: {
             query?: never;
@@ -595,6 +620,54 @@ export interface paths {
          *     waiting, with the endpoint's retry schedule. Answers 202 with the delivery as it now stands.
          */
         post: operations["redeliverWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/discount-codes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List discount codes
+         * @description Every discount code in code order, with its usages, paged like the other lists.
+         */
+        get: operations["listDiscountCodes"];
+        put?: never;
+        /**
+         * Create a discount code
+         * @description A code customers give with a booking: an amount off (`AMOUNT`, in minor units of `currency`) or a whole
+         *     percentage off (`PERCENT`, 1 to 100), redeemable from `valid_from` up to `valid_until` (which must be
+         *     after it and in the future), on the routes listed (none: every route; each an existing route, once), by at
+         *     most `max_usages` bookings at a time. The code is stored in upper case and answered with `usages` 0. Every
+         *     bad field is named at once in one 400 VALIDATION_FAILED; a code that exists already is one on `code`.
+         */
+        post: operations["createDiscountCode"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/discount-codes/{code}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a discount code
+         * @description One discount code with its usages and what remains of them; the code matches in any letter case.
+         */
+        get: operations["getDiscountCode"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1071,6 +1144,41 @@ export interface components {
             seats_free: number;
             lowest_price: components["schemas"]["Money"];
             seat_map: components["schemas"]["SeatMapEntry"][];
+            /**
+             * @description Only when the request named `passengers`: the party's price in each fare class with at least as many
+             *     free seats as the party takes, cheapest first. Absent otherwise.
+             */
+            party_fares?: components["schemas"]["PartyFare"][];
+        };
+        /** @description A party's price in one fare class of a trip. */
+        PartyFare: {
+            /**
+             * @description Fare class code.
+             * @example STANDARD
+             */
+            fare_class: string;
+            /**
+             * @description Free seats of the class on the segment.
+             * @example 12
+             */
+            seats_free: number;
+            total: components["schemas"]["Money"];
+            /** @description What each passenger type of the party pays, in the party's order. */
+            lines: components["schemas"]["PartyFareLine"][];
+        };
+        PartyFareLine: {
+            /**
+             * @description Passenger type code.
+             * @example CHILD
+             */
+            passenger_type: string;
+            /**
+             * @description Passengers of the type in the party.
+             * @example 1
+             */
+            count: number;
+            unit_price: components["schemas"]["Money"];
+            amount: components["schemas"]["Money"];
         };
         RouteAvailability: {
             route_id: components["schemas"]["Uuid"];
@@ -1737,6 +1845,137 @@ export interface components {
              */
             secret: string;
         };
+        /**
+         * @description `AMOUNT`: `value` minor units of `currency` off (never more than the fares); `PERCENT`: `value` whole percent off, rounded half up.
+         * @example PERCENT
+         * @enum {string}
+         */
+        DiscountKind: "AMOUNT" | "PERCENT";
+        /** @description A discount code with its usages. */
+        DiscountCode: {
+            /** @example SUMMER-27 */
+            code: string;
+            kind: components["schemas"]["DiscountKind"];
+            /**
+             * Format: int64
+             * @description Minor units off for `AMOUNT`, whole percent off for `PERCENT`.
+             * @example 10
+             */
+            value: number;
+            /**
+             * @description Currency of an `AMOUNT` code; null for `PERCENT`.
+             * @example null
+             */
+            currency: string | null;
+            valid_from: components["schemas"]["Timestamp"];
+            valid_until: components["schemas"]["Timestamp"];
+            /** @description The routes the code is for; empty is every route. */
+            route_ids: components["schemas"]["Uuid"][];
+            /** @example 100 */
+            max_usages: number;
+            /**
+             * @description Redemptions not given back (an expired or cancelled booking gives its redemption back).
+             * @example 0
+             */
+            usages: number;
+            /**
+             * @description Usages left, `max_usages - usages`.
+             * @example 100
+             */
+            remaining: number;
+            created_at: components["schemas"]["Timestamp"];
+        };
+        /** @description One page of discount codes (`listDiscountCodes`). */
+        DiscountCodeList: {
+            discount_codes: components["schemas"]["DiscountCode"][];
+            /**
+             * @description Token of the next page, or null on the last page.
+             * @example null
+             */
+            next_page_token: string | null;
+        };
+        /** @description No string may contain U+0000 (NUL). */
+        CreateDiscountCodeRequest: {
+            /**
+             * @description 4 to 32 letters, digits or `-`; stored in upper case.
+             * @example SUMMER-27
+             */
+            code: string;
+            kind: components["schemas"]["DiscountKind"];
+            /**
+             * Format: int64
+             * @description Minor units off for `AMOUNT` (up to 10000000); 1 to 100 for `PERCENT`.
+             * @example 10
+             */
+            value: number;
+            /**
+             * @description ISO 4217 currency, required for `AMOUNT`; absent or null for `PERCENT`.
+             * @example EUR
+             */
+            currency?: string | null;
+            /**
+             * Format: date-time
+             * @description Redeemable from this instant (RFC 3339).
+             * @example 2027-06-01T00:00:00Z
+             */
+            valid_from: string;
+            /**
+             * Format: date-time
+             * @description Redeemable up to, not including, this instant; after `valid_from` and in the future.
+             * @example 2027-09-01T00:00:00Z
+             */
+            valid_until: string;
+            /** @description Existing routes the code is limited to, each once; left out or empty, every route. */
+            route_ids?: components["schemas"]["Uuid"][];
+            /**
+             * @description How many bookings may redeem it at a time.
+             * @example 100
+             */
+            max_usages: number;
+        };
+        /** @description A passenger type a route sells. */
+        PassengerType: {
+            /** @example CHILD */
+            code: string;
+            /** @example Child */
+            name: string;
+            /**
+             * @description Youngest age, whole years on the day of travel.
+             * @example 3
+             */
+            min_age: number;
+            /**
+             * @description Oldest age, whole years on the day of travel.
+             * @example 12
+             */
+            max_age: number;
+            price_rule: components["schemas"]["PassengerPriceRule"];
+            /**
+             * @description False for a passenger on a lap, who takes no seat.
+             * @example true
+             */
+            takes_seat: boolean;
+            /**
+             * @description Whether a passenger of the type gives a birth date.
+             * @example true
+             */
+            birth_date_required: boolean;
+            /** @description A passenger of the type travels with one of these types in the same booking; empty when none. */
+            requires_companion: string[];
+        };
+        /** @description Exactly one of the two is set. */
+        PassengerPriceRule: {
+            /**
+             * @description Whole percent of the fare class's price for the segment.
+             * @example 50
+             */
+            share_percent: number | null;
+            /** @description A fixed price per leg of the segment. */
+            per_segment: components["schemas"]["Money"] | null;
+        };
+        PassengerTypeList: {
+            passenger_types: components["schemas"]["PassengerType"][];
+        };
         /** @description One page of webhook endpoints (`listWebhookEndpoints`). */
         WebhookEndpointList: {
             endpoints: components["schemas"]["WebhookEndpoint"][];
@@ -2314,6 +2553,47 @@ export interface components {
                 "application/json": components["schemas"]["JsonWebKeySet"];
             };
         };
+        /** @description The code, stored with no usages. */
+        DiscountCodeCreated: {
+            headers: {
+                Location: components["headers"]["DiscountCodeLocation"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["DiscountCode"];
+            };
+        };
+        /** @description The discount code with its usages. */
+        DiscountCodeOk: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["DiscountCode"];
+            };
+        };
+        /** @description One page of discount codes. */
+        DiscountCodePage: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["DiscountCodeList"];
+            };
+        };
+        /** @description The route's passenger types, in their order. */
+        PassengerTypes: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["PassengerTypeList"];
+            };
+        };
         /** @description The endpoint, registered and enabled, with its signing secret (shown this once). */
         WebhookEndpointCreated: {
             headers: {
@@ -2764,6 +3044,21 @@ export interface components {
          * @example BER
          */
         AlightingStop: components["schemas"]["StopCode"];
+        /**
+         * @description A party to price: passenger type codes of the route (`listPassengerTypes`, any letter case) with counts,
+         *     such as `ADULT:2,CHILD:1`; each type once, each count 1 or more, 1 to 9 passengers in all, lap passengers
+         *     with a companion each (the route's types decide what it may sell). With it,
+         *     every trip carries `party_fares`, the party's price in each fare class with free seats for everyone who
+         *     takes one, and trips without such a class are left out. A party the route cannot sell answers 400
+         *     VALIDATION_FAILED naming `passengers`.
+         * @example ADULT:2,CHILD:1
+         */
+        Passengers: string;
+        /**
+         * @description The discount code, in any letter case.
+         * @example SUMMER-27
+         */
+        DiscountCodeParameter: string;
     };
     requestBodies: {
         /**
@@ -2830,6 +3125,11 @@ export interface components {
                 "application/json": components["schemas"]["RotateWebhookSecretRequest"];
             };
         };
+        CreateDiscountCode: {
+            content: {
+                "application/json": components["schemas"]["CreateDiscountCodeRequest"];
+            };
+        };
         Login: {
             content: {
                 "application/json": components["schemas"]["LoginRequest"];
@@ -2876,6 +3176,11 @@ export interface components {
          * @example /v1/webhooks/endpoints/5d6e7f80-1a2b-4c3d-8e4f-5a6b7c8d9e0f
          */
         WebhookEndpointLocation: string;
+        /**
+         * @description URL path of the new code, under the same prefix (`/v1` or `/api`) as the request.
+         * @example /v1/discount-codes/SUMMER-27
+         */
+        DiscountCodeLocation: string;
         /**
          * @description Requests allowed in the current window.
          * @example 100
@@ -3547,6 +3852,16 @@ export interface operations {
                  * @example BER
                  */
                 alighting_stop?: components["parameters"]["AlightingStop"];
+                /**
+                 * @description A party to price: passenger type codes of the route (`listPassengerTypes`, any letter case) with counts,
+                 *     such as `ADULT:2,CHILD:1`; each type once, each count 1 or more, 1 to 9 passengers in all, lap passengers
+                 *     with a companion each (the route's types decide what it may sell). With it,
+                 *     every trip carries `party_fares`, the party's price in each fare class with free seats for everyone who
+                 *     takes one, and trips without such a class are left out. A party the route cannot sell answers 400
+                 *     VALIDATION_FAILED naming `passengers`.
+                 * @example ADULT:2,CHILD:1
+                 */
+                passengers?: components["parameters"]["Passengers"];
             };
             header?: {
                 /**
@@ -3569,6 +3884,40 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["RouteAvailability"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listPassengerTypes: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id for logs and traces, echoed in the response and in problem documents. When absent the
+                 *     server generates one. A value that breaks the pattern (1 to 128 printable ASCII characters, no spaces)
+                 *     answers 400 VALIDATION_FAILED naming `X-Request-Id`; that answer carries an id the server generated. No
+                 *     example is given: a fixed one would make every request sent from the documentation share one id.
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description Route id.
+                 * @example 3f7c9a2e-5b1d-4e8a-9c6f-2d4b8e1a7c30
+                 */
+                route_id: components["parameters"]["RouteId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["PassengerTypes"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -4172,6 +4521,110 @@ export interface operations {
         requestBody?: never;
         responses: {
             202: components["responses"]["WebhookRedeliveryAccepted"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listDiscountCodes: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Items per page; more than 100 answers 400.
+                 * @example 20
+                 */
+                page_size?: components["parameters"]["PageSize"];
+                /**
+                 * @description Opaque `next_page_token` of the previous page; other query parameters must stay the same. A token this
+                 *     listing did not issue, or one sent with other parameters, answers 400 VALIDATION_FAILED naming it. No
+                 *     example is given: only the previous page's `next_page_token` is a page token.
+                 */
+                page_token?: components["parameters"]["PageToken"];
+            };
+            header?: {
+                /**
+                 * @description Correlation id for logs and traces, echoed in the response and in problem documents. When absent the
+                 *     server generates one. A value that breaks the pattern (1 to 128 printable ASCII characters, no spaces)
+                 *     answers 400 VALIDATION_FAILED naming `X-Request-Id`; that answer carries an id the server generated. No
+                 *     example is given: a fixed one would make every request sent from the documentation share one id.
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["DiscountCodePage"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createDiscountCode: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id for logs and traces, echoed in the response and in problem documents. When absent the
+                 *     server generates one. A value that breaks the pattern (1 to 128 printable ASCII characters, no spaces)
+                 *     answers 400 VALIDATION_FAILED naming `X-Request-Id`; that answer carries an id the server generated. No
+                 *     example is given: a fixed one would make every request sent from the documentation share one id.
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["CreateDiscountCode"];
+        responses: {
+            201: components["responses"]["DiscountCodeCreated"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getDiscountCode: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Correlation id for logs and traces, echoed in the response and in problem documents. When absent the
+                 *     server generates one. A value that breaks the pattern (1 to 128 printable ASCII characters, no spaces)
+                 *     answers 400 VALIDATION_FAILED naming `X-Request-Id`; that answer carries an id the server generated. No
+                 *     example is given: a fixed one would make every request sent from the documentation share one id.
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The discount code, in any letter case.
+                 * @example SUMMER-27
+                 */
+                code: components["parameters"]["DiscountCodeParameter"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["DiscountCodeOk"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
