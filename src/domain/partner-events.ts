@@ -32,8 +32,10 @@ export interface EventMoney {
 
 export interface EventPassenger {
   passenger_id: string;
+  /** Empty for a passenger who takes no seat (an infant on a lap). */
   seat_number: string;
   fare_class: string;
+  passenger_type?: string;
 }
 
 /** What every booking event carries, so a partner acts without calling back. */
@@ -78,7 +80,12 @@ function money(value: Money): EventMoney {
 }
 
 function passengerOf(passenger: Passenger): EventPassenger {
-  return { passenger_id: passenger.id, seat_number: passenger.seatNumber, fare_class: passenger.fareClass };
+  return {
+    passenger_id: passenger.id,
+    seat_number: passenger.seatNumber,
+    fare_class: passenger.fareClass,
+    ...(passenger.passengerType === undefined ? {} : { passenger_type: passenger.passengerType }),
+  };
 }
 
 /** The booking's part of every one of its events, as it stands in this snapshot. No personal data. */
