@@ -1,5 +1,5 @@
 // Recordings of payments left open for a 3-D Secure challenge, against localstripe: outcomes and late money.
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import Stripe from 'stripe';
 import type { Actor } from '../../src/domain/actor';
 import type { BookingState, Money } from '../../src/domain/booking';
@@ -117,6 +117,8 @@ export async function recordPaymentConversation(
       PAYMENT_GATEWAY: 'stripe',
       STRIPE_API_URL: localstripeUrl,
       STRIPE_SECRET_KEY: localstripeKey,
+      // Required with the Stripe gateway; the recording sends no signed event through the API.
+      STRIPE_WEBHOOK_SECRET: `whsec_${randomBytes(24).toString('base64')}`,
     },
     workflowBundle: context.saga.workflowBundle,
     timings: context.saga.timings,
