@@ -2,6 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import type Koa from 'koa';
 import type { BoardingApplication } from '../../src/application/boarding';
+import type { PartnerWebhookApplication } from '../../src/application/partner-webhooks';
 import type { BookingView } from '../../src/application/interface';
 import type { TicketApplication } from '../../src/application/tickets';
 import type { Actor } from '../../src/domain/actor';
@@ -37,6 +38,8 @@ export interface MatrixEnvironment {
   tickets: TicketApplication;
   /** The boarding application the REST app serves, for the gRPC server. */
   boarding: BoardingApplication;
+  /** The partner webhook application the REST app serves, for the gRPC server. */
+  webhooks: PartnerWebhookApplication;
   parties: MatrixParties;
   trip: TestTrip;
   /** The trip's departure date at its origin, as the availability operation takes it. */
@@ -122,6 +125,7 @@ export async function startMatrixEnvironment(): Promise<MatrixEnvironment> {
       verifier,
       tickets: full.tickets,
       boarding: full.boarding,
+      webhooks: full.webhooks,
       parties: {
         owner: { id: owner.id, ...ownerCredentials },
         anotherCustomer,
