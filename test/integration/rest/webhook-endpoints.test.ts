@@ -270,9 +270,42 @@ describe('an endpoint registered by a partner', () => {
     );
     expect(nudges.filter((nudge) => nudge.endpointId === id)).toHaveLength(2);
 
-    // Enabling an endpoint that is enabled wakes nothing.
+    // Asked again, it wakes them again (a request whose waking failed is repeated); a change of description alone
+    // wakes nothing.
     await call('partnerA', 'PATCH', `${endpointsPath}/${id}`, { enabled: true });
-    expect(nudges.filter((nudge) => nudge.endpointId === id)).toHaveLength(2);
+    expect(nudges.filter((nudge) => nudge.endpointId === id)).toHaveLength(4);
+    await call('partnerA', 'PATCH', `${endpointsPath}/${id}`, { description: 'renamed' });
+    expect(nudges.filter((nudge) => nudge.endpointId === id)).toHaveLength(4);
+  });
+
+  it('answers 503 when what waited cannot be woken, the change saved, so the request can be repeated', async () => {
+    const created = await call(
+      'partnerA',
+      'POST',
+      endpointsPath,
+      {
+        url: 'https://partner.example/hooks',
+        event_types: ['booking.confirmed'],
+      },
+      strictServer,
+    );
+    const id = (created.body.endpoint as Json).id as string;
+    await insertDelivery(database, { endpointId: id, status: 'pending' });
+    await call('partnerA', 'PATCH', `${endpointsPath}/${id}`, { enabled: false }, strictServer);
+    const enabled = await call(
+      'partnerA',
+      'PATCH',
+      `${endpointsPath}/${id}`,
+      { enabled: true },
+      strictServer,
+    );
+    expectContract('updateWebhookEndpoint', enabled);
+    expect(enabled.status).toBe(503);
+    expect(enabled.body).toMatchObject({
+      code: 'UNAVAILABLE',
+      detail: 'The change is saved, but its deliveries could not be woken; send the same request again',
+    });
+    expect((await call('partnerA', 'GET', `${endpointsPath}/${id}`)).body.status).toBe('ENABLED');
   });
 
   it('is gone for its partner once deleted, while an admin still reads it and its log', async () => {
