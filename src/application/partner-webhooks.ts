@@ -249,6 +249,19 @@ export function createPartnerWebhookApplication(
     return { endpoint, delivery };
   }
 
+  /** A failure to reach Temporal leaves the change saved; the caller is told to repeat the request. */
+  async function wake(targets: { endpointId: string; subjectId: string }[]): Promise<void> {
+    try {
+      await Promise.all(targets.map((target) => deliveries.nudge(target)));
+    } catch (error) {
+      throw new DomainError(
+        'UNAVAILABLE',
+        'The change is saved, but its deliveries could not be woken; send the same request again',
+        { details: { retryAfterSeconds: 1 }, cause: error },
+      );
+    }
+  }
+
   return {
     async createEndpoint(actor, input) {
       const violations: FieldViolation[] = [];
@@ -322,10 +335,11 @@ export function createPartnerWebhookApplication(
       if (violations.length > 0) throw validationFailed(violations);
       const updated = await updateEndpoint(database, endpointAccessOf(actor), id, changes, now());
       if (updated === undefined) throw endpointNotFound(id);
-      if (updated.before.status === 'disabled' && updated.after.status === 'enabled') {
-        // Deliveries waited while it was off: each subject's workflow takes them up again, in order.
+      if (changes.enabled === true) {
+        // Deliveries waited while it was off: each subject's workflow takes them up again, in order. Asked again
+        // of an enabled endpoint it wakes them again, so a request whose waking failed can simply be repeated.
         const subjects = await subjectsWithPendingDeliveries(database, id);
-        await Promise.all(subjects.map((subjectId) => deliveries.nudge({ endpointId: id, subjectId })));
+        await wake(subjects.map((subjectId) => ({ endpointId: id, subjectId })));
       }
       return endpointView(updated.after);
     },
@@ -389,7 +403,7 @@ export function createPartnerWebhookApplication(
       if (endpoint.deletedAt !== null) throw endpointNotFound(endpoint.id);
       const marked = await markForRedelivery(database, delivery.id);
       if (marked === undefined) throw deliveryNotFound(delivery.id);
-      await deliveries.nudge(marked);
+      await wake([marked]);
       const current = await findDelivery(database, endpoint.id, delivery.id);
       if (current === undefined) throw deliveryNotFound(delivery.id);
       return deliveryView(current);

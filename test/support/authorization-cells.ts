@@ -52,11 +52,28 @@ const staffScopes = scopesForRoles(['customer', 'agent', 'admin']);
 const customerScopes = scopesForRoles(['customer']);
 const unauthenticated = (): Outcome => 'UNAUTHENTICATED';
 
-/** A verified caller of this role gets through the contract policy, or is refused it. */
-const servedTo =
-  (role: string, outcome: (requirement: Requirement) => Outcome = () => 'OK') =>
-  (requirement: Requirement): Outcome =>
-    requirement.roles.includes(role) ? outcome(requirement) : 'PERMISSION_DENIED';
+/** Scopes a partner's service client is registered with, and no role: partners' webhook endpoints alone. */
+const partnerScopes = ['webhooks:manage'];
+
+/**
+ * A verified caller holding these roles and scopes gets through the contract policy (every scope, and one of the
+ * roles unless the operation lists none), or is refused it.
+ */
+const servedWith =
+  (
+    holds: { roles: readonly string[]; scopes: readonly string[] },
+    outcome: (requirement: Requirement) => Outcome = () => 'OK',
+  ) =>
+  (requirement: Requirement): Outcome => {
+    if (!requirement.scopes.every((scope) => holds.scopes.includes(scope))) return 'PERMISSION_DENIED';
+    const roleAllowed =
+      requirement.roles.length === 0 || requirement.roles.some((role) => holds.roles.includes(role));
+    return roleAllowed ? outcome(requirement) : 'PERMISSION_DENIED';
+  };
+
+/** A verified caller of this role, with the scopes the embedded provider grants it. */
+const servedTo = (role: 'customer' | 'agent' | 'admin', outcome?: (requirement: Requirement) => Outcome) =>
+  servedWith({ roles: [role], scopes: role === 'customer' ? customerScopes : staffScopes }, outcome);
 
 export async function authorizationCells(
   identityProvider: IdentityProvider,
@@ -90,6 +107,12 @@ export async function authorizationCells(
   const anotherCustomer = await minted({ ...ownerClaims, sub: parties.anotherCustomer.id });
   const agent = await minted({ sub: parties.agent.id, scope: staffScopes.join(' '), roles: ['agent'] });
   const admin = await minted({ sub: parties.admin.id, scope: staffScopes.join(' '), roles: ['admin'] });
+  const partner = await minted({ sub: parties.owner.id, scope: partnerScopes.join(' '), roles: [] });
+  const anotherPartner = await minted({
+    sub: parties.anotherCustomer.id,
+    scope: partnerScopes.join(' '),
+    roles: [],
+  });
   const scopeGaps = new Map<string, string>();
   const rejected = { caller: 'owner' as const, expected: unauthenticated };
 
@@ -137,6 +160,20 @@ export async function authorizationCells(
     },
     { name: 'agent role', authorization: fixed(agent), caller: 'agent', expected: servedTo('agent') },
     { name: 'admin role', authorization: fixed(admin), caller: 'admin', expected: servedTo('admin') },
+    {
+      name: 'partner service client',
+      authorization: fixed(partner),
+      caller: 'owner',
+      expected: servedWith({ roles: [], scopes: partnerScopes }),
+    },
+    {
+      name: 'another partner’s resource',
+      authorization: fixed(anotherPartner),
+      caller: 'another customer',
+      expected: servedWith({ roles: [], scopes: partnerScopes }, (requirement) =>
+        requirement.namesOwnedResource ? 'NOT_FOUND' : 'OK',
+      ),
+    },
     {
       name: 'valid owner',
       authorization: fixed(bearer(ownerTokens.access_token)),

@@ -2,6 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import type Koa from 'koa';
 import type { BoardingApplication } from '../../src/application/boarding';
+import type { PartnerWebhookApplication } from '../../src/application/partner-webhooks';
 import type { BookingView } from '../../src/application/interface';
 import type { TicketApplication } from '../../src/application/tickets';
 import type { RefundQuoteApplication } from '../../src/application/refund-quotes';
@@ -16,6 +17,12 @@ import { bookingRequest, createTrip, type TestTrip } from './trips';
 import { composeTestApi } from './rest-app';
 import { insertLoginUser, insertUser } from './users';
 import type { MatrixParties } from './authorization-cells';
+import {
+  insertDelivery,
+  loopbackWebhookSender,
+  startWebhookReceiver,
+  type WebhookReceiver,
+} from './webhook-endpoint-fixtures';
 
 /** Room for every booking a matrix file makes: one seat each, a few dozen in all. */
 const tripSeatCount = 64;
@@ -35,6 +42,8 @@ export interface MatrixEnvironment {
   boarding: BoardingApplication;
   /** The refund quotes the REST app serves, for the gRPC server. */
   refundQuotes: RefundQuoteApplication;
+  /** The partner webhook application the REST app serves, for the gRPC server. */
+  webhooks: PartnerWebhookApplication;
   parties: MatrixParties;
   trip: TestTrip;
   /** The trip's departure date at its origin, as the availability operation takes it. */
@@ -55,19 +64,30 @@ export interface MatrixEnvironment {
   createCancelledTrip(): Promise<string>;
   /** The API's Stripe webhook signing secret, for a cell that delivers an event. */
   webhookSecret: string;
+  /**
+   * A webhook endpoint of the owner's (registered as a partner's service client would), pointing at a loopback
+   * receiver, with one delivery: the same one for every cell unless `fresh` (a cell that deletes it).
+   */
+  ownerEndpoint(fresh?: boolean): Promise<{ endpointId: string; deliveryId: string }>;
+  /** The loopback receiver webhook endpoints of the matrix point at. */
+  receiverUrl: string;
   close(): Promise<void>;
 }
 
 export async function startMatrixEnvironment(): Promise<MatrixEnvironment> {
   // The owner holds a booking for every cell that changes one; the default cap of open holds would refuse them.
   const saga = await startSagaEnvironment({ environment: { BOOKING_MAX_OPEN_HOLDS_PER_CUSTOMER: '200' } });
+  let receiver: WebhookReceiver | undefined;
   try {
+    receiver = await startWebhookReceiver();
     // OIDC_DEFAULT_ROLE=none: the matrix's "no role of ours" column is refused, not given the default role.
     const webhookSecret = `whsec_${randomUUID().replace(/-/g, '')}`;
-    const full = await composeTestApi(saga, {
-      OIDC_DEFAULT_ROLE: 'none',
-      STRIPE_WEBHOOK_SECRET: webhookSecret,
-    });
+    // Pings reach the loopback receiver over http; deliveries woken are not the matrix's concern.
+    const full = await composeTestApi(
+      saga,
+      { OIDC_DEFAULT_ROLE: 'none', STRIPE_WEBHOOK_SECRET: webhookSecret, WEBHOOK_ALLOW_HTTP: 'true' },
+      { webhookSender: loopbackWebhookSender(), webhookDeliveries: { nudge: () => Promise.resolve() } },
+    );
     const { identityProvider, verifier } = full;
     const ownerCredentials = { email: `owner-${randomUUID()}@matrix.test`, password: `pw-${randomUUID()}` };
     const [owner, anotherCustomer, agent, admin, trip] = await Promise.all([
@@ -88,6 +108,20 @@ export async function startMatrixEnvironment(): Promise<MatrixEnvironment> {
       if (seat === undefined) throw new Error(`the matrix trip has only ${tripSeatCount} seats`);
       return seat;
     };
+    const partner: Actor = { userId: owner.id, roles: [], scopes: ['webhooks:manage'] };
+    const receiverUrl = receiver.url;
+    const newOwnerEndpoint = async () => {
+      const { endpoint } = await full.webhooks.createEndpoint(partner, {
+        url: receiverUrl,
+        eventTypes: ['booking.confirmed'],
+      });
+      const { deliveryId } = await insertDelivery(saga.database, {
+        endpointId: endpoint.id,
+        status: 'failed',
+      });
+      return { endpointId: endpoint.id, deliveryId };
+    };
+    let sharedEndpoint: Promise<{ endpointId: string; deliveryId: string }> | undefined;
     // The other customer has a booking too, so their listings show what is theirs and nothing of the owner's.
     await saga.application.createBooking(customer(anotherCustomer.id), bookingRequest(trip, [nextSeat()]));
     return {
@@ -98,6 +132,7 @@ export async function startMatrixEnvironment(): Promise<MatrixEnvironment> {
       tickets: full.tickets,
       boarding: full.boarding,
       refundQuotes: full.refundQuotes,
+      webhooks: full.webhooks,
       parties: {
         owner: { id: owner.id, ...ownerCredentials },
         anotherCustomer,
@@ -106,6 +141,9 @@ export async function startMatrixEnvironment(): Promise<MatrixEnvironment> {
       },
       trip,
       webhookSecret,
+      receiverUrl,
+      ownerEndpoint: (fresh = false) =>
+        fresh ? newOwnerEndpoint() : (sharedEndpoint ??= newOwnerEndpoint()),
       tripDate: trip.departureTime.toLocaleDateString('en-CA', { timeZone: 'Europe/Lisbon' }),
       nextSeat,
       createOwnerBooking: () =>
@@ -137,10 +175,12 @@ export async function startMatrixEnvironment(): Promise<MatrixEnvironment> {
       },
       async close() {
         await full.remove();
+        await receiver?.close();
         await saga.stop();
       },
     };
   } catch (error) {
+    await receiver?.close();
     await saga.stop();
     throw error;
   }

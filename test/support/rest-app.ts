@@ -5,7 +5,7 @@ import type Koa from 'koa';
 import type { Knex } from 'knex';
 import type { DataConverter } from '@temporalio/common';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
-import { composeApi, type ApiComposition } from '../../src/api/composition';
+import { composeApi, type ApiComposition, type ApiOptions } from '../../src/api/composition';
 import { createRestApp, type RestSettings } from '../../src/api/rest/app';
 import { createIdempotencyStore } from '../../src/api/rest/idempotency';
 import type { Applications } from '../../src/api/rest/operation-handlers';
@@ -166,6 +166,8 @@ export interface TestApi extends ApiComposition {
 export async function composeTestApi(
   saga: SagaEnvironment,
   environment: Record<string, string> = {},
+  /** What pings partners' endpoints and wakes their deliveries, when the test gives its own. */
+  webhooks: Pick<ApiOptions, 'webhookSender' | 'webhookDeliveries'> = {},
 ): Promise<TestApi> {
   const issuer = `https://api-${randomUUID()}.rest-tests.example`;
   const config = saga.configWith({
@@ -178,7 +180,7 @@ export async function composeTestApi(
     config,
     createLogger({ level: restTestLogLevel, name: 'rest-tests' }),
     { database: saga.database, cipher: saga.cipher, connection: saga.connection, temporal: saga.client },
-    { taskQueues: saga.taskQueueNames, timings: saga.timings },
+    { taskQueues: saga.taskQueueNames, timings: saga.timings, ...webhooks },
   );
   const { identityProvider } = composition;
   if (identityProvider === undefined) throw new Error('the test API runs the embedded identity provider');

@@ -236,6 +236,8 @@ const ruleMessageSources: readonly [pointer: string, message: RuleMessage][] = [
     onlyFor(['minItems', 'maxItems'], fieldMessages.passengerCount(defaultMaxPassengers)),
   ],
   ['#/components/schemas/LoginRequest/properties/password', onlyFor(['pattern'], fieldMessages.nulCharacter)],
+  ['#/components/schemas/WebhookEndpointUrl', onlyFor(['pattern'], fieldMessages.nulCharacter)],
+  ['#/components/schemas/WebhookDescription', onlyFor(['pattern'], fieldMessages.nulCharacter)],
   [
     '#/components/schemas/RefreshRequest/properties/refresh_token',
     always('must be a refresh token as issued: printable ASCII without spaces'),

@@ -1,4 +1,4 @@
-// Authorization matrix over every BookingService RPC × token cases, against the real gRPC server over mutual TLS.
+// Authorization matrix over every BookingService and WebhookService RPC × token cases, against the real gRPC server.
 import { randomUUID } from 'node:crypto';
 import { Metadata, status, type ServiceError } from '@grpc/grpc-js';
 import {
@@ -31,7 +31,16 @@ import {
   GetRefundQuoteRequest,
   QuoteRefundRequest,
 } from '../../../src/generated/com/example/bookings/v1/refund_quote';
-import { bookingServiceHttpBindings, grpcMethodAuthorization } from '../../../src/security/policy';
+import {
+  WebhookDeliveryStatus,
+  WebhookServiceService,
+  type WebhookEndpoint,
+} from '../../../src/generated/com/example/bookings/v1/webhook_service';
+import {
+  bookingServiceHttpBindings,
+  grpcMethodAuthorization,
+  webhookServiceHttpBindings,
+} from '../../../src/security/policy';
 import {
   createTestCertificates,
   removeTestCertificates,
@@ -131,6 +140,82 @@ const methodRequests: Record<MethodKey, (context: RequestContext) => Promise<unk
   },
 };
 
+type WebhookMethodKey = keyof typeof WebhookServiceService;
+
+/** A valid request of each WebhookService RPC on the owner's endpoint; a served delete gets an endpoint of its own. */
+const webhookRequests: Record<
+  WebhookMethodKey,
+  (context: { world: MatrixEnvironment; fresh: boolean }) => Promise<unknown>
+> = {
+  createWebhookEndpoint: ({ world }) =>
+    Promise.resolve({ url: world.receiverUrl, eventTypes: ['booking.confirmed'], description: '' }),
+  listWebhookEndpoints: () => Promise.resolve({ pageSize: 0, pageToken: '' }),
+  getWebhookEndpoint: async ({ world }) => ({ endpointId: (await world.ownerEndpoint()).endpointId }),
+  updateWebhookEndpoint: async ({ world }) => ({
+    endpointId: (await world.ownerEndpoint()).endpointId,
+    eventTypes: [],
+    description: 'authorization matrix',
+  }),
+  deleteWebhookEndpoint: async ({ world, fresh }) => ({
+    endpointId: (await world.ownerEndpoint(fresh)).endpointId,
+  }),
+  rotateWebhookSecret: async ({ world }) => ({
+    endpointId: (await world.ownerEndpoint()).endpointId,
+    overlapSeconds: 0,
+  }),
+  pingWebhookEndpoint: async ({ world }) => ({ endpointId: (await world.ownerEndpoint()).endpointId }),
+  listWebhookDeliveries: async ({ world }) => ({
+    endpointId: (await world.ownerEndpoint()).endpointId,
+    status: WebhookDeliveryStatus.WEBHOOK_DELIVERY_STATUS_UNSPECIFIED,
+    pageSize: 0,
+    pageToken: '',
+  }),
+  getWebhookDelivery: async ({ world }) => await world.ownerEndpoint(),
+  redeliverWebhookDelivery: async ({ world }) => await world.ownerEndpoint(),
+};
+
+const webhookMethodKeys = Object.keys(WebhookServiceService) as WebhookMethodKey[];
+const webhookBindings = new Map(
+  webhookServiceHttpBindings().map((binding) => [binding.methodName, binding] as const),
+);
+
+function webhookMethodNameOf(key: WebhookMethodKey): string {
+  const { path } = WebhookServiceService[key];
+  return path.slice(path.lastIndexOf('/') + 1);
+}
+
+/** The RPC's proto option; whether it names one endpoint (another partner's answers NOT_FOUND). */
+function webhookRequirementOf(key: WebhookMethodKey): Requirement & { changesState: boolean } {
+  const binding = webhookBindings.get(webhookMethodNameOf(key))!;
+  const { scopes, roles } = grpcMethodAuthorization(WebhookServiceService[key].path);
+  return {
+    scopes,
+    roles,
+    namesOwnedResource: binding.path.includes('{endpoint_id}'),
+    changesState: binding.httpMethod !== 'GET',
+  };
+}
+
+/** Whose endpoints a served answer shows, when that is wrong for the caller; undefined when it is right. */
+function wrongWebhookParty(
+  key: WebhookMethodKey,
+  parties: { callerId: string; ownerId: string },
+  response: unknown,
+): string | undefined {
+  const { endpoint, endpoints } = response as { endpoint?: WebhookEndpoint; endpoints?: WebhookEndpoint[] };
+  if (key === 'listWebhookEndpoints') {
+    const foreign = (endpoints ?? []).find((item) => item.partnerId !== parties.callerId);
+    return foreign === undefined ? undefined : `an endpoint of ${foreign.partnerId}`;
+  }
+  if (key === 'createWebhookEndpoint') {
+    return endpoint?.partnerId === parties.callerId ? undefined : `an endpoint for ${endpoint?.partnerId}`;
+  }
+  if (key === 'getWebhookEndpoint') {
+    return endpoint?.partnerId === parties.ownerId ? undefined : `an endpoint of ${endpoint?.partnerId}`;
+  }
+  return undefined;
+}
+
 const methodKeys = Object.keys(BookingServiceService) as MethodKey[];
 const httpBindings = new Map(
   bookingServiceHttpBindings().map((binding) => [binding.methodName, binding] as const),
@@ -224,6 +309,7 @@ beforeAll(async () => {
     tickets: world.tickets,
     boarding: world.boarding,
     refundQuotes: world.refundQuotes,
+    webhooks: world.webhooks,
     verifyAccessToken: (token) => world.verifier.verifyAccessToken(token),
   });
   // The allow-listed client certificate: only the user token in the metadata varies from cell to cell.
@@ -246,11 +332,14 @@ afterAll(async () => {
 
 /** Sends the request with exactly this `authorization` metadata (or none); `code/reason` of a failure. */
 function invoke(
-  key: MethodKey,
+  definition: {
+    readonly path: string;
+    readonly requestSerialize: unknown;
+    readonly responseDeserialize: unknown;
+  },
   request: unknown,
   authorization: string | undefined,
 ): Promise<{ outcome: string; response?: unknown }> {
-  const definition = BookingServiceService[key];
   const metadata = new Metadata();
   if (authorization !== undefined) metadata.set('authorization', authorization);
   return new Promise((resolve) => {
@@ -304,7 +393,7 @@ describe('gRPC authorization matrix against the real server', () => {
           .pluck<string[]>('id'),
       );
       for (const { cell, outcome, request, authorization } of prepared) {
-        const answer = await invoke(key, request, authorization);
+        const answer = await invoke(BookingServiceService[key], request, authorization);
         const parties = {
           callerId: partyOf(world.parties, cell.caller).id,
           ownerId: world.parties.owner.id,
@@ -312,6 +401,36 @@ describe('gRPC authorization matrix against the real server', () => {
         };
         const leak =
           answer.outcome === 'OK' ? wrongParty(key, parties, answer.response, ownerBookingIds) : undefined;
+        observed[cell.name] = answer.outcome + (leak ? ` but served ${leak}` : '');
+        expected[cell.name] = expectedOutcome(outcome);
+      }
+      expect(observed).toEqual(expected);
+    },
+  );
+
+  it('has a request for exactly the RPCs of WebhookService, each bound to a REST operation', () => {
+    expect(Object.keys(webhookRequests).sort()).toEqual([...webhookMethodKeys].sort());
+    expect([...webhookBindings.keys()].sort()).toEqual(webhookMethodKeys.map(webhookMethodNameOf).sort());
+  });
+
+  it.each(webhookMethodKeys.map((key) => [webhookMethodNameOf(key), key] as const))(
+    '%s answers each token case as the proto option says',
+    async (_methodName, key) => {
+      const requirement = webhookRequirementOf(key);
+      const prepared = await Promise.all(
+        cells.map(async (cell) => {
+          const outcome = cell.expected(requirement);
+          const fresh = outcome === 'OK' && requirement.changesState;
+          const request = await webhookRequests[key]({ world, fresh });
+          return { cell, outcome, request, authorization: await cell.authorization(requirement) };
+        }),
+      );
+      const observed: Record<string, string> = {};
+      const expected: Record<string, string> = {};
+      for (const { cell, outcome, request, authorization } of prepared) {
+        const answer = await invoke(WebhookServiceService[key], request, authorization);
+        const parties = { callerId: partyOf(world.parties, cell.caller).id, ownerId: world.parties.owner.id };
+        const leak = answer.outcome === 'OK' ? wrongWebhookParty(key, parties, answer.response) : undefined;
         observed[cell.name] = answer.outcome + (leak ? ` but served ${leak}` : '');
         expected[cell.name] = expectedOutcome(outcome);
       }

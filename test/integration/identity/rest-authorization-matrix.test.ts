@@ -27,6 +27,8 @@ interface RequestContext {
   world: MatrixEnvironment;
   /** The owner's booking this cell acts on: a fresh one when the cell is expected to change it. */
   booking: () => Promise<BookingView>;
+  /** Whether the cell is expected to change what it names (a served change), so it gets a resource of its own. */
+  fresh: boolean;
 }
 
 type RequestBuilder = (context: RequestContext) => Promise<RestRequest>;
@@ -142,6 +144,38 @@ const guardedRequests: Record<string, RequestBuilder> = {
   },
   getCurrentUser: () => Promise.resolve({}),
   getUser: ({ world }) => Promise.resolve({ pathParameters: { user_id: world.parties.owner.id } }),
+  // Partners' webhook endpoints: the owner's, registered as its service client would; a served delete gets its own.
+  createWebhookEndpoint: ({ world }) =>
+    Promise.resolve({ body: { url: world.receiverUrl, event_types: ['booking.confirmed'] } }),
+  listWebhookEndpoints: () => Promise.resolve({}),
+  getWebhookEndpoint: async ({ world }) => ({
+    pathParameters: { endpoint_id: (await world.ownerEndpoint()).endpointId },
+  }),
+  updateWebhookEndpoint: async ({ world }) => ({
+    pathParameters: { endpoint_id: (await world.ownerEndpoint()).endpointId },
+    body: { description: 'authorization matrix' },
+  }),
+  deleteWebhookEndpoint: async ({ world, fresh }) => ({
+    pathParameters: { endpoint_id: (await world.ownerEndpoint(fresh)).endpointId },
+  }),
+  rotateWebhookSecret: async ({ world }) => ({
+    pathParameters: { endpoint_id: (await world.ownerEndpoint()).endpointId },
+    body: { overlap_seconds: 0 },
+  }),
+  pingWebhookEndpoint: async ({ world }) => ({
+    pathParameters: { endpoint_id: (await world.ownerEndpoint()).endpointId },
+  }),
+  listWebhookDeliveries: async ({ world }) => ({
+    pathParameters: { endpoint_id: (await world.ownerEndpoint()).endpointId },
+  }),
+  getWebhookDelivery: async ({ world }) => {
+    const { endpointId, deliveryId } = await world.ownerEndpoint();
+    return { pathParameters: { endpoint_id: endpointId, delivery_id: deliveryId } };
+  },
+  redeliverWebhookDelivery: async ({ world }) => {
+    const { endpointId, deliveryId } = await world.ownerEndpoint();
+    return { pathParameters: { endpoint_id: endpointId, delivery_id: deliveryId } };
+  },
   // A plain JSON payload: decoding passes it through, encoding encrypts it.
   decodePayloads: () => Promise.resolve({ body: { payloads: [plainPayload] } }),
   encodePayloads: () => Promise.resolve({ body: { payloads: [plainPayload] } }),
@@ -200,7 +234,7 @@ function requirementOf(operation: OpenApiOperation): Requirement {
   return {
     scopes: operation.scopes,
     roles: operation.roles,
-    namesOwnedResource: operation.ownership === 'owner-or-staff' && operation.path.includes('{'),
+    namesOwnedResource: operation.ownership !== null && operation.path.includes('{'),
   };
 }
 
@@ -263,6 +297,18 @@ function wrongParty(
         ? undefined
         : 'a manifest without the trip’s passengers',
     getUser: () => (served.id === ownerId ? undefined : `profile of ${served.id}`),
+    // A partner's endpoints are its own: the listing shows no other partner's, a read the owner's only.
+    listWebhookEndpoints: () => {
+      const endpoints = (body as { endpoints?: { partner_id: string }[] }).endpoints ?? [];
+      const foreign = endpoints.find((endpoint) => endpoint.partner_id !== callerId);
+      return foreign === undefined ? undefined : `an endpoint of ${foreign.partner_id}`;
+    },
+    createWebhookEndpoint: () => {
+      const partnerId = (body as { endpoint?: { partner_id?: string } }).endpoint?.partner_id;
+      return partnerId === callerId ? undefined : `an endpoint registered for ${partnerId}`;
+    },
+    getWebhookEndpoint: () =>
+      (body as { partner_id?: string }).partner_id === ownerId ? undefined : 'another partner’s endpoint',
   };
   // A quote is served only to whoever may read its booking, which is always the owner's.
   expectations.createRefundQuote = () =>
@@ -328,6 +374,7 @@ describe('REST authorization matrix against the real handlers', () => {
           const restRequest = await guardedRequests[operation.canonicalOperationId]({
             world,
             booking: () => (changesBooking ? world.createOwnerBooking() : Promise.resolve(sharedBooking)),
+            fresh: changesBooking,
           });
           return { cell, outcome, restRequest, authorization: await cell.authorization(requirement) };
         }),
@@ -375,6 +422,7 @@ describe('REST authorization matrix against the real handlers', () => {
         const restRequest = await publicRequests[operation.operationId]({
           world,
           booking: () => Promise.resolve(sharedBooking),
+          fresh: false,
         });
         const response = await send(
           operation,

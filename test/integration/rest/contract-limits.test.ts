@@ -22,6 +22,7 @@ import { observe, type ObservedResponse } from '../../support/rest-contract';
 import { composeTestApi, startServer, type RunningServer } from '../../support/rest-app';
 import { insertLoginUser, type TestUser } from '../../support/users';
 import { stripeSignature, webhookSecret as newWebhookSecret } from '../../support/payment-events';
+import { mintToken } from '../../support/identity-provider';
 
 // The saga's workers (a webpack bundle) start first; then a few hundred requests, most refused before any work.
 jest.setTimeout(300_000);
@@ -708,6 +709,66 @@ contexts.getDiscountCode = {
   bases: [() => Promise.resolve({ ...empty(), path: { code: 'LIMITS-NONE' } })],
 };
 
+/** Partners' service clients, each a new one: a served create per partner stays far below its endpoint cap. */
+const partnerTokens: string[] = [];
+let partnersUsed = 0;
+const partnerToken = () => partnerTokens[partnersUsed++ % partnerTokens.length];
+contexts.createWebhookEndpoint = {
+  token: partnerToken,
+  bases: [
+    () =>
+      Promise.resolve({
+        ...empty(),
+        body: {
+          url: 'https://partner.example/webhooks/bus-bookings',
+          event_types: ['booking.confirmed', 'booking.cancelled'],
+          description: 'Limits receiver',
+        },
+      }),
+  ],
+};
+contexts.listWebhookEndpoints = {
+  token: partnerToken,
+  bases: [() => Promise.resolve({ ...empty(), query: { page_size: '20' } })],
+};
+// An endpoint nobody registered: once the document's limits pass, the partner is answered a served 404.
+const unknownEndpoint = (): RequestParts => ({ ...empty(), path: { endpoint_id: randomUUID() } });
+const unknownDelivery = (): RequestParts => ({
+  ...empty(),
+  path: { endpoint_id: randomUUID(), delivery_id: randomUUID() },
+});
+for (const operationId of ['getWebhookEndpoint', 'deleteWebhookEndpoint', 'pingWebhookEndpoint']) {
+  contexts[operationId] = { token: partnerToken, bases: [() => Promise.resolve(unknownEndpoint())] };
+}
+contexts.updateWebhookEndpoint = {
+  token: partnerToken,
+  bases: [
+    () =>
+      Promise.resolve({
+        ...unknownEndpoint(),
+        body: {
+          url: 'https://partner.example/v2',
+          event_types: ['payment.refunded'],
+          description: 'Limits receiver',
+          enabled: true,
+        },
+      }),
+  ],
+};
+contexts.rotateWebhookSecret = {
+  token: partnerToken,
+  bases: [() => Promise.resolve({ ...unknownEndpoint(), body: { overlap_seconds: 3600 } })],
+};
+contexts.listWebhookDeliveries = {
+  token: partnerToken,
+  bases: [() => Promise.resolve({ ...unknownEndpoint(), query: { status: 'FAILED', page_size: '20' } })],
+};
+contexts.getWebhookDelivery = { token: partnerToken, bases: [() => Promise.resolve(unknownDelivery())] };
+contexts.redeliverWebhookDelivery = {
+  token: partnerToken,
+  bases: [() => Promise.resolve(unknownDelivery())],
+};
+
 function contextOf(operation: OpenApiOperation) {
   const context = contexts[operation.canonicalOperationId] ?? {
     token: () => '',
@@ -802,6 +863,16 @@ beforeAll(async () => {
   server = await startServer(full.app);
   tokens.customer = (await signIn(customer.email, customerPassword)).access_token;
   tokens.agent = (await signIn(agent.email, agentPassword)).access_token;
+  const authority = { issuer: full.identityProvider.issuer, identityProvider: full.identityProvider };
+  for (let index = 0; index < 60; index += 1) {
+    partnerTokens.push(
+      await mintToken(authority, {
+        sub: `limits-partner-${randomUUID()}`,
+        scope: 'webhooks:manage',
+        roles: [],
+      }),
+    );
+  }
   readableBookingId = (await freshBooking(1)).booking.id;
 });
 

@@ -21,8 +21,23 @@ import { createNetworkFixture, type NetworkFixture } from '../../support/route-n
 import { composeTestApi, startServer, type RunningServer } from '../../support/rest-app';
 import { actorOf, insertLoginUser, insertUser, type TestUser } from '../../support/users';
 import { stripeSignature, webhookSecret as newWebhookSecret } from '../../support/payment-events';
+import { postForm } from '../../support/oauth-client';
+import {
+  insertDelivery,
+  loopbackWebhookSender,
+  startWebhookReceiver,
+  type WebhookReceiver,
+} from '../../support/webhook-endpoint-fixtures';
 
 const webhookSecret = newWebhookSecret();
+/** A partner's service client of the embedded authorization server, registered for webhooks:manage alone. */
+const partnerClient = {
+  client_id: `contract-partner-${randomUUID().slice(0, 8)}`,
+  kind: 'service',
+  client_secret: `partner-secret-${randomUUID()}`,
+  scopes: ['webhooks:manage'],
+  roles: [],
+};
 
 // Starting the saga's workers (a webpack bundle) and driving Temporal take longer than jest's default.
 jest.setTimeout(120_000);
@@ -46,6 +61,7 @@ let trip: TestTrip;
 let network: NetworkFixture;
 let server: RunningServer;
 let removeApp: () => Promise<void>;
+let receiver: WebhookReceiver;
 let customer: TestUser;
 let networkOwner: TestUser;
 let accessToken = '';
@@ -131,13 +147,24 @@ beforeAll(async () => {
     date: '2031-12-09',
     nextDate: '2031-12-10',
   });
-  const full = await composeTestApi(saga, { STRIPE_WEBHOOK_SECRET: webhookSecret });
+  receiver = await startWebhookReceiver();
+  // Pings reach the loopback receiver over http; the delivery workflow is another suite's.
+  const full = await composeTestApi(
+    saga,
+    {
+      STRIPE_WEBHOOK_SECRET: webhookSecret,
+      IDP_CLIENTS: JSON.stringify([partnerClient]),
+      WEBHOOK_ALLOW_HTTP: 'true',
+    },
+    { webhookSender: loopbackWebhookSender(), webhookDeliveries: { nudge: () => Promise.resolve() } },
+  );
   removeApp = full.remove;
   server = await startServer(full.app);
 });
 
 afterAll(async () => {
   await server?.close();
+  await receiver?.close();
   await removeApp?.();
   await network?.remove();
   if (database) await database('users').whereIn('id', [networkOwner?.id].filter(Boolean)).delete();
@@ -489,6 +516,68 @@ describe('every operation with its examples', () => {
       }
     } finally {
       await database('users').where({ id: agentUser.id }).delete();
+    }
+  });
+
+  it('lets a partner’s service client manage its webhook endpoints and their deliveries, over both twins', async () => {
+    const discovery = await drive('getOpenIdConfiguration', { token: null });
+    // The issuer names a host of its own; its token endpoint is served here, on the same path.
+    const tokenPath = new URL(String((discovery.body as JsonObject).token_endpoint)).pathname;
+    const tokenEndpoint = `${server.baseUrl}${tokenPath}`;
+    const granted = await postForm(
+      tokenEndpoint,
+      { grant_type: 'client_credentials', scope: 'webhooks:manage' },
+      { basic: { clientId: partnerClient.client_id, clientSecret: partnerClient.client_secret } },
+    );
+    expect(granted.status).toBe(200);
+    const token = String(granted.body.access_token);
+    for (const suffix of ['', 'Api']) {
+      const named = (operationId: string) => `${operationId}${suffix}`;
+      const created = await drive(named('createWebhookEndpoint'), {
+        body: { ...(exampleBody('createWebhookEndpoint', 'confirmations') as JsonObject), url: receiver.url },
+        token,
+      });
+      expect(created.status).toBe(201);
+      const endpoint = (created.body as { endpoint: { id: string; partner_id: string } }).endpoint;
+      expect(endpoint.partner_id).toBe(partnerClient.client_id);
+      const params = { endpoint_id: endpoint.id };
+      expect((await drive(named('listWebhookEndpoints'), { token })).status).toBe(200);
+      expect((await drive(named('getWebhookEndpoint'), { params, token })).status).toBe(200);
+      const disabled = await drive(named('updateWebhookEndpoint'), {
+        params,
+        body: { enabled: false },
+        token,
+      });
+      expect((disabled.body as JsonObject).status).toBe('DISABLED');
+      const enabled = await drive(named('updateWebhookEndpoint'), {
+        params,
+        body: exampleBody('updateWebhookEndpoint', 'enable'),
+        token,
+      });
+      expect((enabled.body as JsonObject).status).toBe('ENABLED');
+      const rotated = await drive(named('rotateWebhookSecret'), {
+        params,
+        body: exampleBody('rotateWebhookSecret', 'hour'),
+        token,
+      });
+      expect(rotated.status).toBe(200);
+      const ping = await drive(named('pingWebhookEndpoint'), { params, token });
+      expect([ping.status, (ping.body as JsonObject).outcome]).toEqual([200, 'DELIVERED']);
+      const { deliveryId } = await insertDelivery(database, { endpointId: endpoint.id, status: 'failed' });
+      const deliveries = await drive(named('listWebhookDeliveries'), {
+        params,
+        query: { status: 'FAILED' },
+        token,
+      });
+      expect((deliveries.body as { deliveries: { id: string }[] }).deliveries.map((item) => item.id)).toEqual(
+        [deliveryId],
+      );
+      const deliveryParams = { ...params, delivery_id: deliveryId };
+      expect((await drive(named('getWebhookDelivery'), { params: deliveryParams, token })).status).toBe(200);
+      const again = await drive(named('redeliverWebhookDelivery'), { params: deliveryParams, token });
+      expect([again.status, (again.body as JsonObject).status]).toEqual([202, 'PENDING']);
+      expect((await drive(named('deleteWebhookEndpoint'), { params, token })).status).toBe(204);
+      expect((await drive(named('getWebhookEndpoint'), { params, token })).status).toBe(404);
     }
   });
 

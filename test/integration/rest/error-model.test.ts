@@ -405,9 +405,9 @@ describe('the protocol errors of every operation the API router serves', () => {
     return operation.canonicalOperationId === 'getRouteAvailability' ? `${path}?date=2031-12-02` : path;
   }
 
-  it('covers all thirty-four /v1 and /api operations and the two codec operations', () => {
-    expect(served).toHaveLength(36);
-    expect(withBody).toHaveLength(14);
+  it('covers all fifty-four /v1 and /api operations and the two codec operations', () => {
+    expect(served).toHaveLength(56);
+    expect(withBody).toHaveLength(20);
   });
 
   it.each(names(served))('%s: 401 without a token, 403 without its scope', async (operationId, operation) => {
@@ -441,8 +441,13 @@ describe('the protocol errors of every operation the API router serves', () => {
   it.each(names(withBody))(
     '%s: 415, 413 and 400 for the wrong media type, size and syntax',
     async (operationId, operation) => {
-      // A caller the operation admits, so the body is what fails (the codec operations are staff only).
-      const caller = operation.roles.includes('customer') ? token : await staffToken();
+      // A caller the operation admits, so the body is what fails (the codec operations are staff only; an
+      // operation open to any role, a partner's webhooks, admits a service client holding its scopes).
+      const caller = operation.roles.includes('customer')
+        ? token
+        : operation.roles.length === 0
+          ? await issuer.issueToken({ userId: customer.id, roles: [], scopes: [...operation.scopes] })
+          : await staffToken();
       const headers = {
         authorization: `Bearer ${caller}`,
         'content-type': 'application/json',

@@ -58,6 +58,9 @@ let bookingId = '';
 let passengerId = '';
 let password = '';
 let refreshToken = '';
+/** Ids a partner's webhook operations name; the customer's token reaches no endpoint, so none need exist. */
+const webhookEndpointId = randomUUID();
+const webhookDeliveryId = randomUUID();
 
 beforeAll(async () => {
   saga = await startSagaEnvironment();
@@ -211,6 +214,18 @@ function generator(random: () => number) {
           created: 1795939200,
           data: { object: { id: 'pi_fuzz', object: 'payment_intent', metadata: { booking_id: bookingId } } },
         };
+      // A customer's token holds no webhooks:manage: a partner's operations answer 403 to the base and to every
+      // mutation but a few.
+      case 'createWebhookEndpoint':
+        return {
+          url: 'https://partner.example/hooks',
+          event_types: ['booking.confirmed', 'booking.cancelled'],
+          description: 'Fuzz receiver',
+        };
+      case 'updateWebhookEndpoint':
+        return { url: 'https://partner.example/v2', description: 'Fuzz receiver', enabled: true };
+      case 'rotateWebhookSecret':
+        return { overlap_seconds: 3600 };
       case 'decodePayloads':
       case 'encodePayloads':
         // A customer's token, so the codec operations answer 403 to the base and to every mutation but a few.
@@ -229,6 +244,8 @@ function generator(random: () => number) {
       user_id: customer.id,
       // No such quote: the read answers 404 once the request's form passes.
       quote_id: '00000000-0000-4000-8000-000000000000',
+      endpoint_id: webhookEndpointId,
+      delivery_id: webhookDeliveryId,
       ...overrides,
     };
     const path = operation.path.replace(/\{([a-z_]+)\}/g, (_match, name: string) => values[name]);
@@ -476,8 +493,11 @@ function generator(random: () => number) {
     const requestBody = readRequestBodyOf(operation);
     if (requestBody) {
       const removal = requiredFieldRemoval(operation);
+      // A body without a string (a secret rotation's overlap alone) has none to make overlong.
+      const hasString = leaves(baseBody(operation) as Json).some((leaf) => typeof leaf.value === 'string');
       const entries = Object.entries(bodyMutations).filter(
-        ([name]) => name !== 'emptyBody' || requestBody.required,
+        ([name]) =>
+          (name !== 'emptyBody' || requestBody.required) && (name !== 'overlongString' || hasString),
       );
       if (removal) entries.push(['missingRequiredField', removal]);
       if (operation.canonicalOperationId === 'updateBooking') {

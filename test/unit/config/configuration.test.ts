@@ -50,10 +50,46 @@ describe('configuration', () => {
       'names unknown value "unknown-queue" (known: bookings, booking-seats, booking-payments, booking-notifications)',
     ],
     ['TEMPORAL_TLS', { TEMPORAL_TLS: 'maybe' }, 'must be true or false, got "maybe"'],
+    ['WEBHOOK_ALLOW_HTTP', { WEBHOOK_ALLOW_HTTP: 'sometimes' }, 'must be true or false, got "sometimes"'],
+    [
+      'WEBHOOK_RETRY_SCHEDULE_SECONDS',
+      { WEBHOOK_RETRY_SCHEDULE_SECONDS: '0,5,-1' },
+      'must be comma-separated whole numbers of seconds, got "0,5,-1"',
+    ],
+    [
+      'WEBHOOK_RETRY_SCHEDULE_SECONDS',
+      { WEBHOOK_RETRY_SCHEDULE_SECONDS: '0,1.5' },
+      'must be comma-separated whole numbers of seconds, got "0,1.5"',
+    ],
+    [
+      'WEBHOOK_RETRY_SCHEDULE_SECONDS',
+      { WEBHOOK_RETRY_SCHEDULE_SECONDS: '5,300' },
+      'must start with 0: the first attempt is made at once',
+    ],
   ])('names %s when it is missing or malformed', (variable, override, problem) => {
     const error = configErrorOf(override);
     expect(error.variable).toBe(variable);
     expect(error.message).toBe(`configuration: ${variable} ${problem}`);
+  });
+
+  it('reads the partner webhook settings, defaults first', () => {
+    expect(loadConfig(minimalEnvironment).webhooks).toEqual({
+      allowHttp: false,
+      allowList: [],
+      retryScheduleSeconds: [0, 5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400],
+    });
+    expect(
+      loadConfig({
+        ...minimalEnvironment,
+        WEBHOOK_ALLOW_HTTP: 'true',
+        WEBHOOK_ALLOW_LIST: '127.0.0.1/32, receiver.internal',
+        WEBHOOK_RETRY_SCHEDULE_SECONDS: '0, 1,2',
+      }).webhooks,
+    ).toEqual({
+      allowHttp: true,
+      allowList: ['127.0.0.1/32', 'receiver.internal'],
+      retryScheduleSeconds: [0, 1, 2],
+    });
   });
 
   it.each([

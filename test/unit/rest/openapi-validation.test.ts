@@ -71,6 +71,7 @@ describe('compileRequestValidator', () => {
       const path = {
         ...(operation.path.includes('{booking_id}') ? { booking_id: bookingId } : {}),
         ...(operation.path.includes('{trip_id}') ? { trip_id: bookingId } : {}),
+        ...(operation.path.includes('{endpoint_id}') ? { endpoint_id: bookingId } : {}),
       };
       expect(validator.validate(request({ path, headers, body })).violations).toEqual([]);
     }

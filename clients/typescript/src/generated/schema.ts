@@ -510,8 +510,9 @@ export interface paths {
          * Change a webhook endpoint
          * @description Changes the fields given and leaves the others. `enabled: false` stops deliveries (they wait, and are kept);
          *     `enabled: true` on a disabled endpoint (by its owner, or by the service after repeated failures or a 410)
-         *     clears `disabled_reason` and delivers what waited, each booking's events in order. The same rules as at
-         *     registration apply to `url` and `event_types`.
+         *     clears `disabled_reason` and delivers what waited, each booking's events in order (asked of an enabled
+         *     endpoint, it wakes what waits again). 503 means the change is saved but what waited was not woken: send the
+         *     same request again. The same rules as at registration apply to `url` and `event_types`.
          */
         patch: operations["updateWebhookEndpoint"];
         trace?: never;
