@@ -25,7 +25,7 @@ import {
 } from './webhook-endpoint-fixtures';
 
 /** Room for every booking a matrix file makes: one seat each, a few dozen in all. */
-const tripSeatCount = 64;
+const tripSeatCount = 160;
 /** Tickets open three hours before departure: a trip leaving in two lets the matrix's boarding scans be served. */
 const departureInMs = 2 * 3_600_000;
 

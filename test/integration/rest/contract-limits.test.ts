@@ -535,6 +535,19 @@ const contexts: Record<string, { token?: () => string; bases: (() => Promise<Req
       }),
     ],
   },
+  // One passenger of two leaves: a served cancel needs a booking of its own.
+  cancelPassengers: {
+    bases: [
+      async () => {
+        const { booking } = await freshBooking(2);
+        return {
+          ...empty(),
+          path: { booking_id: booking.id },
+          body: { passenger_ids: [booking.passengers[0].id], reason: 'Plans changed' },
+        };
+      },
+    ],
+  },
   confirmPayment: {
     bases: [
       async () => ({

@@ -421,6 +421,23 @@ describe('every operation with its examples', () => {
     }
   });
 
+  it('cancels one of two passengers with the example’s reason, the other travelling on', async () => {
+    for (const [operationId, target] of [
+      ['cancelPassengers', booking],
+      ['cancelPassengersApi', apiBooking],
+    ] as const) {
+      const { reason } = exampleBody(operationId, 'oneWithQuote') as { reason: string };
+      const cancelled = await drive(operationId, {
+        params: { booking_id: target.id },
+        body: { passenger_ids: [target.passengers[1].id], reason },
+      });
+      expect(cancelled.status).toBe(200);
+      const travelling = (cancelled.body as { passengers: { id: string }[] }).passengers;
+      expect(travelling.map((passenger) => passenger.id)).not.toContain(target.passengers[1].id);
+      expect(travelling.length).toBeGreaterThan(0);
+    }
+  });
+
   it('cancels with the cancel example', async () => {
     for (const [operationId, target] of [
       ['cancelBooking', booking],

@@ -19,7 +19,7 @@ import { insertLoginUser, type TestUser } from '../../support/users';
 // Starting the saga's workers (a webpack bundle) and driving Temporal take longer than jest's default.
 jest.setTimeout(120_000);
 
-const requestCount = 1200;
+const requestCount = 1600;
 const concurrency = 8;
 const seed = Number(process.env.REST_FUZZ_SEED ?? 20261122);
 const bodyLimitBytes = 64 * 1024;
@@ -184,6 +184,8 @@ function generator(random: () => number) {
         return { reason: 'Plans changed' };
       case 'createRefundQuote':
         return { passenger_ids: [passengerId] };
+      case 'cancelPassengers':
+        return { passenger_ids: [passengerId], reason: 'Plans changed' };
       case 'cancelTrip':
         // A customer's token: the operator's operation answers 403 to the base and every mutation but a few.
         return { reason: 'The bus broke down' };
