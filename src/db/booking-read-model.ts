@@ -125,6 +125,18 @@ interface PassengerRow {
   birth_date: string | null;
 }
 
+/** A passenger's own columns: what a snapshot write replaces and a read gives back. */
+const passengerDetailColumns = [
+  'first_name',
+  'last_name',
+  'email',
+  'phone',
+  'seat_number',
+  'fare_class',
+  'passenger_type',
+  'birth_date',
+] as const;
+
 // ---- Writer: RecordBooking and the first ReserveSeats of a booking ----
 
 /** The row a snapshot is stored as; every column of BookingRow is given a value (the type insists). */
@@ -224,18 +236,7 @@ async function replacePassengers(
         })),
       )
       .onConflict('id')
-      .merge([
-        'first_name',
-        'last_name',
-        'email',
-        'phone',
-        'seat_number',
-        'fare_class',
-        'passenger_type',
-        'birth_date',
-        ...boardingColumnNames,
-        'updated_at',
-      ])
+      .merge([...passengerDetailColumns, ...boardingColumnNames, 'updated_at'])
       .where('passengers.booking_id', snapshot.id);
   }
   if (!newBooking) await linkSeatsToPassengers(transaction, snapshot.id);
@@ -451,18 +452,7 @@ export async function bookingViews(
       rows.map((row) => row.id),
     )
     .orderBy([{ column: 'booking_id' }, { column: 'position' }])
-    .select(
-      'id',
-      'booking_id',
-      'first_name',
-      'last_name',
-      'email',
-      'phone',
-      'seat_number',
-      'fare_class',
-      'passenger_type',
-      'birth_date',
-    );
+    .select('id', 'booking_id', ...passengerDetailColumns);
   const passengersByBooking = new Map<string, Passenger[]>();
   for (const passengerRow of passengerRows) {
     const list = passengersByBooking.get(passengerRow.booking_id) ?? [];

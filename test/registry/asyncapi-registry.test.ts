@@ -15,6 +15,7 @@ import {
   type Outcome,
   SchemaRegistry,
 } from '../../scripts/schema-registry.js';
+import { partnerEventTypes } from '../../src/domain/partner-events';
 
 const repositoryRoot = path.join(__dirname, '../..');
 const registryUrl = process.env.LOCAL_SCHEMA_REGISTRY_URL;
@@ -124,24 +125,7 @@ describe('the registered AsyncAPI contract', () => {
       artifact.artifactId.startsWith(asyncApiPayloadPrefix),
     );
     expect(payloads.map((artifact) => artifact.artifactId).sort()).toEqual(
-      [
-        'booking.confirmed',
-        'booking.changed',
-        'booking.cancelled',
-        'booking.expired',
-        'trip.cancelled',
-        'passenger.boarded',
-        'passenger.no_show',
-        'refund.failed',
-        'payment.action_required',
-        'payment.succeeded',
-        'payment.failed',
-        'payment.refunded',
-        'payment.disputed',
-        'webhook.ping',
-      ]
-        .map((name) => `${asyncApiPayloadPrefix}${name}`)
-        .sort(),
+      [...partnerEventTypes, 'webhook.ping'].map((name) => `${asyncApiPayloadPrefix}${name}`).sort(),
     );
     for (const payload of payloads) {
       expect(payload.artifactType).toBe('JSON');
