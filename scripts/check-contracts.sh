@@ -25,7 +25,7 @@ esac
 buf=node_modules/.bin/buf
 baseline=proto/baseline/contracts.binpb
 
-for released in "$baseline" contracts/released/openapi.yaml contracts/released/proto contracts/releases; do
+for released in "$baseline" contracts/released/openapi.yaml contracts/released/asyncapi.yaml contracts/released/proto contracts/releases; do
   if [[ ! -e "$released" ]]; then
     echo "contracts: $released is missing: run npm run contracts:release and commit it" >&2
     exit 1
