@@ -101,7 +101,7 @@ func main() {
 			ContactEmail: "alice@example.com",
 			Passengers: []bookingapi.PassengerInput{{
 				FirstName: "Alice", LastName: "Martins", Email: "alice@example.com",
-				SeatNumber: seat.SeatNumber, FareClass: seat.FareClass,
+				SeatNumber: &seat.SeatNumber, FareClass: seat.FareClass,
 			}},
 		}))
 	require(created.StatusCode() == expectedCreateStatus, "createBooking answered %d: %s", created.StatusCode(), created.Body)
