@@ -153,7 +153,11 @@ describe('bookingEventDrafts', () => {
     const written = JSON.stringify(bookingEventBase(booking));
     const personal = [
       booking.contactEmail,
-      ...booking.passengers.flatMap((passenger) => [passenger.firstName, passenger.lastName, passenger.email]),
+      ...booking.passengers.flatMap((passenger) => [
+        passenger.firstName,
+        passenger.lastName,
+        passenger.email,
+      ]),
     ];
     expect(personal.filter((value) => written.includes(value))).toEqual([]);
     const base = bookingEventBase(booking);
