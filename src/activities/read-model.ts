@@ -2,7 +2,7 @@
 import type { Knex } from 'knex';
 import { writeBookingSnapshot, type SnapshotWrite } from '../db/booking-read-model';
 import { releaseBookingDiscountCodes } from '../db/discount-codes';
-import { dispatchRecordedEvents, recordBookingEvents } from '../db/partner-events';
+import { dispatchRecordedEvents, recordBookingEvents, undispatchedEventsOf } from '../db/partner-events';
 import { releasesDiscount } from '../domain/discount-codes';
 import type { Logger } from '../logger';
 import type { WebhookDeliveryStarter } from '../ports/webhooks';
@@ -57,8 +57,14 @@ export function createReadModelActivities(dependencies: ReadModelActivityDepende
         };
       });
       countBookingTransition(metrics, write, snapshot);
-      if (events !== undefined) {
-        await dispatchRecordedEvents(database, dependencies.webhookDeliveries, events, (error) =>
+      // A snapshot already written is a retry: its first attempt may have died between the commit and the signal.
+      const toDispatch =
+        events ??
+        (dependencies.webhookDeliveries === undefined
+          ? undefined
+          : await undispatchedEventsOf(database, snapshot.id));
+      if (toDispatch !== undefined) {
+        await dispatchRecordedEvents(database, dependencies.webhookDeliveries, toDispatch, (error) =>
           dependencies.logger?.warn(
             { err: error, bookingId: snapshot.id },
             'partner events left for the sweep',

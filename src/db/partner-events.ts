@@ -188,10 +188,31 @@ export async function undispatchedEvents(
     .orderBy('recorded_at')
     .limit(limit)
     .select('id');
+  return targetsOf(database, oldest);
+}
+
+/**
+ * The subject's events whose delivery workflows may not have been told: a write retried after its process died
+ * between the commit and the signal finds its events recorded already, and wakes their workflows itself.
+ */
+export async function undispatchedEventsOf(database: Knex, subjectId: string): Promise<RecordedEvents> {
+  const events: { id: string }[] = await database('partner_events')
+    .where({ subject_id: subjectId })
+    .whereNull('dispatched_at')
+    .select('id');
+  return events.length === 0
+    ? nothingRecorded
+    : targetsOf(
+        database,
+        events.map((event) => event.id),
+      );
+}
+
+async function targetsOf(database: Knex, events: Knex.QueryBuilder | string[]): Promise<RecordedEvents> {
   const rows: { event_id: string; endpoint_id: string; subject_id: string }[] = await database(
     'webhook_deliveries',
   )
-    .whereIn('event_id', oldest)
+    .whereIn('event_id', events)
     .select('event_id', 'endpoint_id', 'subject_id');
   const targets = new Map(
     rows.map((row) => [

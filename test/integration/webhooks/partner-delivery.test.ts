@@ -2,6 +2,9 @@
 import { expect } from '@jest/globals';
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
+import { createPartnerEventSweep } from '../../../src/application/partner-event-sweep';
+import { scheduleStartReconciliation } from '../../../src/application/start-reconciler';
+import { createWebhookDeliveryStarter } from '../../../src/application/webhook-delivery-starter';
 import { partnerEventTypes } from '../../../src/domain/partner-events';
 import type { FieldCipher } from '../../../src/security/field-encryption';
 import { startCrashWorker, type CrashWorker } from '../../support/crash-worker';
@@ -198,6 +201,22 @@ test('a worker killed during deliveries: a fresh worker delivers every event, in
   const receivedBeforeKill = receiver.received.length;
 
   await saga.startWorkers();
-  await expectDeliveredInOrder(receiver, endpointId, bookingIds);
+  // As every API process does: wake the deliveries of events whose writer died between the commit and the signal.
+  const stopSweep = scheduleStartReconciliation(
+    createPartnerEventSweep({
+      database: saga.database,
+      webhookDeliveries: createWebhookDeliveryStarter(saga.client, {
+        taskQueues: saga.taskQueueNames,
+        retryScheduleSeconds: shortSchedule.split(',').map(Number),
+      }),
+    }),
+    1000,
+    () => undefined,
+  );
+  try {
+    await expectDeliveredInOrder(receiver, endpointId, bookingIds);
+  } finally {
+    stopSweep();
+  }
   expect(receiver.received.length).toBeGreaterThan(receivedBeforeKill);
 });
